@@ -420,10 +420,6 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if err != nil {
 		return err
 	}
-	if o.count {
-		fmt.Fprintln(out, sp.Len())
-		return nil
-	}
 	held := len(a.pending)
 	src, base, err := loadSource(a, file, false, sp.Keys()...)
 	if err != nil {
@@ -437,6 +433,10 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	first, err := checkSweepInput(src, sp)
 	if err != nil {
 		return err
+	}
+	if o.count { // after the checks: a job array it sized failed in every task
+		fmt.Fprintln(out, sp.Len())
+		return nil
 	}
 	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
 	meta.Zerosim = sweepBuild()

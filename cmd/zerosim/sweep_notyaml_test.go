@@ -78,3 +78,25 @@ func TestSweepHFLayersStillPerPoint(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestSweepCountChecksFirst: --count runs the checks a sweep runs before
+// its first row; it printed 2 for a --set every task of the job array it
+// sized then refused (exit 2 in each).
+func TestSweepCountChecksFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"--set", "cluster.gpu=H100"}, `gpu "H100" is unknown`},
+		{[]string{"--grid", "parallelism.zero_stage=1,7"}, "zero_stage=7 is out of range"},
+		{[]string{"--set", "parallelism.zero_stage=*x"}, "the value is not valid YAML"},
+	} {
+		args := append([]string{"sweep", "default", "--grid", "parallelism.k=1,2", "--count"}, tc.args...)
+		code, out, errOut := runMain(t, "", args...)
+		oneLine(t, args, code, out, errOut, tc.mention)
+	}
+	code, out, errOut := runMain(t, "", "sweep", "default", "--grid", "parallelism.k=1,2", "--grid", "parallelism.zero_stage=1,3", "--count")
+	if code != 0 || out != "4\n" || errOut != "" {
+		t.Errorf("--count: exit %d, stdout %q, stderr %q; want 4", code, out, errOut)
+	}
+}
