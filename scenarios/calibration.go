@@ -585,25 +585,27 @@ func (l *loader) loadCalibration(s *Scenario) *Error {
 	}
 	var b bytes.Buffer
 	if _, err := b.ReadFrom(io.LimitReader(f, MaxCalibrationBytes+1)); err != nil {
-		return l.errPath("communication.calibration", fmt.Sprintf("cannot read %s: %v", path, err))
+		return l.errAlone("communication.calibration", fmt.Sprintf("cannot read %s: %v", path, err))
 	}
 	if b.Len() > MaxCalibrationBytes {
-		return l.errPath("communication.calibration", fmt.Sprintf("%s is larger than %d MiB", path, MaxCalibrationBytes>>20))
+		return l.errAlone("communication.calibration", fmt.Sprintf("%s is larger than %d MiB", path, MaxCalibrationBytes>>20))
 	}
 	cal, err := ParseCalibration(path, b.Bytes())
 	if err != nil {
 		// An error at a line of the calibration file is placed there,
 		// where the value to fix is, and names the scenario's key too.
+		// It is the file's alone, whatever the scenario's other keys
+		// hold (Error.Alone): a sweep refuses it before its first row.
 		named := l.errPath("communication.calibration", "x")
 		in := fmt.Sprintf(" (in the calibration that %s names; zerosim calibrate writes it)", strings.TrimSuffix(named.Error(), ": x"))
 		var e *Error
 		if errors.As(err, &e) && e.Line > 0 {
-			return &Error{File: e.File, Line: e.Line, Col: e.Col, Path: "communication.calibration", Msg: e.Msg + in}
+			return &Error{File: e.File, Line: e.Line, Col: e.Col, Path: "communication.calibration", Msg: e.Msg + in, Alone: true}
 		}
 		if line, col, msg, ok := positioned(path, err.Error()); ok {
-			return &Error{File: path, Line: line, Col: col, Path: "communication.calibration", Msg: strings.TrimSuffix(msg, calFix) + in}
+			return &Error{File: path, Line: line, Col: col, Path: "communication.calibration", Msg: strings.TrimSuffix(msg, calFix) + in, Alone: true}
 		}
-		return l.errPath("communication.calibration", err.Error())
+		return l.errAlone("communication.calibration", err.Error())
 	}
 	c.CalibrationData = cal
 	s.readFile("communication.calibration", c.Calibration, path, b.Bytes())

@@ -205,14 +205,33 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 		} else if hint := l.fromScenarioDir(m.HFConfig); hint != "" && serr != nil {
 			msg = strings.TrimSuffix(msg, " (check the path)") + hint
 		}
-		if _, serr := os.Stat(path); serr != nil {
-			// No file there, whatever the other keys hold (QA25 H2).
+		if _, serr := os.Stat(path); serr != nil || hfFileError(path, err) {
+			// No file there, or one that is wrong whatever the other
+			// keys hold (QA25 H2).
 			return l.errAlone("model.hf_config", "hf_config: "+msg)
 		}
 		return l.errPath("model.hf_config", "hf_config: "+msg)
 	}
 	s.readFile("model.hf_config", m.HFConfig, path, data)
 	return l.applyHF(s, hm)
+}
+
+// hfFileError reports whether err, readHFConfig's error for the
+// config.json at path, is the file's alone: it cannot be read or is not
+// JSON, or importing it fails alike with one layer and no MTP modules, so
+// that neither model.layers nor model.mtp_layers (the keys readHFConfig
+// takes) gave it.
+func hfFileError(path string, err error) bool {
+	data, rerr := readHFFile(path)
+	if rerr != nil {
+		return true
+	}
+	m, perr := parseHF(path, data)
+	if perr != nil {
+		return true
+	}
+	_, ierr := importHF(path, data, m, 1, -1)
+	return ierr != nil && ierr.Error() == err.Error()
 }
 
 // hfLayers is model.layers when given (it overrides num_hidden_layers),

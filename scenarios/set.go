@@ -18,6 +18,14 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 	fail := func(format string, args ...any) error {
 		return &Error{File: l.file, Msg: "--set " + set + ": " + fmt.Sprintf(format, args...)}
 	}
+	// A value that is not YAML, or whose aliases cannot be expanded, or
+	// that holds an unknown key, is wrong whatever the other keys hold
+	// (Error.Alone): a sweep refuses it before its first row.
+	failAlone := func(path, format string, args ...any) error {
+		e := fail(format, args...).(*Error)
+		e.Path, e.Alone = path, true
+		return e
+	}
 	eq := strings.IndexByte(set, '=')
 	if eq < 0 {
 		return fail("missing \"=\" (use --set key.path=value, e.g. --set parallelism.k=2)")
@@ -28,7 +36,7 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 	}
 	var vdoc yaml.Node
 	if err := yaml.Unmarshal([]byte(value), &vdoc); err != nil {
-		return fail("the value is not valid YAML: %s (quote it or fix it)", strings.TrimPrefix(err.Error(), "yaml: "))
+		return failAlone(path, "the value is not valid YAML: %s (quote it or fix it)", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if vdoc.Kind != yaml.DocumentNode || len(vdoc.Content) != 1 {
 		return fail("no value after \"=\" (use --set %s=VALUE)", path)
@@ -36,13 +44,13 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 	x := &expander{l: l, active: map[*yaml.Node]bool{}}
 	val, err := x.copy(vdoc.Content[0])
 	if err != nil {
-		return fail("the value has unusable aliases (write the value out)")
+		return failAlone(path, "the value has unusable aliases (write the value out)")
 	}
 	if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
 		return fail("%s", nullValue(path))
 	}
 	if err := l.checkKeys(val); err != nil {
-		return fail("%s", err.(*Error).Msg)
+		return failAlone(path, "%s", err.(*Error).Msg)
 	}
 	l.markSet(val, set)
 

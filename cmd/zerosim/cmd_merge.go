@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,11 @@ It reports on stderr points present twice (identical rows are kept once),
 points whose rows differ between files, partial last lines (ignored), and
 missing points: the gaps up to the largest index, and the tail too when
 --points gives the number of points (zerosim sweep … --count). Missing or
-conflicting points make the exit code 1, after the merged output is written.`,
+conflicting points make the exit code 1, after the merged output is written.
+
+An existing --out that is a sweep output of another format or another sweep
+than the inputs is refused (exit 2) and left as it is; one of the same sweep
+(an earlier merge) is replaced.`,
 		Example: `  zerosim merge shard-*.csv --out sweep.csv
   zerosim merge --points $(zerosim sweep s.yaml --grid parallelism.k=1,2,4 --count) shard-*.csv`,
 		Args: cobra.MinimumNArgs(1),
@@ -67,24 +72,9 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 	if err := checkMergeOut(o.out, files[0]); err != nil {
 		return err
 	}
-	var rep *sweep.MergeReport
-	write := func(w io.Writer) error {
-		var err error
-		rep, err = sweep.Merge(w, in, o.points)
-		return err
-	}
-	var err error
-	if o.out != "" {
-		err = reports.WriteFileAtomic(o.out, write)
-	} else {
-		ew := &reports.ErrWriter{W: out}
-		if err = write(ew); ew.Err != nil {
-			// Standard output refused: exit 1, as every command (QA25 L3).
-			return fmt.Errorf("merge: writing standard output: %w", ew.Err)
-		}
-	}
+	rep, err := writeMerged(o, in, out)
 	if err != nil {
-		return inputError{fmt.Errorf("merge: %s", plain(err))}
+		return err
 	}
 	for _, p := range rep.Partial {
 		fmt.Fprintf(errOut, "zerosim: merge: %s ends with a partial line (ignored; resume that shard with --resume)\n", p)
@@ -103,6 +93,36 @@ func runMerge(o mergeOpts, files []string, out, errOut io.Writer) error {
 		msg += fmt.Sprintf("; %s missing: %s", nOf(rep.MissingPoints, "point", "points"), sweep.RangesOf(rep.Missing))
 	}
 	return failure{msg}
+}
+
+// writeMerged merges in to --out (atomically) or to standard output.
+func writeMerged(o mergeOpts, in []sweep.Input, out io.Writer) (*sweep.MergeReport, error) {
+	var rep *sweep.MergeReport
+	write := func(w io.Writer) error {
+		var err error
+		rep, err = sweep.Merge(w, in, o.points)
+		return err
+	}
+	var err error
+	if o.out != "" {
+		err = reports.WriteFileAtomic(o.out, write)
+	} else {
+		ew := &reports.ErrWriter{W: out}
+		if err = write(ew); ew.Err != nil {
+			// Standard output refused: exit 1, as every command (QA25 L3).
+			return nil, fmt.Errorf("merge: writing standard output: %w", ew.Err)
+		}
+	}
+	if we := (*reports.WriteError)(nil); errors.As(err, &we) {
+		// "merge: writing /dev/full: write /dev/full: no space left on
+		// device" named neither the flag nor a fix, as run's and sweep's
+		// --out do.
+		return nil, inputError{fmt.Errorf("--out %s: %s", o.out, writeFailureAs(we, "it"))}
+	}
+	if err != nil {
+		return nil, inputError{fmt.Errorf("merge: %s", plain(err))}
+	}
+	return rep, nil
 }
 
 // checkMergeOut refuses an existing --out that is a sweep output

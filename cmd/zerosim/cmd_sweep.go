@@ -305,7 +305,10 @@ type sweepEmitter struct {
 	rows, invalid int
 	shown         map[string]int // warning text → its index in warnings
 	warnings      []pointWarning
-	rated         bool // the bar shows the rate and the time left
+	// file: the file's own load warnings (loadSource), printed without
+	// points when every row's point gave them, as run prints them.
+	file  []string
+	rated bool // the bar shows the rate and the time left
 	// clear: the rows go to the terminal the bar is drawn on (standard
 	// output a terminal too), so each row is written where the bar was,
 	// the bar erased first and drawn again below the row by the Add that
@@ -337,9 +340,7 @@ func (e *sweepEmitter) emit(r sweep.Row) error {
 			e.shown[w] = i
 			e.warnings = append(e.warnings, pointWarning{text: w})
 		}
-		if i >= 0 {
-			e.warnings[i].points = append(e.warnings[i].points, r.Index)
-		}
+		e.warnings[i].points = append(e.warnings[i].points, r.Index)
 	}
 	if e.bar != nil {
 		if !e.rated && e.bar.State().SecondsSince >= rateAfter.Seconds() {
@@ -355,12 +356,19 @@ func (e *sweepEmitter) emit(r sweep.Row) error {
 
 // finish clears the progress bar and prints each point warning once, with
 // the points it came from (pointsLabel), in the order the rows first gave
-// them: on stderr, never in the rows, as run prints its scenario's.
+// them: on stderr, never in the rows, as run prints its scenario's. A
+// warning of the file itself that every row's point gave is printed
+// without points.
 func (e *sweepEmitter) finish(errOut io.Writer) {
 	if e.bar != nil {
 		_ = e.bar.Finish()
 	}
 	for _, w := range e.warnings {
+		if len(w.points) == e.rows && slices.Contains(e.file, w.text) {
+			// Every point gave the file's warning: the scenario's.
+			fmt.Fprintf(errOut, "zerosim: warning: %s\n", w.text)
+			continue
+		}
 		fmt.Fprintf(errOut, "zerosim: warning: %s: %s\n", pointsLabel(e.sp, w.points), w.text)
 	}
 }
@@ -412,19 +420,24 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if err != nil {
 		return err
 	}
-	if o.count {
-		fmt.Fprintln(out, sp.Len())
-		return nil
-	}
+	held := len(a.pending)
 	src, base, err := loadSource(a, file, false, sp.Keys()...)
 	if err != nil {
 		return err
 	}
+	// The file's warnings come with the points that give them, after
+	// the rows (sweepEmitter.finish): the first point did not stand for
+	// the others, and the output depended on the grid's order.
+	fileWarnings := slices.Clone(a.pending[held:])
+	a.pending = a.pending[:held]
 	first, err := checkSweepInput(src, sp)
 	if err != nil {
 		return err
 	}
-	a.pending = givenByAll(a.pending, first)            // the others come with their points
+	if o.count { // after the checks: a job array it sized failed in every task
+		fmt.Fprintln(out, sp.Len())
+		return nil
+	}
 	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
 	meta.Zerosim = sweepBuild()
 	f := sweepFormat(a.format)
@@ -439,10 +452,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		done, header = p.IsDone, !p.HasHeader
 		todo -= len(p.Done)
 	}
-	em := &sweepEmitter{sp: sp, shown: map[string]int{}}
-	for _, w := range a.pending {
-		em.shown[w] = -1 // printed now, not again with points
-	}
+	em := &sweepEmitter{sp: sp, shown: map[string]int{}, file: fileWarnings}
 	a.flushWarnings()
 	enc := sweep.NewEncoder(w, f, sp.Keys())
 	if header {

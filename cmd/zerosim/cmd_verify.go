@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -118,7 +119,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return inputError{errors.New(plain(err))}
 	}
-	rep := &reports.VerifyReport{Zerosim: reports.ReadBuild(), Scenario: s.Name, ScenarioSHA256: reports.ScenarioSHA256(s), N: base.N, Pass: true, Wide: a.wide, Adam: reports.NewVerifyAdam(base.AdamHyper()),
+	rep := &reports.VerifyReport{Zerosim: reports.ReadBuild(), Scenario: nameOrFile(s, a.file), ScenarioSHA256: reports.ScenarioSHA256(s), N: base.N, Pass: true, Wide: a.wide, Adam: reports.NewVerifyAdam(base.AdamHyper()),
 		ClipMaxNorm: base.ClipNorm, NotModelled: reports.NewNotModelled(numerics.NotFollowed(s))}
 	failed, first, err := verifyAll(rep, cfgs, a.err)
 	if err != nil && corrupt != nil {
@@ -362,4 +363,15 @@ func goTypeWant(t reflect.Type) string {
 		return "an object"
 	}
 	return t.String()
+}
+
+// nameOrFile is the scenario's name, or the base name of its file without
+// the extension when it has none, as run names it (reports.Run): verify
+// printed "# verify : N = 16 ranks" and "scenario": "".
+func nameOrFile(s *scenarios.Scenario, file string) string {
+	if s.Name != "" || file == "" {
+		return s.Name
+	}
+	base := filepath.Base(file)
+	return strings.TrimSuffix(base, filepath.Ext(base))
 }

@@ -30,7 +30,10 @@ func addCompletions(root *cobra.Command) {
 		}
 		return withPrefix(formats, prefix), cobra.ShellCompDirectiveNoFileComp
 	})
-	_ = root.RegisterFlagCompletionFunc("units", func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	_ = root.RegisterFlagCompletionFunc("units", func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		if o, ok := commandOutputs[commandKey(cmd)]; !ok || !o.units {
+			return nil, cobra.ShellCompDirectiveNoFileComp // the command refuses --units
+		}
 		return withPrefix([]string{"gib", "gb"}, prefix), cobra.ShellCompDirectiveNoFileComp
 	})
 	for _, c := range root.Commands() {
@@ -42,30 +45,55 @@ func addCompletions(root *cobra.Command) {
 			if len(args) > 0 && !every {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return scenarioCandidates(prefix), cobra.ShellCompDirectiveDefault
+			return scenarioCandidates(prefix)
 		}
 	}
 }
 
-// scenarioCandidates are the example names and the scenario files
-// (.yaml, .yml, .json) of the current directory that start with prefix;
-// none (a path, or no match) leaves the shell to complete file names.
-func scenarioCandidates(prefix string) []string {
+// scenarioCandidates are the example names, and the scenario files
+// (.yaml, .yml, .json) and the directories ("configs/") of the current
+// directory, that start with prefix; none (a path, or no example
+// matching) leaves the shell to complete file names. The shells fall
+// back to their own file completion only when no candidate comes back,
+// so the directories are offered here, with no space after them, for the
+// next TAB to walk into (a prefix with a "/" in it).
+func scenarioCandidates(prefix string) ([]string, cobra.ShellCompDirective) {
 	if strings.ContainsAny(prefix, `/\`) {
-		return nil
+		return nil, cobra.ShellCompDirectiveDefault
 	}
 	out := withPrefix(scenarios.ExampleNames(), prefix)
 	if len(out) == 0 {
-		return nil
+		return nil, cobra.ShellCompDirectiveDefault
 	}
+	dirs := false
 	entries, _ := os.ReadDir(".")
 	for _, e := range entries {
 		n := e.Name()
-		if !e.IsDir() && strings.HasPrefix(n, prefix) && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") || strings.HasSuffix(n, ".json")) {
+		if !strings.HasPrefix(n, prefix) || (strings.HasPrefix(n, ".") && !strings.HasPrefix(prefix, ".")) {
+			continue
+		}
+		if isDir(e) {
+			out, dirs = append(out, n+"/"), true
+		} else if strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") || strings.HasSuffix(n, ".json") {
 			out = append(out, n)
 		}
 	}
-	return out
+	if dirs {
+		return out, cobra.ShellCompDirectiveNoSpace
+	}
+	return out, cobra.ShellCompDirectiveDefault
+}
+
+// isDir reports a directory entry that is a directory or a link to one.
+func isDir(e os.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&os.ModeSymlink == 0 {
+		return false
+	}
+	st, err := os.Stat(e.Name())
+	return err == nil && st.IsDir()
 }
 
 // withPrefix is the values that start with prefix.

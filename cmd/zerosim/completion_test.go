@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,6 +25,9 @@ func TestCompletionAfterSpace(t *testing.T) {
 		{[]string{"__complete", "memory", "--format", ""}, []string{"table", "json", "csv"}, nil},
 		{[]string{"__complete", "sweep", "--format", "j"}, []string{"json"}, []string{"csv"}},
 		{[]string{"__complete", "run", "--units", ""}, []string{"gib", "gb"}, nil},
+		{[]string{"__complete", "memory", "--units", "g"}, []string{"gib", "gb"}, nil},
+		{[]string{"__complete", "sweep", "--units", ""}, nil, []string{"gib", "gb"}}, // sweep refuses --units
+		{[]string{"__complete", "plan", "--units", ""}, nil, []string{"gib", "gb"}},
 		{[]string{"__complete", "run", ""}, []string{"default", "gpt3-175b-16k"}, nil},
 		{[]string{"__complete", "plan", "de"}, []string{"default"}, []string{"gpt3-175b-16k"}},
 		{[]string{"__complete", "sweep", "default", ""}, nil, []string{"default"}},
@@ -70,6 +76,46 @@ func TestCompletionRejectsGlobalFlags(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
 		if code, out, errOut := runMain(t, "", "completion", sh); code != 0 || !strings.Contains(out, "zerosim") {
 			t.Errorf("completion %s: exit %d, %d bytes, %q", sh, code, len(out), errOut)
+		}
+	}
+}
+
+// TestCompletionOffersDirectories: a scenario argument's completion offers
+// the current directory's subdirectories that match ("configs/", with no
+// space after), beside the examples and the .yaml files. The shells fall
+// back to file completion only when no candidate comes back, so without
+// them "zerosim run <TAB>" could not walk into configs/, and "run d<TAB>"
+// lost docs/ (a regression from the completion that offered files only).
+func TestCompletionOffersDirectories(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"configs", "docs", ".git"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"my.yaml", "dense.yaml", "notes.txt", "configs/a.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		word, want, directive string
+	}{
+		{"", "configs/ default dense.yaml docs/ gpt3-175b-16k llama2-13b-a100-eth my.yaml seed000-k4 seed000-mlp seed001-azure seed001-dgx2h seed002-7b seed002-tiny", ":2"},
+		{"d", "default dense.yaml docs/", ":2"},
+		{"g", "gpt3-175b-16k", ":0"},
+		{"configs/", "", ":0"}, // the shell's own file completion
+	} {
+		out, errOut, code := runValidateCLI(t, nil, "__completeNoDesc", "run", tc.word)
+		if code != 0 {
+			t.Fatalf("run %q: exit %d, stderr %q", tc.word, code, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		got := lines[:len(lines)-1]
+		slices.Sort(got)
+		if strings.Join(got, " ") != tc.want || lines[len(lines)-1] != tc.directive {
+			t.Errorf("run %q: candidates %q, directive %s; want %q, %s", tc.word, got, lines[len(lines)-1], tc.want, tc.directive)
 		}
 	}
 }

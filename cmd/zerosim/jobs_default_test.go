@@ -2,10 +2,13 @@ package main
 
 import (
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/sweep"
 )
 
 // TestJobsFollowGOMAXPROCS: -j defaults to runtime.GOMAXPROCS(0), which
@@ -27,7 +30,22 @@ func TestJobsFollowGOMAXPROCS(t *testing.T) {
 		}
 	}
 	_, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1", "-j", "0")
-	if want := "(default " + strconv.Itoa(procs) + ": the CPUs this process may use, GOMAXPROCS)"; !strings.Contains(errOut, want) {
+	if want := "(default " + strconv.Itoa(procs) + ": the CPUs this process may use, GOMAXPROCS, at most 1024)"; !strings.Contains(errOut, want) {
 		t.Errorf("-j 0: %q; want it to name %q", errOut, want)
+	}
+}
+
+// TestJobsDefaultCapped: a GOMAXPROCS above sweep.MaxJobs (the GOMAXPROCS
+// variable set high, a host of more CPUs) made every sweep, plan and
+// compare refuse "--jobs 1029: use 1 to 1024", a flag the user did not
+// give; the default is capped at MaxJobs.
+func TestJobsDefaultCapped(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(sweep.MaxJobs + 5))
+	code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1", "--out", os.DevNull)
+	if code != 0 || errOut != "" {
+		t.Errorf("sweep without -j under GOMAXPROCS %d: exit %d, stderr %q", sweep.MaxJobs+5, code, errOut)
+	}
+	if got := defaultJobs(); got != sweep.MaxJobs {
+		t.Errorf("defaultJobs() = %d; want %d", got, sweep.MaxJobs)
 	}
 }

@@ -12,6 +12,8 @@ func TestNoArgsCommands(t *testing.T) {
 	}{
 		{[]string{"version", "extra"}, `zerosim: version takes no arguments (got "extra"; usage: zerosim version [flags])`},
 		{[]string{"collective", "extra", "more"}, `zerosim: collective takes no arguments (got "extra"; usage: zerosim collective [flags])`},
+		{[]string{"completion", "bash", "extra"}, `zerosim: completion bash takes no arguments (got "extra"; usage: zerosim completion bash)`},
+		{[]string{"completion", "fish", "extra"}, `zerosim: completion fish takes no arguments (got "extra"`},
 	} {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention)

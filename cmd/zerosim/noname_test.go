@@ -43,3 +43,28 @@ func TestRunNamesAnUnnamedScenarioByFile(t *testing.T) {
 		t.Error("report.html's title does not name my-run")
 	}
 }
+
+// TestVerifyNamesAnUnnamedScenarioByFile: verify names a scenario without
+// name: by its file's base name, as run does; it printed "# verify : N =
+// 2 ranks" and "scenario": "".
+func TestVerifyNamesAnUnnamedScenarioByFile(t *testing.T) {
+	data, _ := scenarios.Example("seed002-tiny")
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "name:") {
+			lines = append(lines, l)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "my-run.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := runMain(t, "", "verify", file)
+	if code != 0 || !strings.HasPrefix(stdout, "# verify my-run: N = 2 ranks") {
+		t.Errorf("verify: exit %d, report starts %.40q, stderr %q", code, stdout, errOut)
+	}
+	code, stdout, errOut = runMain(t, "", "verify", file, "--format", "json")
+	if code != 0 || !strings.Contains(stdout, `"scenario": "my-run",`) {
+		t.Errorf("verify --format json: exit %d, stderr %q: %.300s", code, errOut, stdout)
+	}
+}

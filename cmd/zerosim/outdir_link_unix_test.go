@@ -5,7 +5,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // TestOutputDirLinkReplaced: a symbolic link in -o DIR with the name of
@@ -56,5 +59,30 @@ func TestOutputDirInTheWay(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("-o %s holds %d entries after the refusal; want only the directory in the way", dir, len(entries))
+	}
+}
+
+// TestOutputDirLinkToInput: a link in -o DIR to a file the command reads
+// is still refused, but not as a write that "would destroy it": the link,
+// not the file, would be replaced.
+func TestOutputDirLinkToInput(t *testing.T) {
+	tmp := t.TempDir()
+	scen := filepath.Join(tmp, "s.yaml")
+	data, _ := scenarios.Example("seed002-tiny")
+	if err := os.WriteFile(scen, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "od")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(scen, filepath.Join(dir, "result.json")); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", scen, "-o", dir}
+	code, out, errOut := runMain(t, "", args...)
+	oneLine(t, args, code, out, errOut, "-o "+dir+": result.json there is a link to a file this command reads, its argument "+scen+" (choose another -o, or remove the link)")
+	if strings.Contains(errOut, "destroy") {
+		t.Errorf("stderr %q", errOut)
 	}
 }

@@ -171,6 +171,12 @@ for bit against unsharded training.`,
 func addCobraCommands(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		for _, sh := range c.Commands() {
+			// "completion bash extra" said unknown command "extra".
+			sh.Args = noArgs
+		}
+	}
 	for _, c := range root.Commands() {
 		if c.Name() != "help" || c.Run == nil {
 			continue
@@ -486,12 +492,15 @@ func fileWriters(root *cobra.Command) string {
 // go.dev/blog/container-aware-gomaxprocs), where runtime.NumCPU() is the
 // node's CPUs: a pod limited to 4 CPUs on a 64-core node ran 64 replays
 // at once (QA25 M5).
-func defaultJobs() int { return runtime.GOMAXPROCS(0) }
+// It is at most sweep.MaxJobs: a default above it (GOMAXPROCS=5000, a
+// host of more CPUs) made every sweep, plan and compare refuse a --jobs
+// the user did not give.
+func defaultJobs() int { return min(runtime.GOMAXPROCS(0), sweep.MaxJobs) }
 
 // checkJobs checks a --jobs value (sweep, plan, compare).
 func checkJobs(j int) error {
 	if j < 1 || j > sweep.MaxJobs {
-		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (default %d: the CPUs this process may use, GOMAXPROCS)", j, sweep.MaxJobs, defaultJobs())}
+		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (default %d: the CPUs this process may use, GOMAXPROCS, at most %d)", j, sweep.MaxJobs, defaultJobs(), sweep.MaxJobs)}
 	}
 	return nil
 }

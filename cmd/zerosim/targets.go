@@ -137,11 +137,23 @@ func checkDirTargets(dir string, files []reports.OutputFile, inputs []input) err
 		if err != nil {
 			continue
 		}
-		if in, ok := readAs(fi, inputs); ok {
+		in, ok := readAs(fi, inputs)
+		if ok && isLink(p) {
+			// The link would be replaced, not the file: refused all
+			// the same, as the likely mistake, but not as destroying it.
+			return inputError{fmt.Errorf("-o %s: %s there is a link to a file this command reads, %s (choose another -o, or remove the link)", dir, f, in.what)}
+		}
+		if ok {
 			return inputError{fmt.Errorf("-o %s: writes %s there, a file this command reads (%s); writing there would destroy it (choose another -o)", dir, f, in.what)}
 		}
 	}
 	return nil
+}
+
+// isLink reports whether p is a symbolic link.
+func isLink(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 
 // checkTarget is the one rule of every output file flag: a target that is

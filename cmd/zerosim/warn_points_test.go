@@ -9,7 +9,7 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// TestFileWarningEveryPoint: the file's load warning comes first only
+// TestFileWarningEveryPoint: the file's load warning is printed as it is only
 // when every point (every variant) gives it. One about a key the grid or
 // --vary sets at every point was printed though no point gave it, and
 // when some did, a second time with their points (QA25 M2).
@@ -48,6 +48,42 @@ func TestFileWarningEveryPoint(t *testing.T) {
 			t.Errorf("%q: no point gives the warning, yet: %q", tc.args, errOut)
 		case tc.want != "" && (n != 1 || !strings.Contains(errOut, tc.want+file+": --")):
 			t.Errorf("%q: want the warning once, as %q…: %q", tc.args, tc.want, errOut)
+		}
+	}
+}
+
+// TestSweepFileWarningNotByFirstPoint: a file warning that only the first
+// point gives is printed with that point, after the rows, whatever the
+// grid's order; one every point gives comes without points (the first
+// point stood for all, so the output depended on the order of the grid's
+// values).
+func TestSweepFileWarningNotByFirstPoint(t *testing.T) {
+	data, _ := scenarios.Example("default")
+	a100 := strings.Replace(string(data), "gpu: H100-80GB", "gpu: A100-80GB", 1)
+	if a100 == string(data) {
+		t.Fatal("default has no gpu: H100-80GB")
+	}
+	file := filepath.Join(t.TempDir(), "a100.yaml")
+	if err := os.WriteFile(file, []byte(a100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const warn = "intra preset NVLink4 (450.00 GB/s per direction) is not the A100-80GB's interconnect"
+	for _, tc := range []struct {
+		grid, want string
+	}{
+		{"cluster.gpu=A100-80GB,H100-80GB", "zerosim: warning: point 0 (cluster.gpu=A100-80GB): " + file + ":"},
+		{"cluster.gpu=H100-80GB,A100-80GB", "zerosim: warning: point 1 (cluster.gpu=A100-80GB): " + file + ":"},
+		{"parallelism.k=1,2", "zerosim: warning: " + file + ":"},
+	} {
+		code, out, errOut := runMain(t, "", "sweep", file, "--grid", tc.grid)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.grid, code, errOut)
+		}
+		if strings.Count(errOut, warn) != 1 || !strings.HasPrefix(errOut, tc.want) {
+			t.Errorf("--grid %s: want the warning once, as %q…: %q", tc.grid, tc.want, errOut)
+		}
+		if strings.Count(out, "\n") != 4 { // meta, header, two rows
+			t.Errorf("--grid %s: stdout %q", tc.grid, out)
 		}
 	}
 }

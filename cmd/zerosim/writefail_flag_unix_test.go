@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -25,4 +26,20 @@ func TestWriteFailureNamesFlag(t *testing.T) {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention)
 	}
+}
+
+// TestMergeWriteFailureNamesOut: merge --out on a full device named
+// neither the flag nor a fix ("merge: writing /dev/full: write /dev/full:
+// no space left on device"), where run's and sweep's --out do.
+func TestMergeWriteFailureNamesOut(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	shard := filepath.Join(t.TempDir(), "m.csv")
+	if code, _, errOut := runMain(t, "", "sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--out", shard); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errOut)
+	}
+	args := []string{"merge", shard, "--out", "/dev/full"}
+	code, out, errOut := runMain(t, "", args...)
+	oneLine(t, args, code, out, errOut, "zerosim: --out /dev/full: cannot write it: no space left on device (free some space there, or write elsewhere)")
 }
