@@ -19,10 +19,30 @@ var unitFormats = map[reflect.Type]func(int64) string{
 	reflect.TypeFor[units.FLOPS]():     func(v int64) string { return strconv.FormatInt(v, 10) + "FLOPS" },
 }
 
-// encode is decode's inverse, for Resolve: the node tree of v with keys in
+// encodeScenario is s's node tree as a scenario file (encode), and, when s
+// names a stack preset, with every bool or number key the preset fills in
+// written even where its value is the zero omitempty leaves out: loading
+// the bytes applies the preset again to each key the file does not give,
+// so a false or 0 that overrode the preset (training.recompute_early_stop:
+// false under torchtitan's true, training.weight_decay: 0 under its 0.1)
+// must be in the file, or the replay runs the preset's value (QA27 H3).
+func encodeScenario(s *Scenario) *yaml.Node {
+	keep := map[string]bool{}
+	for _, k := range stackPresets[s.Stack] {
+		keep[k.path] = true
+	}
+	return encodeKeep(reflect.ValueOf(s).Elem(), "", keep)
+}
+
+// encode is encodeKeep keeping no zero value.
+func encode(v reflect.Value) *yaml.Node { return encodeKeep(v, "", nil) }
+
+// encodeKeep is decode's inverse, for Resolve: the node tree of v with keys in
 // field order, the zero values of omitempty fields left out (as yaml.v3's
-// encoder does) and quantities in exact units.
-func encode(v reflect.Value) *yaml.Node {
+// encoder does) unless keep holds their dotted path (prefix is v's, with
+// its trailing dot) and v is a bool or number, and quantities in exact
+// units.
+func encodeKeep(v reflect.Value, prefix string, keep map[string]bool) *yaml.Node {
 	t := v.Type()
 	if f, ok := unitFormats[t]; ok {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: f(v.Int())}
@@ -32,16 +52,16 @@ func encode(v reflect.Value) *yaml.Node {
 		if v.IsNil() {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 		}
-		return encode(v.Elem())
+		return encodeKeep(v.Elem(), prefix, keep)
 	case reflect.Struct:
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			key := yamlKey(f)
-			if key == "" || (omitEmpty(f) && isZero(v.Field(i))) {
+			if key == "" || (omitEmpty(f) && isZero(v.Field(i)) && !(keep[prefix+key] && isBoolOrNumber(f.Type))) {
 				continue
 			}
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, encode(v.Field(i)))
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, encodeKeep(v.Field(i), prefix+key+".", keep))
 		}
 		return n
 	case reflect.Slice:
@@ -57,6 +77,17 @@ func encode(v reflect.Value) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: err.Error()}
 	}
 	return &n
+}
+
+// isBoolOrNumber reports a bool or number field (a quantity of package
+// units is one too: it encodes as its exact spelling).
+func isBoolOrNumber(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
 }
 
 func omitEmpty(f reflect.StructField) bool {

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -22,7 +21,7 @@ func Encode(s *Scenario) ([]byte, error) {
 	if c.Version == 0 {
 		c.Version = 1
 	}
-	return yaml.Marshal(encode(reflect.ValueOf(&c).Elem()))
+	return yaml.Marshal(encodeScenario(&c))
 }
 
 // Replayable is s with each file it read (ReadFiles: model.hf_config,

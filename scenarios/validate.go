@@ -3,7 +3,6 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -57,7 +56,7 @@ func resolved(s *Scenario) (*Scenario, error) {
 	if cal != nil {
 		c.Communication.Calibration, c.Communication.CalibrationData = "", nil
 	}
-	data, err := yaml.Marshal(encode(reflect.ValueOf(&c).Elem()))
+	data, err := yaml.Marshal(encodeScenario(&c))
 	if err != nil {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot encode the scenario: %v", err)}
 	}
