@@ -62,7 +62,14 @@ func commWords(r sweep.PlanRow) string {
 		}
 		return fmt.Sprintf("prefetch depth %d (the next %d layers gathered ahead), %s", r.Prefetch, r.Prefetch, algo)
 	}
-	return fmt.Sprintf("%s gradient buckets, %s", bucketWords(r.BucketSize), algo)
+	buckets := bucketWords(r.BucketSize) + " gradient buckets"
+	if r.BucketSize == "" && r.BucketNote != "" {
+		buckets = r.BucketNote
+	}
+	if r.ReduceNote != "" {
+		buckets += ", " + r.ReduceNote
+	}
+	return buckets + ", " + algo
 }
 
 // bucketWords is a candidate's bucket size as a person reads it: the
@@ -390,6 +397,9 @@ func (pr *PlanReport) planTable() *table {
 func commCell(c sweep.Candidate) string {
 	if c.Stage == 3 {
 		return fmt.Sprintf("pf %d", c.Prefetch)
+	}
+	if c.BucketSize == "" {
+		return "stack" // the stack's own reduction (PlanRow.BucketNote)
 	}
 	return strings.ReplaceAll(bucketWords(c.BucketSize), " ", "")
 }

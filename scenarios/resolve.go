@@ -183,6 +183,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnWindows(s)
 	l.warnStackLayout(s)
 	l.warnStackOffload(s)
+	l.warnFSDPStage2(s)
 	l.warnStackAdamL2(s)
 	l.warnKeepLogits(s)
 	l.warnCalibratedSetup(s)

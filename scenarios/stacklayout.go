@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // What each stack preset (stackpreset.go) can run in data parallelism: the
@@ -60,7 +62,26 @@ type StackLayout struct {
 	// CPU offload (offload_optimizer, offload_param: zerosim's offload
 	// keys) and what it offers instead; "" for a stack that runs it.
 	noOffload string
+	// noBucket, by stage, is how the stack reduces gradients where it has
+	// no gradient bucket size a user sets (qa27 M2, L4): plan searches no
+	// communication.bucket_size there.
+	noBucket map[int]string
+	// reduceNote, by stage, is what plan's run line says of the stack's
+	// gradient reduction beyond the bucket size (qa27 M1).
+	reduceNote map[int]string
 }
+
+// FSDP reduces one unit's gradients per post-backward, with no bucket
+// size: FSDP2's FSDPParamGroup.post_backward calls foreach_reduce on the
+// group's gradients (torch/distributed/fsdp/_fully_shard/
+// _fsdp_param_group.py at pytorch/pytorch
+// 002a76fbfea0ac0f199e4b8e2a0691074796c908), FSDP1's post-backward hook
+// reduces its handle's FlatParameter (_post_backward_hook, _reduce_grad in
+// torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9).
+const (
+	fsdp2NoBucket = "FSDP2 reduces each parameter group's gradients in its post-backward, with no bucket size"
+	fsdp1NoBucket = "FSDP1 reduces each wrapped module's FlatParameter in its post-backward hook, with no bucket size"
+)
 
 // stackLayouts are the stacks' layouts, by preset name.
 var stackLayouts = map[string]StackLayout{
@@ -83,7 +104,12 @@ var stackLayouts = map[string]StackLayout{
 		// states together, torch's optimizer stepping on the CPU.
 		// parallelism.expert_parallel_degree (torchtitan/config/
 		// job_config.py:454 at 238fa99) for its MoE models.
-		ep:        epSupport{all: true},
+		ep: epSupport{all: true},
+		// Stage 0 is replicate(model, device_mesh=dp_mesh,
+		// bucket_cap_mb=100) (torchtitan/models/llama3/infra/
+		// parallelize.py:372 at 238fa99): the preset's 100 MiB
+		// (stackpreset.go), no other size.
+		noBucket:  map[int]string{0: "torchtitan's DDP buckets are 100 MiB (replicate bucket_cap_mb=100)", 2: fsdp2NoBucket, 3: fsdp2NoBucket},
 		noOffload: "it offers only FSDP2's CPUOffloadPolicy (training.enable_cpu_offload: parameters, gradients and optimizer states together, torchtitan 238fa99 torchtitan/models/llama3/infra/parallelize.py:315–317), which zerosim does not model"},
 	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48, as the
 	// importer reads it (llmfoundry.go lfStrategy and readParallelism):
@@ -101,6 +127,7 @@ var stackLayouts = map[string]StackLayout{
 		// The importer's reading: fsdp_config.cpu_offload raises in
 		// Composer's get_cpu_offload (llmfoundry.go).
 		noOffload: "Composer v0.32.1 has no CPU offload (its get_cpu_offload raises for fsdp_config.cpu_offload)",
+		noBucket:  map[int]string{0: fsdp1NoBucket, 2: fsdp1NoBucket, 3: fsdp1NoBucket},
 		// llm-foundry 8c8dd48 splits experts only in MPT's MegaBlocks
 		// FFNs (llmfoundry/models/layers/ffn.py:373-382, moe_world_size
 		// from the expert-parallel group), which the importer refuses
@@ -118,6 +145,7 @@ var stackLayouts = map[string]StackLayout{
 		{3, kNodes, "fsdp, or hsdp", "sharding_strategy"},
 	},
 		noOffload: "fms-fsdp 078c29e has no CPU offload setting",
+		noBucket:  map[int]string{0: fsdp1NoBucket, 3: fsdp1NoBucket},
 		// No MoE model or expert anywhere in the repository at 078c29e.
 		ep: epSupport{none: "fms-fsdp 078c29e has no MoE model and no expert parallelism", noMoE: true}},
 	// deepspeedai/DeepSpeed at edaa7221267243c7be7fb49c5d5f5c4fb97b4641
@@ -139,7 +167,15 @@ var stackLayouts = map[string]StackLayout{
 		// without a Hugging Face class.
 		ep: epSupport{archs: []string{"MixtralForCausalLM", "Qwen3MoeForCausalLM", "Qwen2MoeForCausalLM", "Qwen3_5MoeForCausalLM",
 			"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", ""},
-			none: "DeepSpeed edaa722's AutoEP has presets for Mixtral, Qwen2/Qwen3-MoE, Qwen3.5-MoE's text backbone and DeepSeek-V2/V3 only (deepspeed/module_inject/auto_ep_presets/), and its MoE layer (deepspeed.moe.layer.MoE) needs a model written with it"}},
+			none: "DeepSpeed edaa722's AutoEP has presets for Mixtral, Qwen2/Qwen3-MoE, Qwen3.5-MoE's text backbone and DeepSeek-V2/V3 only (deepspeed/module_inject/auto_ep_presets/), and its MoE layer (deepspeed.moe.layer.MoE) needs a model written with it"},
+		// overlap_comm is false below stage 3 unless the ds_config says
+		// true (zero/config.py:383-385 at edaa722; the preset follows it,
+		// stackpreset.go), and stage 0 reduces after the backward.
+		reduceNote: map[int]string{
+			0: "no overlap: stage 0 all-reduces after the backward",
+			1: "overlap_comm off (DeepSpeed's default below stage 3)",
+			2: "overlap_comm off (DeepSpeed's default below stage 3)",
+		}},
 	// NVIDIA/Megatron-LM core_v0.12.0,
 	// d580efc68a9f0dbf1945f834f6f6200cd01d3343, as the importer reads it
 	// (megatron.go readParallelism): megatron/training/arguments.py's
@@ -191,6 +227,22 @@ func (l StackLayout) EPNote(arch string) string {
 	}
 	return fmt.Sprintf("stack %s does not run expert parallelism%s: %s", l.Name, for_, l.ep.none)
 }
+
+// BucketNote is "" where the stack sets a gradient bucket size at stage
+// (plan searches communication.bucket_size), else how it reduces instead;
+// for FSDP's per-unit reductions, which zerosim still models in buckets
+// of communication.bucket_size below stage 3 (docs/stacks.md), that size.
+func (l StackLayout) BucketNote(stage int, bucket units.Bytes) string {
+	n := l.noBucket[stage]
+	if stage < 3 && (n == fsdp1NoBucket || n == fsdp2NoBucket) {
+		n += " (modelled as " + strings.Replace(bucket.SI(), ".00 ", " ", 1) + " buckets)"
+	}
+	return n
+}
+
+// ReduceNote is what plan's run line adds about the stack's gradient
+// reduction at stage ("" for nothing beyond its bucket size).
+func (l StackLayout) ReduceNote(stage int) string { return l.reduceNote[stage] }
 
 // StackLayout is the layout of the scenario's stack preset; false when the
 // scenario names none.
@@ -323,6 +375,25 @@ func (l *loader) warnStackOffload(s *Scenario) {
 		path = "offload.params"
 	}
 	l.warn(s, path, sl.OffloadNote()+"; modelled as asked, but no setting of the stack reproduces it")
+}
+
+// warnFSDPStage2 warns when stage 2 runs under an FSDP boundary with
+// gradient accumulation (qa27 M3): FSDP's ZeRO-2 reshards every unit after
+// its backward whenever it reduces gradients, so each micro-step's forward
+// all-gathers again (FSDP2: FSDPParamGroup.post_backward, "if
+// self.reshard_after_backward: self.reshard()", default True,
+// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
+// pytorch/pytorch 002a76fbfea0ac0f199e4b8e2a0691074796c908; FSDP1
+// SHARD_GRAD_OP: _should_free_in_backward is true while _sync_gradients,
+// torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9, and Composer and
+// torchtitan never enter no_sync). zerosim's stage 2 is DeepSpeed's:
+// whole 16-bit parameters kept, gathered once per optimizer step.
+func (l *loader) warnFSDPStage2(s *Scenario) {
+	b := s.Communication.Boundary
+	if s.Parallelism.Stage != 2 || s.Training.GradAccum < 2 || (b != BoundaryFSDP1 && !b.FSDP2()) {
+		return
+	}
+	l.warn(s, "parallelism.zero_stage", fmt.Sprintf("FSDP's ZeRO-2 (communication.boundary %s) reshards every unit after each backward and all-gathers it again in every micro-step's forward; zerosim's stage 2 keeps whole 16-bit parameters and gathers once per optimizer step, so with grad_accum %d it counts %d× fewer all-gathers and more memory at rest (docs/stacks.md); modelled as asked", b, s.Training.GradAccum, s.Training.GradAccum))
 }
 
 // warnStackLayout warns when the scenario's stage and K are not a layout

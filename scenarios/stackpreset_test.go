@@ -2,8 +2,11 @@ package scenarios
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // stackYAML is a stage-3 scenario with no stack behaviour keys of its own.
@@ -32,6 +35,9 @@ func TestStackPresets(t *testing.T) {
 		for _, k := range keys {
 			if strings.HasPrefix(k.path, "parallelism.") {
 				t.Errorf("stack %s sets %s: presets leave parallelism to the user", name, k.path)
+			}
+			if !k.applies(3) {
+				continue // stackYAML is at stage 3 (TestStackPresetStages)
 			}
 			sets = append(sets, k.path+"="+k.value)
 		}
@@ -65,6 +71,40 @@ func TestStackPresets(t *testing.T) {
 	}
 }
 
+// TestStackPresetStages: the keys whose stack default depends on the
+// stage. DeepSpeed's overlap_comm is true at stage 3 only (zero/config.py
+// overlap_comm_valid at edaa7221; qa27 M1); torchtitan's DDP (stage 0)
+// has 100 MiB buckets (parallelize.py:372 at 238fa99; qa27 L4), its FSDP2
+// stages keep zerosim's default. An explicit key still wins.
+func TestStackPresetStages(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 3}\n"
+	for _, c := range []struct {
+		stack   string
+		sets    []string
+		overlap bool
+		bucket  units.Bytes
+	}{
+		{"deepspeed", []string{"parallelism.zero_stage=0"}, false, 20 * units.MB},
+		{"deepspeed", []string{"parallelism.zero_stage=1"}, false, 20 * units.MB},
+		{"deepspeed", []string{"parallelism.zero_stage=2"}, false, 20 * units.MB},
+		{"deepspeed", nil, true, 20 * units.MB},
+		{"deepspeed", []string{"parallelism.zero_stage=2", "communication.overlap=true"}, true, 20 * units.MB},
+		{"torchtitan", []string{"parallelism.zero_stage=0"}, true, 100 * units.MiB},
+		{"torchtitan", []string{"parallelism.zero_stage=0", "communication.bucket_size=25MB"}, true, 25 * units.MB},
+		{"torchtitan", []string{"parallelism.zero_stage=2"}, true, DefaultBucketSize},
+		{"torchtitan", nil, true, DefaultBucketSize},
+		{"megatron", []string{"parallelism.zero_stage=0"}, false, DefaultBucketSize},
+	} {
+		s, err := Load("s.yaml", []byte(base+"stack: "+c.stack+"\n"), c.sets)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.stack, c.sets, err)
+		}
+		if got := s.Communication.Overlap == nil || *s.Communication.Overlap; got != c.overlap || s.Communication.BucketSize != c.bucket {
+			t.Errorf("stack %s %v: overlap %v, bucket %d B; want %v, %d B", c.stack, c.sets, got, s.Communication.BucketSize, c.overlap, c.bucket)
+		}
+	}
+}
+
 // TestStackErrors: an unknown stack names the file position and the
 // stacks; an error about a key the preset filled in names the preset.
 func TestStackErrors(t *testing.T) {
@@ -79,6 +119,31 @@ func TestStackErrors(t *testing.T) {
 		_, err := Load("s.yaml", []byte(c.doc), nil)
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: got %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
+
+// TestFSDPStage2Warning: stage 2 under an FSDP boundary with accumulation
+// warns that zerosim gathers once per optimizer step where FSDP gathers in
+// every micro-step's forward (qa27 M3); DeepSpeed's ZeRO-2 and GA 1 do not.
+func TestFSDPStage2Warning(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		warn bool
+	}{
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=4"}, true},
+		{[]string{"stack=llm-foundry", "parallelism.zero_stage=2", "training.grad_accum=2"}, true},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=1"}, false},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=3", "training.grad_accum=4"}, false},
+		{[]string{"stack=deepspeed", "parallelism.zero_stage=2", "training.grad_accum=4"}, false},
+	} {
+		s, err := Load("s.yaml", []byte(stackYAML), c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "FSDP's ZeRO-2") })
+		if got != c.warn {
+			t.Errorf("%v: warns %v, want %v (%q)", c.sets, got, c.warn, s.Warnings)
 		}
 	}
 }

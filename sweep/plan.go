@@ -232,6 +232,12 @@ type PlanRow struct {
 	// Pareto marks the memory-vs-throughput front: no other row fits in
 	// less (or equal) memory with more throughput.
 	Pareto bool
+	// BucketNote is how the row's stack reduces gradients at stages 0–2
+	// where it sets no bucket size (scenarios.StackLayout.BucketNote; the
+	// row then sets none), ReduceNote what the stack's reduction adds
+	// (StackLayout.ReduceNote: DeepSpeed's overlap_comm off below stage
+	// 3), for plan's run line; "" without.
+	BucketNote, ReduceNote string
 	// Timing names what timed the collectives (zero.Result.Timing): NCCL's
 	// cost model, or the alpha–beta lowerings.
 	Timing string
@@ -467,16 +473,19 @@ type planSpace struct {
 	base *scenarios.Scenario
 	// basePins is the base scenario's own pin error (Source.checkPins),
 	// refused only when every candidate is refused for its pins too.
-	basePins   error
-	global     int64 // sequences per step
-	layouts    []cpLayout
-	cps        []int // the degrees searched, each once; nil: the scenario's
-	skippedCP  []string
-	stages     []int
-	recompute  []string
-	buckets    []string
-	prefetch   []int
-	algorithms []string
+	basePins  error
+	global    int64 // sequences per step
+	layouts   []cpLayout
+	cps       []int // the degrees searched, each once; nil: the scenario's
+	skippedCP []string
+	stages    []int
+	recompute []string
+	buckets   []string
+	// bucketsAsked: --bucket-sizes or a --set communication.bucket_size
+	// gave the sizes (a stack's fixed reduction does not override them).
+	bucketsAsked bool
+	prefetch     []int
+	algorithms   []string
 	// zeroPP: the scenario sets ZeRO++ keys, which run at stage 3 with one
 	// copy of the state (the loader's rule): K = 1 only.
 	zeroPP bool
@@ -578,7 +587,7 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 			return string(s.Training.Recompute)
 		}},
 		{"communication.bucket_size", "--bucket-sizes", opt.BucketSizes != nil, func() string {
-			sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact()}
+			sp.buckets, sp.bucketsAsked = []string{units.Bytes(s.Communication.BucketSize).Exact()}, true
 			return sp.buckets[0]
 		}},
 		{"communication.prefetch_depth", "--prefetch", opt.Prefetch != nil, func() string {
@@ -736,6 +745,7 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if sp.recompute == nil {
 		sp.recompute = []string{"none", "selective", "full"}
 	}
+	sp.bucketsAsked = sp.buckets != nil
 	if sp.buckets == nil {
 		sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact(), "25MB", "200MB"}
 		if s.Communication.BucketSize == 25e6 || s.Communication.BucketSize == 200e6 {
@@ -852,6 +862,8 @@ func (sp *planSpace) candidates() []Candidate {
 			buckets, prefetch := sp.buckets, []int{-1}
 			if st == 3 {
 				buckets, prefetch = []string{""}, sp.prefetch
+			} else if sp.stackBuckets(st) {
+				buckets = []string{""}
 			}
 			for _, ep := range sp.epList() {
 				for _, k := range sp.ks(st, ep) {
@@ -864,6 +876,15 @@ func (sp *planSpace) candidates() []Candidate {
 		}
 	}
 	return out
+}
+
+// stackBuckets reports whether the scenario's stack fixes the gradient
+// reduction at stage st (scenarios.StackLayout.BucketNote: torchtitan's
+// DDP 100 MiB buckets, FSDP's per-unit reductions) and no --bucket-sizes or
+// --set communication.bucket_size asks for sizes: the candidate then sets
+// no bucket size (qa27 M2, L4).
+func (sp *planSpace) stackBuckets(st int) bool {
+	return sp.stack != nil && sp.stack.BucketNote(st, 0) != "" && !sp.bucketsAsked
 }
 
 // settings appends c under every checkpointing policy, bucket size,
@@ -937,7 +958,7 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 	if sp.eps != nil {
 		grids = append(grids, Grid{PlanEPKey, itoas(sp.eps)})
 	}
-	return append(grids, []Grid{
+	grids = append(grids, []Grid{
 		{PlanKeys[0], itoas(sp.stages)},
 		{PlanKeys[1], ks},
 		{PlanKeys[2], mbs},
@@ -946,7 +967,13 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 		{PlanKeys[5], sp.buckets},
 		{PlanKeys[6], itoas(sp.prefetch)},
 		{PlanKeys[7], sp.algorithms},
-	}...), nil
+	}...)
+	// A stack that fixes the reduction at every stage searched sets no
+	// bucket size (stackBuckets): neither does the sweep.
+	if !slices.ContainsFunc(sp.stages, func(st int) bool { return st < 3 && !sp.stackBuckets(st) }) {
+		grids = slices.DeleteFunc(grids, func(g Grid) bool { return g.Key == PlanKeys[5] })
+	}
+	return grids, nil
 }
 
 // PlanSearch searches every candidate of src's cluster and model: the
@@ -990,6 +1017,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		p.Sets = []string{}
 	}
 	p.SearchedBuckets, p.SearchedPrefetch = sp.buckets, sp.prefetch
+	if !slices.ContainsFunc(sp.stages, func(st int) bool { return st < 3 && !sp.stackBuckets(st) }) {
+		p.SearchedBuckets = []string{} // the stack fixes the reduction (stackBuckets)
+	}
 	// The ep degrees searched are those some stage runs at a K searched
 	// (--k 2 leaves ep > 1, which runs K = 1 only, out).
 	var eps []int
@@ -1365,6 +1395,14 @@ func (p *Plan) replay(src Source, c Candidate, model *memory.Report) (PlanRow, e
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
 	r.DeviceFit = res.DeviceFits(p.GPUMemory)
 	r.ReservedMode, r.SimulatedRetries = m.ReservedMode, m.AllocRetries
+	if sl, ok := s.StackLayout(); ok {
+		if c.Stage < 3 && c.BucketSize == "" {
+			r.BucketNote = sl.BucketNote(c.Stage, s.Communication.BucketSize)
+		}
+		if o := s.Communication.Overlap; o != nil && !*o {
+			r.ReduceNote = sl.ReduceNote(c.Stage)
+		}
+	}
 	r.NetworkBusiest, r.NetworkBytes = BusiestWire(res, topology.Inter)
 	b := res.Busiest()
 	r.Slowed = max(int64(b.Compute-b.Alone), 0)

@@ -1046,3 +1046,57 @@ func TestPlanEPFollowsTheStack(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanStackBuckets: under torchtitan and llm-foundry plan searches no
+// gradient bucket size (FSDP reduces per unit; torchtitan's DDP has its
+// preset's 100 MiB) unless --bucket-sizes asks, and a DeepSpeed row below
+// stage 3 runs and says overlap_comm off (qa27 M1, M2, L4). seed002-tiny
+// sets neither communication.bucket_size nor overlap: the presets fill them.
+func TestPlanStackBuckets(t *testing.T) {
+	opt := PlanOptions{Recompute: []string{"full"}, Algorithms: []string{"auto"}, Stages: []int{0, 2}}
+	for _, stack := range []string{"torchtitan", "llm-foundry"} {
+		src := exampleSource(t, "seed002-tiny", "stack="+stack)
+		sp, err := newPlanSpace(src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range sp.candidates() {
+			if c.BucketSize != "" || slices.ContainsFunc(c.Sets(), func(s string) bool { return strings.HasPrefix(s, "communication.bucket_size=") }) {
+				t.Errorf("%s: candidate %v sets a bucket size", stack, c.Sets())
+			}
+		}
+		grids, err := PlanGrids(src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(grids, func(g Grid) bool { return g.Key == "communication.bucket_size" }) {
+			t.Errorf("%s: the exhaustive sweep varies communication.bucket_size", stack)
+		}
+		asked := opt
+		asked.BucketSizes = []string{"25MB", "200MB"}
+		if sp, err = newPlanSpace(src, asked); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(sp.candidates(), func(c Candidate) bool { return c.BucketSize == "200MB" }) {
+			t.Errorf("%s: --bucket-sizes 25MB,200MB not searched", stack)
+		}
+	}
+	src := exampleSource(t, "seed002-tiny", "stack=torchtitan", "parallelism.zero_stage=0")
+	s, err := src.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Communication.BucketSize != 100*units.MiB {
+		t.Errorf("torchtitan stage 0: bucket %d B, want 100 MiB", s.Communication.BucketSize)
+	}
+	p, err := PlanSearch(context.Background(), exampleSource(t, "seed002-tiny", "stack=deepspeed"), PlanOptions{Recompute: []string{"full"}, Algorithms: []string{"auto"}, Stages: []int{2}, BucketSizes: []string{"25MB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) == 0 || p.Rows[0].ReduceNote != "overlap_comm off (DeepSpeed's default below stage 3)" {
+		t.Fatalf("deepspeed stage 2 rows %d, note %q", len(p.Rows), p.Rows[0].ReduceNote)
+	}
+	if s, err = exampleSource(t, "seed002-tiny", "stack=deepspeed").Load(p.Rows[0].Sets()...); err != nil || s.Communication.Overlap == nil || *s.Communication.Overlap {
+		t.Errorf("deepspeed stage 2 row does not load with overlap false: %v", err)
+	}
+}
