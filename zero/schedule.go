@@ -779,17 +779,17 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 	return synced, bwdEnd, nil
 }
 
-// reduces reports whether micro-step m reduces gradients: the last one at
-// stages 0 and 1, every one at stages 2 and 3 (see the package doc), and
-// every one under a stack whose trainer never skips the reduction
-// (reducesEveryMicroStep).
+// reduces reports whether micro-step m reduces gradients: the last one
+// always, the others where reducesEveryMicroStep.
 func (b *builder) reduces(m int) bool {
-	return m == b.sc.Micro-1 || b.sc.Stage >= 2 || reducesEveryMicroStep(b.s)
+	return m == b.sc.Micro-1 || reducesEveryMicroStep(b.s)
 }
 
-// reducesEveryMicroStep reports whether s's stack all-reduces the
-// gradients of every micro-step at stage 0, where DeepSpeed and Megatron
-// wait for the last (no_sync). torchtitan's train_step runs
+// reducesEveryMicroStep reports whether every micro-step of s reduces its
+// gradients, the one rule the schedule (builder.reduces) and its size
+// bound (countTasks) share: at stages 2 and 3 always (see the package
+// doc); at stage 0 also where s's stack all-reduces the gradients of every
+// micro-step, where DeepSpeed and Megatron wait for the last (no_sync). torchtitan's train_step runs
 // forward_backward_step on each micro-batch with no no_sync or
 // set_requires_gradient_sync anywhere in the repository
 // (torchtitan/train.py:547-595 at pytorch/torchtitan
@@ -806,7 +806,7 @@ func (b *builder) reduces(m int) bool {
 // dist_strategy.py at v0.13.4 d80c37dc, the package doc): FSDP's
 // post-backward hook all-reduces every micro-step's gradients.
 func reducesEveryMicroStep(s *scenarios.Scenario) bool {
-	return s.Parallelism.Stage == 0 && (s.Stack == "torchtitan" || s.Stack == "llm-foundry")
+	return s.Parallelism.Stage >= 2 || s.Parallelism.Stage == 0 && (s.Stack == "torchtitan" || s.Stack == "llm-foundry")
 }
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
