@@ -1,7 +1,6 @@
 package zero
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
@@ -47,5 +46,3 @@ func TestTaskBoundEveryMicroStep(t *testing.T) {
 		})
 	}
 }
-
-var _ = fmt.Sprint
