@@ -74,7 +74,7 @@ func (l *loader) warnGradSync(s *Scenario) {
 	if t.GradSync == GradSyncLast && s.Parallelism.Stage >= 2 {
 		l.warn(s, "training.grad_sync", fmt.Sprintf("grad_sync: last has no effect at ZeRO stage %d: zerosim reduces every micro-step at stages 2 and 3 and accumulates sharded gradients (FSDP's no_sync, one reduction and whole gradients kept in between, is not modelled)", s.Parallelism.Stage))
 	}
-	if s.Stack == "fms-fsdp" && t.GradAccum > 1 {
+	if NoGradAccum(s.Stack) && t.GradAccum > 1 {
 		l.warn(s, "training.grad_accum", fmt.Sprintf("grad_accum=%d: fms-fsdp 078c29e steps the optimizer after every batch (fms_fsdp/utils/train_utils.py train), no gradient accumulation; modelled as asked, but no setting of the stack reproduces it", t.GradAccum))
 	}
 }
@@ -96,3 +96,12 @@ func (l *loader) warnRecomputeNone(s *Scenario) {
 		l.warn(s, "training.recompute_every", "recompute_every"+fix)
 	}
 }
+
+// NoAccumFrom is where fms-fsdp's train loop steps the optimizer after
+// every batch.
+const NoAccumFrom = "fms_fsdp/utils/train_utils.py train at fms-fsdp 078c29e"
+
+// NoGradAccum reports whether stack's trainer has no gradient
+// accumulation: fms-fsdp (NoAccumFrom: zero_grad, forward, backward,
+// clip_grad_norm_, step per batch).
+func NoGradAccum(stack string) bool { return stack == "fms-fsdp" }
