@@ -826,6 +826,19 @@ func (r *accReader) training(dtype DType, dfrom string, stage int64, fsdp1, ac b
 	} else {
 		r.set("training.grad_accum", "1", "the Trainer's --gradient_accumulation_steps default 1; pass --grad-accum")
 	}
+	// The Trainer wraps every micro-batch but the last in
+	// accelerator.no_sync unless DeepSpeed or sync_each_batch
+	// (_inner_training_loop in src/transformers/trainer.py at
+	// huggingface/transformers 00349ae8; sync_each_batch is
+	// --accelerator_config's gradient_accumulation_kwargs), and
+	// Accelerator.no_sync enters DDP's or FSDP1's no_sync or FSDP2's
+	// set_requires_gradient_sync(False) (src/accelerate/accelerator.py
+	// no_sync at huggingface/accelerate 16cb6eb8).
+	if r.out.DistributedType != "DEEPSPEED" && stage <= 1 {
+		r.set("training.grad_sync", "last", "the Trainer runs every micro-batch but the last under accelerator.no_sync (transformers trainer.py _inner_training_loop at "+trCommit+"); set every for --accelerator_config gradient_accumulation_kwargs sync_each_batch")
+	} else if r.out.DistributedType == "FSDP" && r.o.GradAccum > 1 {
+		r.note("the Trainer runs every micro-batch but the last under FSDP's no_sync (transformers trainer.py _inner_training_loop at %s, unless sync_each_batch), which reduce-scatters once per step and keeps whole unsharded gradients in between; zerosim's stage %d reduce-scatters every micro-step and keeps sharded gradients, so with grad_accum > 1 it counts more reduce-scatters and less gradient memory", trCommit, stage)
+	}
 	r.set("training.param_dtype", string(dtype), dfrom)
 	if dtype != FP32 && r.out.DistributedType == "FSDP" {
 		if stage == 3 {

@@ -905,6 +905,7 @@ func (im *lfImport) readParallelism() error {
 		f.Stage = 0
 		im.set("parallelism.zero_stage", "0", "no fsdp_config: Composer wraps the model in DDP")
 		im.note("no fsdp_config: Composer trains with DDP, modelled as zero_stage 0 (a replica of the fp32 parameters and optimizer state per GPU)")
+		im.set("training.grad_sync", "last", "Composer DDP: ddp_sync_strategy SINGLE_AUTO_SYNC (find_unused_parameters false) runs every micro-batch but the last under no_sync (composer/distributed/dist_strategy.py ddp_sync_context, composer/trainer/trainer.py _get_ddp_sync_strategy at mosaicml/composer e147a68)")
 		return nil
 	}
 	if world == 1 {
@@ -940,6 +941,7 @@ func (im *lfImport) readParallelism() error {
 			return d.errAt(rv.at, "fsdp_config.data_parallel_replicate_degree = %d with NO_SHARD (remove the degree)", rep)
 		}
 		im.set("parallelism.zero_stage", "0", from+": FSDP replicates like DDP")
+		im.set("training.grad_sync", "every", "FSDP NO_SHARD: Composer's ddp_sync_context returns at once for a model that is not DDP, so every micro-batch all-reduces (composer/distributed/dist_strategy.py at mosaicml/composer e147a68)")
 		return nil
 	}
 	if rgiven && rep > 1 {

@@ -169,7 +169,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
 		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
-		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveNormImpl, l.resolveCPAttention, l.resolveOpForce}
+		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveGradSync, l.resolveNormImpl, l.resolveCPAttention, l.resolveOpForce}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err
@@ -185,6 +185,8 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnStackOffload(s)
 	l.warnFSDPStage2(s)
 	l.warnStackAdamL2(s)
+	l.warnGradSync(s)
+	l.warnRecomputeNone(s)
 	l.warnKeepLogits(s)
 	l.warnCalibratedSetup(s)
 	return nil

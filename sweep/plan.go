@@ -658,11 +658,18 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 		if ms != nil {
 			l.microBatchs = slices.DeleteFunc(l.microBatchs, func(m int64) bool { return !slices.Contains(ms, m) })
 		}
+		if noAccum(s, set) {
+			// One micro-step: the rank's sequences are its micro-batch.
+			l.microBatchs = slices.DeleteFunc(l.microBatchs, func(m int64) bool { return m != l.perRank })
+		}
 	}
 	if !slices.ContainsFunc(sp.layouts, func(l cpLayout) bool { return len(l.microBatchs) > 0 }) {
 		per := sp.layouts[0].perRank
 		what := "--micro-batches " + strings.Join(mapInt64s(opt.MicroBatches), ",")
 		switch {
+		case noAccum(s, set):
+			return fmt.Errorf("stack %s has no gradient accumulation (%s), so the %d sequences per data-parallel rank of the global batch %d must be one micro-batch, which --micro-batches or training.micro_batch leaves out or scenarios.MaxMicroBatch (%d) exceeds (use a --global-batch of dp × the micro-batch, or --set training.grad_accum=N to model accumulation anyway)",
+				s.Stack, scenarios.NoAccumFrom, per, sp.global, scenarios.MaxMicroBatch)
 		case set["training.micro_batch"] && set["training.grad_accum"]:
 			mb, ga := s.Training.MicroBatch, int64(max(s.Training.GradAccum, 1))
 			return fmt.Errorf("--set training.micro_batch=%d and --set training.grad_accum=%d make %d sequences per data-parallel rank, not the %d of the global batch %d over dp %d (drop one of them, or use --global-batch %d)",
@@ -1571,4 +1578,11 @@ func ParseTokens(v string) (int64, error) {
 		return 0, fmt.Errorf("%q: use a token count such as 1T or 300B", v)
 	}
 	return int64(n), nil
+}
+
+// noAccum reports whether plan searches one micro-step only: under a stack
+// whose trainer has no gradient accumulation (scenarios.NoGradAccum),
+// unless the scenario sets training.grad_accum itself.
+func noAccum(s *scenarios.Scenario, set map[string]bool) bool {
+	return scenarios.NoGradAccum(s.Stack) && !set["training.grad_accum"]
 }

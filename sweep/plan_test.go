@@ -1100,3 +1100,35 @@ func TestPlanStackBuckets(t *testing.T) {
 		t.Errorf("deepspeed stage 2 row does not load with overlap false: %v", err)
 	}
 }
+
+// TestPlanNoAccumUnderFMSFSDP holds plan to one micro-step under stack
+// fms-fsdp, whose train loop steps the optimizer after every batch
+// (scenarios.NoGradAccum): llama2-13b-a100-eth's global batch 128 over
+// dp 32 is 4 sequences per rank, so every candidate is micro-batch 4 × 1
+// (before, 2×2 and 1×4 were searched too); under deepspeed 1×4 and 2×2
+// stay.
+func TestPlanNoAccumUnderFMSFSDP(t *testing.T) {
+	opt := PlanOptions{Recompute: []string{"full"}, Algorithms: []string{"auto"}}
+	for _, c := range []struct {
+		stack string
+		gas   map[int64]bool
+	}{
+		{"fms-fsdp", map[int64]bool{1: true}},
+		{"deepspeed", map[int64]bool{1: true, 2: true, 4: true}},
+	} {
+		sp, err := newPlanSpace(exampleSource(t, "llama2-13b-a100-eth", "stack="+c.stack), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int64]bool{}
+		for _, cand := range sp.candidates() {
+			got[cand.GradAccum] = true
+			if cand.MicroBatch*cand.GradAccum != 4 {
+				t.Errorf("%s: %d×%d, not the rank's 4 sequences", c.stack, cand.MicroBatch, cand.GradAccum)
+			}
+		}
+		if !maps.Equal(got, c.gas) {
+			t.Errorf("%s: grad_accum searched %v, want %v", c.stack, got, c.gas)
+		}
+	}
+}

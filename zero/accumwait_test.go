@@ -136,6 +136,12 @@ func TestMicroStepWaitsForGradientSyncs(t *testing.T) {
 		// (reducesEveryMicroStep).
 		{"stage 0, torchtitan", []string{"stack=torchtitan", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, a},
 		{"stage 0, llm-foundry", []string{"stack=llm-foundry", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, a},
+		// llm-foundry without fsdp_config is Composer DDP, no_sync until
+		// the last micro-batch: its importer writes grad_sync: last.
+		{"stage 0, llm-foundry DDP", []string{"stack=llm-foundry", "parallelism.zero_stage=0", "training.grad_sync=last", "communication.bucket_size=1GB"}, 1},
+		{"stage 0, fms-fsdp NO_SHARD", []string{"stack=fms-fsdp", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, a},
+		{"stage 0, grad_sync every", []string{"parallelism.zero_stage=0", "training.grad_sync=every", "communication.bucket_size=1GB"}, a},
+		{"stage 1, grad_sync every", []string{"training.grad_sync=every", "communication.bucket_size=1GB"}, a},
 		{"stage 0, deepspeed", []string{"stack=deepspeed", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
 		{"stage 0, megatron", []string{"stack=megatron", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
 		{"stage 2, one bucket", []string{"parallelism.zero_stage=2", "communication.bucket_size=1GB"}, a},

@@ -33,9 +33,10 @@
 // the last under config.no_sync_func, megatron/core/pipeline_parallel/
 // schedules.py:469-478 at NVIDIA/Megatron-LM d580efc6), stages 2 and 3 reduce every micro-step's gradients, K > 1
 // included, and stage 3 gathers the parameters again in every micro-step's
-// forward and backward. Under the torchtitan and llm-foundry stacks stage 0
-// reduces every micro-step too: neither trainer enters no_sync
-// (reducesEveryMicroStep). PyTorch FSDP under Composer behaves as stage 3
+// forward and backward. training.grad_sync says which micro-steps reduce
+// at stages 0 and 1; unset, stage 0 under the torchtitan, llm-foundry and
+// fms-fsdp stacks reduces every micro-step, their stage 0 never entering
+// no_sync (scenarios.Scenario.GradSyncEvery, reducesEveryMicroStep). PyTorch FSDP under Composer behaves as stage 3
 // here: Composer enters no_sync only for a DistributedDataParallel model
 // (ddp_sync_context, mosaicml/composer composer/trainer/dist_strategy.py at
 // v0.13.4 d80c37dc), so FSDP reduce-scatters every micro-step's gradients

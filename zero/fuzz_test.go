@@ -109,6 +109,11 @@ func FuzzReplayYAML(f *testing.F) {
 	for _, set := range []string{"parallelism.zero_stage=2", "communication.algorithm=tree", "training.recompute=full", "communication.bucket_size=1B", "cluster.gpu_overrides=[{rank: 1, speed: 0.5}]", "training.reduce_dtype=fp32"} {
 		f.Add(tiny, set)
 	}
+	// Stage 0 under a stack that all-reduces every micro-step: countTasks'
+	// bound must count a reduction per micro-step.
+	for _, st := range []string{"torchtitan", "llm-foundry"} {
+		f.Add(append(bytes.Replace(tiny, []byte("zero_stage: "), []byte("zero_stage: 0 #"), 1), []byte("\n  grad_accum: 8\nstack: "+st+"\n")...), "communication.bucket_size=1B")
+	}
 	f.Add([]byte(keysYAML(1, 2, 3, 4, 5, "all keys")), "")
 	// Routed experts over ep 4 on 2 nodes of 2 GPUs, under each dispatcher
 	// (deepep splits every all-to-all over the ep-rail and ep-node groups).

@@ -779,34 +779,18 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 	return synced, bwdEnd, nil
 }
 
-// reduces reports whether micro-step m reduces gradients: the last one at
-// stages 0 and 1, every one at stages 2 and 3 (see the package doc), and
-// every one under a stack whose trainer never skips the reduction
-// (reducesEveryMicroStep).
+// reduces reports whether micro-step m reduces gradients: the last one
+// always, the others where reducesEveryMicroStep.
 func (b *builder) reduces(m int) bool {
-	return m == b.sc.Micro-1 || b.sc.Stage >= 2 || reducesEveryMicroStep(b.s)
+	return m == b.sc.Micro-1 || reducesEveryMicroStep(b.s)
 }
 
-// reducesEveryMicroStep reports whether s's stack all-reduces the
-// gradients of every micro-step at stage 0, where DeepSpeed and Megatron
-// wait for the last (no_sync). torchtitan's train_step runs
-// forward_backward_step on each micro-batch with no no_sync or
-// set_requires_gradient_sync anywhere in the repository
-// (torchtitan/train.py:547-595 at pytorch/torchtitan
-// 238fa9953e4aec2a62582121564273d7cbb1e9f1), and its DDP is composable
-// replicate (torchtitan/models/llama3/infra/parallelize.py:363-372), whose
-// reducer all-reduces each bucket in every backward and waits for them in
-// finalize_backward (bucket.future_work->wait(),
-// torch/csrc/distributed/c10d/reducer.cpp at pytorch/pytorch
-// ad78a7b33a496f60c756927a4fcd8e3e8fc1aee6). llm-foundry's stage 0 is
-// FSDP's NO_SHARD, and Composer's ddp_sync_context returns at once for a
-// model that is not DistributedDataParallel (composer/distributed/
-// dist_strategy.py at mosaicml/composer
-// e147a68331e11588048ef6f2bc8ec83004c6d00b; composer/trainer/
-// dist_strategy.py at v0.13.4 d80c37dc, the package doc): FSDP's
-// post-backward hook all-reduces every micro-step's gradients.
+// reducesEveryMicroStep reports whether every micro-step of s reduces its
+// gradients, the one rule the schedule (builder.reduces) and its size
+// bound (countTasks) share: scenarios.Scenario.GradSyncEvery, which cites
+// each stack's trainer.
 func reducesEveryMicroStep(s *scenarios.Scenario) bool {
-	return s.Parallelism.Stage == 0 && (s.Stack == "torchtitan" || s.Stack == "llm-foundry")
+	return s.GradSyncEvery()
 }
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):

@@ -1,0 +1,52 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestGradSync checks training.grad_sync's validation and warnings, the
+// stack defaults GradSyncEvery resolves, fms-fsdp's no-accumulation
+// warning and recompute keys under recompute: none.
+func TestGradSync(t *testing.T) {
+	data, _ := Example("default")
+	for _, c := range []struct {
+		sets      []string
+		every     bool
+		warn, err string
+	}{
+		{[]string{"parallelism.zero_stage=0"}, false, "", ""},
+		{[]string{"parallelism.zero_stage=0", "stack=torchtitan"}, true, "", ""},
+		{[]string{"parallelism.zero_stage=0", "stack=llm-foundry", "training.grad_sync=last"}, false, "", ""},
+		{[]string{"parallelism.zero_stage=0", "stack=deepspeed"}, false, "", ""},
+		{[]string{"parallelism.zero_stage=1", "training.grad_sync=every"}, true, "", ""},
+		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last"}, true, "grad_sync: last has no effect at ZeRO stage 3", ""},
+		{[]string{"parallelism.zero_stage=0", "stack=fms-fsdp", "training.grad_accum=4"}, true, "fms-fsdp 078c29e steps the optimizer after every batch", ""},
+		{[]string{"training.recompute=none", "training.recompute_fraction=0.5"}, false, "recompute_fraction has no effect with recompute: none", ""},
+		{[]string{"training.recompute=none", "training.recompute_every=2"}, false, "recompute_every has no effect with recompute: none", ""},
+		{[]string{"training.grad_sync=sometimes"}, false, "", "grad_sync \"sometimes\" is unknown"},
+	} {
+		t.Run(strings.Join(c.sets, " "), func(t *testing.T) {
+			s, err := Load("default.yaml", data, c.sets)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "--set training.grad_sync") && !strings.Contains(err.Error(), "grad_sync") {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.GradSyncEvery(); got != c.every {
+				t.Errorf("GradSyncEvery %v, want %v", got, c.every)
+			}
+			all := strings.Join(s.Warnings, "\n")
+			if c.warn != "" && !strings.Contains(all, c.warn) {
+				t.Errorf("warnings %q, want %q", all, c.warn)
+			}
+			if c.warn == "" && (strings.Contains(all, "grad_sync") || strings.Contains(all, "no gradient accumulation") || strings.Contains(all, "has no effect with recompute")) {
+				t.Errorf("unexpected warning %q", all)
+			}
+		})
+	}
+}
