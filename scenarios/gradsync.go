@@ -79,24 +79,6 @@ func (l *loader) warnGradSync(s *Scenario) {
 	}
 }
 
-// warnRecomputeNone warns when training.recompute_fraction or
-// recompute_every (other than 1) is set under recompute: none, where no block is
-// recomputed and the key changes nothing.
-func (l *loader) warnRecomputeNone(s *Scenario) {
-	if s.Training.Recompute != RecomputeNone {
-		return
-	}
-	const fix = " has no effect with recompute: none (set training.recompute to full, selective or op, or remove the key)"
-	if l.has("training.recompute_fraction") {
-		l.warn(s, "training.recompute_fraction", "recompute_fraction"+fix)
-	}
-	// recompute_every: 1, the default (every block), is what a resolved
-	// scenario records.
-	if l.has("training.recompute_every") && s.Training.RecomputeEvery > 1 {
-		l.warn(s, "training.recompute_every", "recompute_every"+fix)
-	}
-}
-
 // NoAccumFrom is where fms-fsdp's train loop steps the optimizer after
 // every batch.
 const NoAccumFrom = "fms_fsdp/utils/train_utils.py train at fms-fsdp 078c29e"

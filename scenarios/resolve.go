@@ -186,7 +186,6 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnFSDPStage2(s)
 	l.warnStackAdamL2(s)
 	l.warnGradSync(s)
-	l.warnRecomputeNone(s)
 	l.warnKeepLogits(s)
 	l.warnCalibratedSetup(s)
 	return nil
