@@ -146,8 +146,11 @@ var verifyKeys = map[string]keyRule{
 	"parallelism.k":          followed(),
 	"parallelism.ep":         toy(func(s *scenarios.Scenario) bool { return s.Parallelism.EP <= 1 }),
 
-	"training.micro_batch":  toy(func(s *scenarios.Scenario) bool { return s.Training.MicroBatch <= 1 }),
-	"training.grad_accum":   toy(func(s *scenarios.Scenario) bool { return s.Training.GradAccum <= 1 }),
+	"training.micro_batch": toy(func(s *scenarios.Scenario) bool { return s.Training.MicroBatch <= 1 }),
+	"training.grad_accum":  toy(func(s *scenarios.Scenario) bool { return s.Training.GradAccum <= 1 }),
+	// Which micro-steps reduce: verify runs one micro-step (grad_accum
+	// above is its toy value), where every and last are the same step.
+	"training.grad_sync":    noChange(),
 	"training.param_dtype":  toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.ParamDType, "", scenarios.BF16) }),
 	"training.master_dtype": toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.MasterDType, "", scenarios.FP32) }),
 	"training.shard_dtype":  toy(func(s *scenarios.Scenario) bool { return s.Training.ShardDType != scenarios.ShardFP32 }),
