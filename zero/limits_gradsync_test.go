@@ -3,7 +3,6 @@ package zero
 import (
 	"testing"
 
-	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -30,19 +29,7 @@ func TestTaskBoundEveryMicroStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mrep, err := memory.Analyze(s, memory.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc, err := Build(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, bound := int64(len(sc.Tasks)), countTasks(s, mrep.Groups).bound()
-			if n > bound {
-				t.Errorf("%d tasks, more than the bound %d", n, bound)
-			}
-			t.Logf("%d tasks, bound %d", n, bound)
+			checkTaskBound(t, s)
 		})
 	}
 }

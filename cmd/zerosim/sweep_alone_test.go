@@ -32,21 +32,29 @@ func TestSweepNamesAndFilesChecked(t *testing.T) {
 		{[]string{"--grid", "parallelism.dp=16,~"}, "zerosim: --grid parallelism.dp=16,~: null is not a value (give parallelism.dp=VALUE; parallelism.dp=auto"},
 		{[]string{"--grid", "parallelism.k=1,null"}, "zerosim: --grid parallelism.k=1,null: null is not a value (give parallelism.k=VALUE)"},
 	} {
-		outFile := filepath.Join(dir, "s.csv")
-		args := append([]string{"sweep", "default", "--out", outFile}, tc.args...)
-		if tc.args[0] == "--set" {
-			args = append(args, grid...)
-		}
-		code, out, errOut := runMain(t, "", args...)
-		oneLine(t, args, code, out, errOut, tc.mention)
-		if _, err := os.Stat(outFile); err == nil {
-			t.Errorf("%q: left %s", args, outFile)
-		}
+		sweepRefuses(t, dir, tc.args, grid, tc.mention)
 	}
 	// The same null through run names it as null, not as a missing value.
 	code, out, errOut := runMain(t, "", "run", "default", "--set", "parallelism.dp=null")
 	oneLine(t, []string{"run"}, code, out, errOut, "null is not a value")
 	if strings.Contains(errOut, "no value after") {
 		t.Errorf("run --set parallelism.dp=null: %q", errOut)
+	}
+}
+
+// sweepRefuses runs `sweep default --out DIR/s.csv args` (with grid after a
+// --set, which needs a point to vary) and checks the sweep stops before
+// its first row: one line naming mention, exit 2, no output file.
+func sweepRefuses(t *testing.T, dir string, args, grid []string, mention string) {
+	t.Helper()
+	outFile := filepath.Join(dir, "s.csv")
+	all := append([]string{"sweep", "default", "--out", outFile}, args...)
+	if args[0] == "--set" {
+		all = append(all, grid...)
+	}
+	code, out, errOut := runMain(t, "", all...)
+	oneLine(t, all, code, out, errOut, mention)
+	if _, err := os.Stat(outFile); err == nil {
+		t.Errorf("%q: left %s", all, outFile)
 	}
 }

@@ -51,16 +51,7 @@ func TestSweepUnusableValuesChecked(t *testing.T) {
 		{[]string{"--grid", "model.hf_config=" + empty + "," + junk}, "architectures is missing"},
 		{[]string{"--set", "communication.calibration=" + victim}, `unknown key "name"`},
 	} {
-		outFile := filepath.Join(dir, "s.csv")
-		args := append([]string{"sweep", "default", "--out", outFile}, tc.args...)
-		if tc.args[0] == "--set" {
-			args = append(args, grid...)
-		}
-		code, out, errOut := runMain(t, "", args...)
-		oneLine(t, args, code, out, errOut, tc.mention)
-		if _, err := os.Stat(outFile); err == nil {
-			t.Errorf("%q: left %s", args, outFile)
-		}
+		sweepRefuses(t, dir, tc.args, grid, tc.mention)
 	}
 }
 
