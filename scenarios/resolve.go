@@ -184,6 +184,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnStackLayout(s)
 	l.warnStackOffload(s)
 	l.warnFSDPStage2(s)
+	l.warnDeepSpeedStage0Overlap(s)
 	l.warnStackAdamL2(s)
 	l.warnGradSync(s)
 	l.warnKeepLogits(s)

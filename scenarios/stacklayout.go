@@ -396,6 +396,18 @@ func (l *loader) warnFSDPStage2(s *Scenario) {
 	l.warn(s, "parallelism.zero_stage", fmt.Sprintf("FSDP's ZeRO-2 (communication.boundary %s) reshards every unit after each backward and all-gathers it again in every micro-step's forward; zerosim's stage 2 keeps whole 16-bit parameters and gathers once per optimizer step, so with grad_accum %d it counts %d× fewer all-gathers and more memory at rest (docs/stacks.md); modelled as asked", b, s.Training.GradAccum, s.Training.GradAccum))
 }
 
+// warnDeepSpeedStage0Overlap warns when a DeepSpeed scenario at stage 0
+// asks for overlapped reductions: DeepSpeed's stage 0 all-reduces the
+// gradients after the backward (engine.py allreduce_gradients, lines
+// 2891-2914 at edaa7221) whatever overlap_comm says, as zerosim's DeepSpeed
+// importer writes (deepspeed.go).
+func (l *loader) warnDeepSpeedStage0Overlap(s *Scenario) {
+	if s.Stack != "deepspeed" || s.Parallelism.Stage != 0 || s.Communication.Overlap == nil || !*s.Communication.Overlap {
+		return
+	}
+	l.warn(s, "communication.overlap", "overlap: true at ZeRO stage 0 under stack deepspeed: DeepSpeed's stage 0 all-reduces the gradients after the backward whatever overlap_comm says (deepspeed/runtime/engine.py allreduce_gradients at edaa7221); modelled as asked (delete the key for DeepSpeed's behaviour)")
+}
+
 // warnStackLayout warns when the scenario's stage and K are not a layout
 // its stack preset runs (StackLayout): the result is modelled, but no
 // setting of that stack reproduces it.

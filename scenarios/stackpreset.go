@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -196,8 +195,9 @@ func presetStage(root *yaml.Node) int {
 	if cur.Kind != yaml.ScalarNode || cur.Tag != "!!int" {
 		return -1
 	}
-	n, err := strconv.Atoi(cur.Value)
-	if err != nil || n < 0 || n > 3 {
+	// Decoded as the loader decodes it: 0x2 and 0o2 are stage 2 too.
+	var n int
+	if err := cur.Decode(&n); err != nil || n < 0 || n > 3 {
 		return -1
 	}
 	return n

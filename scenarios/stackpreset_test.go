@@ -94,6 +94,9 @@ func TestStackPresetStages(t *testing.T) {
 		{"torchtitan", []string{"parallelism.zero_stage=2"}, true, DefaultBucketSize},
 		{"torchtitan", nil, true, DefaultBucketSize},
 		{"megatron", []string{"parallelism.zero_stage=0"}, false, DefaultBucketSize},
+		// The stage as the loader reads it: YAML's 0x2 and 0o0 are 2 and 0.
+		{"deepspeed", []string{"parallelism.zero_stage=0x2"}, false, 20 * units.MB},
+		{"torchtitan", []string{"parallelism.zero_stage=0o0"}, true, 100 * units.MiB},
 	} {
 		s, err := Load("s.yaml", []byte(base+"stack: "+c.stack+"\n"), c.sets)
 		if err != nil {
@@ -144,6 +147,27 @@ func TestFSDPStage2Warning(t *testing.T) {
 		got := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "FSDP's ZeRO-2") })
 		if got != c.warn {
 			t.Errorf("%v: warns %v, want %v (%q)", c.sets, got, c.warn, s.Warnings)
+		}
+	}
+}
+
+// TestDeepSpeedStage0OverlapWarns: an explicit overlap: true under stack
+// deepspeed at stage 0 is modelled as asked, with a warning, since
+// DeepSpeed's stage 0 all-reduces after the backward whatever overlap_comm
+// says; at stage 2 overlap_comm is DeepSpeed's own setting, no warning.
+func TestDeepSpeedStage0OverlapWarns(t *testing.T) {
+	base := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 3}\nstack: deepspeed\n"
+	for _, c := range []struct {
+		stage string
+		warn  bool
+	}{{"0", true}, {"2", false}} {
+		s, err := Load("s.yaml", []byte(base), []string{"parallelism.zero_stage=" + c.stage, "communication.overlap=true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(strings.Join(s.Warnings, "\n"), "DeepSpeed's stage 0 all-reduces the gradients after the backward")
+		if got != c.warn {
+			t.Errorf("stage %s: warning %v, want %v (%q)", c.stage, got, c.warn, s.Warnings)
 		}
 	}
 }
