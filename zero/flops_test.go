@@ -152,17 +152,7 @@ func TestPlanCompute(t *testing.T) {
 // forward, and other policies are unchanged.
 func TestPlanComputeEarlyStop(t *testing.T) {
 	d := FLOPDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 32, FFN: 11008, Causal: true}
-	spec := ComputeSpec{Dims: d, GPU: GPUShape{Peak: 312e12, HBM: 2039e9, SMs: 108},
-		Eff: Efficiency{GEMM: 0.7, Attention: 0.6, HBM: 0.88}, Policy: "full", Blocks: []bool{true}, Head: -1}
-	whole, err := PlanCompute(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec.EarlyStop = true
-	early, err := PlanCompute(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, whole, early := earlyStopPair(t, d, "full")
 	f, _ := BlockForwardFLOPs(d)
 	down := int64(2 * 4096 * 11008 * 4096)
 	if got := whole[0].BwdFLOPs - early[0].BwdFLOPs; got != down {
@@ -177,6 +167,25 @@ func TestPlanComputeEarlyStop(t *testing.T) {
 	if sel0, _ := PlanCompute(spec); sel[0] != sel0[0] {
 		t.Errorf("selective changed under early stop: %+v vs %+v", sel[0], sel0[0])
 	}
+}
+
+// earlyStopPair plans one checkpointed block of d under policy on an
+// A100 (312 TFLOPS, 2,039 GB/s) without and with PyTorch's early stop; it
+// returns the spec, left with EarlyStop set.
+func earlyStopPair(t *testing.T, d FLOPDims, policy string) (ComputeSpec, []UnitCompute, []UnitCompute) {
+	t.Helper()
+	spec := ComputeSpec{Dims: d, GPU: GPUShape{Peak: 312e12, HBM: 2039e9, SMs: 108},
+		Eff: Efficiency{GEMM: 0.7, Attention: 0.6, HBM: 0.88}, Policy: policy, Blocks: []bool{true}, Head: -1}
+	whole, err := PlanCompute(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.EarlyStop = true
+	early, err := PlanCompute(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, whole, early
 }
 
 // TestPlanComputeOpEarlyStop: under the op policy the same early stop
@@ -196,17 +205,7 @@ func TestPlanComputeOpEarlyStop(t *testing.T) {
 		{"gpt", FLOPDims{Arch: "gpt", Seq: 4096, Batch: 1, Hidden: 1024, Heads: 16, FFN: 4096, Causal: true, QKVBias: true, OBias: true, MLPBias: true}, 34_359_738_368},
 		{"llama", FLOPDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 32, FFN: 11008, Causal: true}, 0},
 	} {
-		spec := ComputeSpec{Dims: c.d, GPU: GPUShape{Peak: 312e12, HBM: 2039e9, SMs: 108},
-			Eff: Efficiency{GEMM: 0.7, Attention: 0.6, HBM: 0.88}, Policy: "op", Blocks: []bool{true}, Head: -1}
-		whole, err := PlanCompute(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec.EarlyStop = true
-		early, err := PlanCompute(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, whole, early := earlyStopPair(t, c.d, "op")
 		if got := whole[0].BwdFLOPs - early[0].BwdFLOPs; got != c.save {
 			t.Errorf("%s: early stop saves %d FLOPs under op, want %d", c.name, got, c.save)
 		}

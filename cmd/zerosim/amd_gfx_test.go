@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,13 +29,7 @@ parallelism: {dp: 16, zero_stage: 3}
 // refused in one line, exit 2, nothing on stdout.
 func TestFiguresOnlyGPUGFX(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t, dir)
 	amd := write("amd.yaml", strings.Replace(figuresOnlyXGMI, "  intra:", "  gfx: gfx950\n  intra:", 1))
 	code, out, errOut := runMain(t, "", "run", amd)
 	if code != 0 || errOut != "" {

@@ -14,6 +14,19 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
+// fileWriter returns write(name, text), which writes text to dir/name
+// and returns its path, failing t when it cannot.
+func fileWriter(t *testing.T, dir string) func(name, text string) string {
+	t.Helper()
+	return func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
 func runMain(t testing.TB, stdin string, args ...string) (code int, out, errOut string) {
 	t.Helper()
 	var o, e bytes.Buffer

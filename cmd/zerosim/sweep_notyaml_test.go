@@ -16,13 +16,7 @@ import (
 // error row with exit 0; each now stops the sweep before its first row.
 func TestSweepUnusableValuesChecked(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t, dir)
 	empty := write("empty.json", "{}\n")
 	junk := write("junk.sh", "echo hi\n")
 	scen, ok := scenarios.Example("default")
