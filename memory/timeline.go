@@ -108,8 +108,10 @@ const (
 	// 0321fa774888a7c86501b3cb31ed6b4fc1010230), and a
 	// node's input gradient and saved tensors go once it has run (the
 	// engine releases the variables of a node it executed when the graph is
-	// not retained). Applied when the head's backward compute ends, after
-	// the loss's frees. Its CompActivations events are the tensors
+	// not retained: Engine::evaluate_function calls release_variables()
+	// after the node's outputs exist, torch/csrc/autograd/engine.cpp at
+	// pytorch/pytorch e1253a956f6866469eafd88cc3bfb4627f4b1efc). Applied
+	// when the head's backward compute ends, after the loss's frees. Its CompActivations events are the tensors
 	// MmBackward0 holds beside it (UnitInfo.HeadMm), allocated before the
 	// gradient and freed after it, before the rest of the head's
 	// activations.

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"fmt"
+
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -77,7 +79,7 @@ func (v Vendor) contextSource(given bool) string {
 	if v != AMD || given {
 		return ""
 	}
-	return "; the HIP context is CUDA's 400 MB, no ROCm figure being found: memory.runtime_context sets yours"
+	return fmt.Sprintf("; the HIP context is CUDA's %d MB, no ROCm figure being found: memory.runtime_context sets yours", memory.DefaultCUDAContext/1_000_000)
 }
 
 // extras is what the device holds outside the caching allocator, in

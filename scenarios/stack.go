@@ -93,10 +93,14 @@ const (
 )
 
 // DefaultMaxGradNorm is training.max_grad_norm when unset: 1.0, the
-// default of every stack zerosim models (the Hugging Face Trainer's
-// max_grad_norm, DeepSpeed's gradient_clipping since v0.19.3
-// (deepspeed.go's clipping), Megatron-LM's --clip-grad, torchtitan's
-// training.max_norm).
+// default of every stack zerosim models: the Hugging Face Trainer's
+// TrainingArguments.max_grad_norm (src/transformers/training_args.py at
+// huggingface/transformers 00349ae87eddc872ffa21a8a54f264375a0056a8),
+// DeepSpeed's gradient_clipping since v0.19.3 (deepspeed.go's clipping),
+// Megatron-LM's --clip-grad (megatron/training/arguments.py at d580efc6,
+// as the megatron stack preset cites), torchtitan's training.max_norm
+// (torchtitan/config/job_config.py line 264 at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1).
 const DefaultMaxGradNorm = 1.0
 
 // ShardFP32 is training.shard_dtype: fp32, the rank's parameter shard kept

@@ -191,7 +191,8 @@ var stackLayouts = map[string]StackLayout{
 		// megatron/training/arguments.py:1715 --optimizer-cpu-offload,
 		// which :945 requires with --use-precision-aware-optimizer
 		// (the hybrid device optimizer); the importer refuses it.
-		// --expert-model-parallel-size (megatron/training/arguments.py;
+		// --expert-model-parallel-size (megatron/training/arguments.py at
+		// d580efc6;
 		// megatron.go reads it).
 		ep:        epSupport{all: true},
 		noOffload: "it offers --optimizer-cpu-offload (Megatron-LM d580efc6 megatron/training/arguments.py:1715, the hybrid device optimizer with --use-precision-aware-optimizer and --optimizer-offload-fraction), which zerosim does not model"},

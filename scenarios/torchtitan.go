@@ -99,7 +99,8 @@ type Torchtitan struct {
 	OptimizerImpl                      OptimizerImpl
 	LR, Beta1, Beta2, Eps, WeightDecay float64
 	// MaxNorm is training.max_norm, clip_grad_norm_'s max_norm (default
-	// 1.0): training.max_grad_norm when it is another positive value.
+	// 1.0: torchtitan/config/job_config.py line 264 at 238fa99):
+	// training.max_grad_norm when it is another positive value.
 	MaxNorm        float64
 	Recompute      Recompute
 	RecomputeEvery int64
