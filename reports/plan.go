@@ -135,13 +135,8 @@ func gibAt(b int64, extra int) string {
 // tell them apart: a peak just over the GPU's memory does not read as
 // equal to it ("3.260 GiB" and "3.278 GiB", not "3.3 GiB" twice).
 func gibApart(a, b int64) (string, string) {
-	for d := 1; ; d++ {
-		x := fmt.Sprintf("%.*f GiB", d, float64(a)/float64(units.GiB))
-		y := fmt.Sprintf("%.*f GiB", d, float64(b)/float64(units.GiB))
-		if x != y || d == 3 {
-			return x, y
-		}
-	}
+	d := apartDigits(gibAt, 0, 2, a, b)
+	return gibAt(a, d), gibAt(b, d)
 }
 
 // overBy is an excess of memory: in GiB from 0.1 GiB, else in MiB.

@@ -133,7 +133,7 @@ func TestMicroStepWaitsForGradientSyncs(t *testing.T) {
 		{"stage 0, no_sync until the last", []string{"parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
 		{"stage 1, no_sync until the last", []string{"communication.bucket_size=1GB"}, 1},
 		// torchtitan's DDP and llm-foundry's NO_SHARD never enter no_sync
-		// (reducesEveryMicroStep).
+		// (scenarios.Scenario.GradSyncEvery).
 		{"stage 0, torchtitan", []string{"stack=torchtitan", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, a},
 		{"stage 0, llm-foundry", []string{"stack=llm-foundry", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, a},
 		// llm-foundry without fsdp_config is Composer DDP, no_sync until

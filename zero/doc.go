@@ -36,7 +36,7 @@
 // forward and backward. training.grad_sync says which micro-steps reduce
 // at stages 0 and 1; unset, stage 0 under the torchtitan, llm-foundry and
 // fms-fsdp stacks reduces every micro-step, their stage 0 never entering
-// no_sync (scenarios.Scenario.GradSyncEvery, reducesEveryMicroStep). PyTorch FSDP under Composer behaves as stage 3
+// no_sync (scenarios.Scenario.GradSyncEvery). PyTorch FSDP under Composer behaves as stage 3
 // here: Composer enters no_sync only for a DistributedDataParallel model
 // (ddp_sync_context, mosaicml/composer composer/trainer/dist_strategy.py at
 // v0.13.4 d80c37dc), so FSDP reduce-scatters every micro-step's gradients

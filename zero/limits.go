@@ -46,7 +46,7 @@ const (
 // backward and a reduce-scatter; with K > 1 one more all-reduce across the
 // instances), and the optimizer. With gradient accumulation the units'
 // tasks repeat every micro-step, and so do the buckets' where every
-// micro-step reduces (reducesEveryMicroStep, the schedule's own rule);
+// micro-step reduces (scenarios.Scenario.GradSyncEvery, the schedule's own rule);
 // elsewhere they reduce once.
 type taskCount struct {
 	units, buckets, perBucket, perUnit int64
@@ -63,7 +63,7 @@ type taskCount struct {
 func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 	c := taskCount{units: int64(len(s.Model.LayerList)), stage3: s.Parallelism.Stage == 3, perUnit: 2,
 		micro: s.Training.GradAccum, bucketMicro: 1}
-	if reducesEveryMicroStep(s) {
+	if s.GradSyncEvery() {
 		c.bucketMicro = c.micro
 	}
 	c.perBucket = map[int]int64{0: 1, 1: 2, 2: 2, 3: 3}[s.Parallelism.Stage]

@@ -780,17 +780,10 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 }
 
 // reduces reports whether micro-step m reduces gradients: the last one
-// always, the others where reducesEveryMicroStep.
+// always, the others where s.GradSyncEvery (the rule countTasks'
+// bound shares; it cites each stack's trainer).
 func (b *builder) reduces(m int) bool {
-	return m == b.sc.Micro-1 || reducesEveryMicroStep(b.s)
-}
-
-// reducesEveryMicroStep reports whether every micro-step of s reduces its
-// gradients, the one rule the schedule (builder.reduces) and its size
-// bound (countTasks) share: scenarios.Scenario.GradSyncEvery, which cites
-// each stack's trainer.
-func reducesEveryMicroStep(s *scenarios.Scenario) bool {
-	return s.GradSyncEvery()
+	return m == b.sc.Micro-1 || b.s.GradSyncEvery()
 }
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
