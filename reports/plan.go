@@ -851,6 +851,10 @@ func NoFitText(p *sweep.Plan) string {
 		}
 		ways = append(ways, w)
 	}
+	if p.OneStep {
+		ways = append(ways, fmt.Sprintf("fewer sequences per GPU: stack %s has no gradient accumulation, so each GPU's %s sequences are one micro-batch (a smaller --global-batch, or more GPUs; --set training.grad_accum=N models accumulation anyway)",
+			EscapeControl(p.Stack), commas(c.MicroBatch)))
+	}
 	// Only the stages the stack runs are advised (plan refuses the others:
 	// "--stages 2: stack megatron does not run ZeRO stage 2"); stage 3
 	// under a stack that does not run it is another stack's (QA17 M4).
@@ -949,9 +953,11 @@ func WritePlanCSV(w io.Writer, pr *PlanReport) error {
 		if r.Prefetch >= 0 {
 			pf = strconv.Itoa(r.Prefetch)
 		}
-		bucket := "" // bytes, as every size in the file: "40MB" is 40000000
-		if b := r.BucketBytes(); b > 0 {
-			bucket = i64(b)
+		// The bucket size replayed, the stack's own too, in bytes as every
+		// size in the file ("40MB" is 40000000).
+		bucket := ""
+		if r.ReplayedBucket > 0 {
+			bucket = i64(r.ReplayedBucket)
 		}
 		rec := []string{strconv.Itoa(i + 1), strconv.Itoa(r.Stage), strconv.Itoa(r.K), i64(r.MicroBatch), i64(r.GradAccum), r.Recompute,
 			bucket, pf, r.Algorithm, sweep.FormatTokensPerSec(r.TokensPerSecPerGPU), sweep.FormatMFU(r.MFU),

@@ -174,7 +174,9 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		GlobalBatch: p.GlobalBatch, TokensPerStep: p.TokensPerStep, Searched: p.Searched, MemoryPruned: p.MemoryPruned,
 		Replayed: p.Replayed, Invalid: p.Invalid, FirstInvalid: p.FirstInvalid,
 		Rows: mapSlice(p.Rows, func(r sweep.PlanRow) planRowJSON {
-			return planRowJSON{candidateJSON: newCandidateJSON(r.Candidate), StepTime: r.StepTime, Compute: r.Compute,
+			cj := newCandidateJSON(r.Candidate)
+			cj.BucketSize = r.ReplayedBucket // the size replayed, the stack's too
+			return planRowJSON{candidateJSON: cj, StepTime: r.StepTime, Compute: r.Compute,
 				ExposedComm: r.ExposedComm, Slowed: r.Slowed, Wait: r.Wait, NetworkBytes: r.NetworkBytes, NVLinkBytes: r.NVLinkBytes, NetworkBusiest: r.NetworkBusiest,
 				PeakMemory: r.PeakMemory, Headroom: r.Headroom, DevicePeak: r.DevicePeak,
 				ReservedMode: r.ReservedMode, AllocatorRetries: r.SimulatedRetries, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}

@@ -69,6 +69,9 @@ type StackLayout struct {
 	// reduceNote, by stage, is what plan's run line says of the stack's
 	// gradient reduction beyond the bucket size (qa27 M1).
 	reduceNote map[int]string
+	// noCP, by stage, is why the stack does not run that stage with
+	// context parallelism (parallelism.cp > 1); "" where it does.
+	noCP map[int]string
 }
 
 // FSDP reduces one unit's gradients per post-backward, with no bucket
@@ -109,7 +112,13 @@ var stackLayouts = map[string]StackLayout{
 		// bucket_cap_mb=100) (torchtitan/models/llama3/infra/
 		// parallelize.py:372 at 238fa99): the preset's 100 MiB
 		// (stackpreset.go), no other size.
-		noBucket:  map[int]string{0: "torchtitan's DDP buckets are 100 MiB (replicate bucket_cap_mb=100)", 2: fsdp2NoBucket, 3: fsdp2NoBucket},
+		noBucket: map[int]string{0: "torchtitan's DDP buckets are 100 MiB (replicate bucket_cap_mb=100)", 2: fsdp2NoBucket, 3: fsdp2NoBucket},
+		// Context parallelism turns FSDP on: fsdp_enabled is
+		// "dp_shard_enabled or cp_enabled" (torchtitan/distributed/
+		// parallel_dims.py:334–335 at 238fa99), and parallelize_llama
+		// applies fully_shard when fsdp_enabled, DDP only otherwise
+		// (torchtitan/models/llama3/infra/parallelize.py:125–153).
+		noCP:      map[int]string{0: "torchtitan 238fa99 shards with FSDP2 whenever cp > 1 (parallel_dims.py fsdp_enabled = dp_shard_enabled or cp_enabled), so its DDP (stage 0) never runs with context parallelism"},
 		noOffload: "it offers only FSDP2's CPUOffloadPolicy (training.enable_cpu_offload: parameters, gradients and optimizer states together, torchtitan 238fa99 torchtitan/models/llama3/infra/parallelize.py:315–317), which zerosim does not model"},
 	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48, as the
 	// importer reads it (llmfoundry.go lfStrategy and readParallelism):
@@ -233,12 +242,30 @@ func (l StackLayout) EPNote(arch string) string {
 // (plan searches communication.bucket_size), else how it reduces instead;
 // for FSDP's per-unit reductions, which zerosim still models in buckets
 // of communication.bucket_size below stage 3 (docs/stacks.md), that size.
+// Where the stack's preset sets a size at stage (torchtitan's DDP) and the
+// scenario sets another, the note says the scenario's size is replayed.
 func (l StackLayout) BucketNote(stage int, bucket units.Bytes) string {
 	n := l.noBucket[stage]
+	size := strings.Replace(bucket.SI(), ".00 ", " ", 1)
 	if stage < 3 && (n == fsdp1NoBucket || n == fsdp2NoBucket) {
-		n += " (modelled as " + strings.Replace(bucket.SI(), ".00 ", " ", 1) + " buckets)"
+		n += " (modelled as " + size + " buckets)"
+	}
+	if p, ok := presetBucket(l.Name, stage); ok && n != "" && p != bucket {
+		n = size + " gradient buckets, the scenario's; " + n
 	}
 	return n
+}
+
+// presetBucket is the communication.bucket_size stack's preset fills in at
+// stage, if it sets one there.
+func presetBucket(stack string, stage int) (units.Bytes, bool) {
+	for _, k := range stackPresets[stack] {
+		if k.path == "communication.bucket_size" && k.applies(stage) {
+			b, err := units.ParseBytes(k.value)
+			return b, err == nil
+		}
+	}
+	return 0, false
 }
 
 // ReduceNote is what plan's run line adds about the stack's gradient
@@ -308,6 +335,10 @@ func (l StackLayout) RunsK(stage, k, nodes int) bool {
 	}
 	return false
 }
+
+// RunsCP reports whether the stack runs stage with context parallelism
+// of degree cp (any stage it runs at cp ≤ 1).
+func (l StackLayout) RunsCP(stage, cp int) bool { return cp <= 1 || l.noCP[stage] == "" }
 
 // Ks keeps of ks those the stack runs at stage on nodes nodes.
 func (l StackLayout) Ks(stage, nodes int, ks []int) []int {
@@ -420,6 +451,9 @@ func (l *loader) warnStackLayout(s *Scenario) {
 	p := s.Parallelism
 	if note := sl.EPNote(s.Model.Architecture); p.EP > 1 && note != "" {
 		l.warn(s, "parallelism.ep", note+" (docs/stacks.md); modelled as asked, but no setting of the stack reproduces it")
+	}
+	if !sl.RunsCP(p.Stage, p.CP) {
+		l.warn(s, "parallelism.cp", fmt.Sprintf("stack %s does not run ZeRO stage %d with cp=%d: %s (docs/stacks.md); modelled as asked, but no setting of the stack reproduces it", sl.Name, p.Stage, p.CP, sl.noCP[p.Stage]))
 	}
 	msg := sl.check(p.Stage, max(p.K, 1), s.Cluster.Nodes)
 	if msg == "" {

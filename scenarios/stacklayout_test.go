@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestStackLayouts: the stages and K each stack runs, as its code sets
@@ -126,5 +128,63 @@ func TestKOneIsTheLoaders(t *testing.T) {
 	}
 	if !KOne(0, 1, false) {
 		t.Error("stage 0: KOne false")
+	}
+}
+
+// TestBucketNote: plan's run line names the bucket size replayed. At
+// torchtitan's stage 0 its DDP's 100 MiB (replicate bucket_cap_mb=100,
+// parallelize.py:372 at 238fa99) is the stack's own; a scenario that sets
+// 40 MB replays 40 MB, and the note must say so rather than claim 100 MiB.
+// FSDP's per-unit reductions are modelled in the scenario's buckets.
+func TestBucketNote(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		stack  string
+		stage  int
+		bucket int64
+		want   string
+	}{
+		{"torchtitan", 0, 100 * mib, "torchtitan's DDP buckets are 100 MiB (replicate bucket_cap_mb=100)"},
+		{"torchtitan", 0, 40e6, "40 MB gradient buckets, the scenario's; torchtitan's DDP buckets are 100 MiB (replicate bucket_cap_mb=100)"},
+		{"torchtitan", 2, 40e6, fsdp2NoBucket + " (modelled as 40 MB buckets)"},
+		{"torchtitan", 3, 40e6, fsdp2NoBucket},
+		{"llm-foundry", 0, 25e6, fsdp1NoBucket + " (modelled as 25 MB buckets)"},
+		{"deepspeed", 1, 40e6, ""},
+	} {
+		l, _ := (&Scenario{Stack: c.stack}).StackLayout()
+		if got := l.BucketNote(c.stage, units.Bytes(c.bucket)); got != c.want {
+			t.Errorf("%s stage %d, %d B: %q, want %q", c.stack, c.stage, c.bucket, got, c.want)
+		}
+	}
+}
+
+// TestStackCPWarning: torchtitan turns FSDP on whenever cp > 1
+// (parallel_dims.py:334–335 at 238fa99: fsdp_enabled = dp_shard_enabled
+// or cp_enabled), so its DDP, stage 0, never runs with context
+// parallelism; the loader warns at parallelism.cp there and nowhere else.
+func TestStackCPWarning(t *testing.T) {
+	const base = "version: 1\ncluster: {nodes: 4, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 16, cp: 2, zero_stage: 0}\n"
+	const want = "s.yaml:4:23: stack torchtitan does not run ZeRO stage 0 with cp=2"
+	for _, c := range []struct {
+		sets []string
+		warn bool
+	}{
+		{[]string{"stack=torchtitan"}, true},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=3"}, false},
+		{[]string{"stack=torchtitan", "parallelism.cp=1", "parallelism.dp=32"}, false},
+		{[]string{"stack=deepspeed"}, false},
+	} {
+		s, err := Load("s.yaml", []byte(base), c.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		got := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, want) })
+		if got != c.warn {
+			t.Errorf("%v: warnings %q, want %q: %v", c.sets, s.Warnings, want, c.warn)
+		}
+		l, _ := s.StackLayout()
+		if runs := l.RunsCP(s.Parallelism.Stage, s.Parallelism.CP); s.Stack == "torchtitan" && runs == c.warn {
+			t.Errorf("%v: RunsCP %v", c.sets, runs)
+		}
 	}
 }

@@ -222,6 +222,13 @@ type PlanRow struct {
 	SimulatedRetries *int
 	// DeviceFit is the replay's zero.Result.DeviceFits on the plan's GPU.
 	DeviceFit bool
+	// ReplayedBucket is the gradient bucket size the replay used at
+	// stages 0–2 (communication.bucket_size after the candidate's sets: the
+	// candidate's own size, or the scenario's or its stack's when the
+	// candidate sets none, as torchtitan's DDP 100 MiB), 0 at stage 3.
+	// plan.csv and plan.json write it, so a row set by the stack does not
+	// read as "no bucket".
+	ReplayedBucket int64
 	// TokensPerSecPerGPU is the step's tokens over its time and the GPUs;
 	// MFU the model FLOPs utilization as zerosim run reports it
 	// (zero.Utilization: 6N + 12·L·H·Q·s per token, recompute excluded; 3×
@@ -355,6 +362,10 @@ type Plan struct {
 	NodesToFit int
 	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
 	RequireDeviceFit bool
+	// OneStep is set when the stack has no gradient accumulation
+	// (scenarios.NoGradAccum) and no --set asks for it: every candidate
+	// runs a rank's sequences as one micro-batch.
+	OneStep bool
 	// NoSeqLen is set when the model has no sequence length (an MLP, a
 	// bare parameter count): a sample counts as one token.
 	NoSeqLen bool
@@ -484,8 +495,11 @@ type planSpace struct {
 	// bucketsAsked: --bucket-sizes or a --set communication.bucket_size
 	// gave the sizes (a stack's fixed reduction does not override them).
 	bucketsAsked bool
-	prefetch     []int
-	algorithms   []string
+	// oneStep: the stack has no gradient accumulation and no --set asks
+	// for it (noAccum), so every candidate runs one micro-step.
+	oneStep    bool
+	prefetch   []int
+	algorithms []string
 	// zeroPP: the scenario sets ZeRO++ keys, which run at stage 3 with one
 	// copy of the state (the loader's rule): K = 1 only.
 	zeroPP bool
@@ -524,6 +538,12 @@ func (sp *planSpace) ks(stage, ep int) []int {
 // noCandidates says why the space has no configuration: the K asked for
 // (--k, a pinned parallelism.k) run at none of the stages searched.
 func (sp *planSpace) noCandidates() error {
+	if st := sp.stack; st != nil && len(sp.layouts) == 1 && sp.layouts[0].cp == 0 &&
+		!slices.ContainsFunc(sp.stages, func(x int) bool { return st.RunsCP(x, sp.base.Parallelism.CP) }) {
+		return fmt.Errorf("no configuration to search: stack %s runs none of the stages searched (%s) with cp=%d (search stages it does: --stages %s; docs/stacks.md)",
+			st.Name, strings.Join(mapInts(sp.stages), ", "), sp.base.Parallelism.CP,
+			strings.Join(mapInts(slices.DeleteFunc(st.Stages(), func(x int) bool { return !st.RunsCP(x, sp.base.Parallelism.CP) })), ","))
+	}
 	ks := "every divisor of N"
 	if sp.kOnly != nil {
 		ks = strings.Join(mapInts(sp.kOnly), ", ")
@@ -658,7 +678,7 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 		if ms != nil {
 			l.microBatchs = slices.DeleteFunc(l.microBatchs, func(m int64) bool { return !slices.Contains(ms, m) })
 		}
-		if noAccum(s, set) {
+		if sp.oneStep = noAccum(s, set); sp.oneStep {
 			// One micro-step: the rank's sequences are its micro-batch.
 			l.microBatchs = slices.DeleteFunc(l.microBatchs, func(m int64) bool { return m != l.perRank })
 		}
@@ -865,7 +885,14 @@ func (sp *planSpace) cpLayouts(cps []int) error {
 func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
 	for _, l := range sp.layouts {
+		cp := l.cp
+		if cp == 0 { // not searched: the scenario's
+			cp = sp.base.Parallelism.CP
+		}
 		for _, st := range sp.stages {
+			if sp.stack != nil && !sp.stack.RunsCP(st, cp) {
+				continue // only what the stack runs (torchtitan's DDP has no cp)
+			}
 			buckets, prefetch := sp.buckets, []int{-1}
 			if st == 3 {
 				buckets, prefetch = []string{""}, sp.prefetch
@@ -1062,6 +1089,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		p.Stack, p.StackRuns, p.stack = sp.stack.Name, sp.stack.Runs(s.Cluster.Nodes), sp.stack
 		if note := sp.stack.EPNote(s.Model.Architecture); note != "" && s.EPDegrees() != nil {
 			p.StackRuns += "; ep 1 only (" + note + ")"
+		}
+		if p.OneStep = sp.oneStep; sp.oneStep {
+			p.StackRuns += "; one micro-step per optimizer step (no gradient accumulation: " + scenarios.NoAccumFrom + ")"
 		}
 	}
 	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
@@ -1402,6 +1432,9 @@ func (p *Plan) replay(src Source, c Candidate, model *memory.Report) (PlanRow, e
 		NVLinkBytes: m.NVLinkBytes, DevicePeak: m.DevicePeak, TokensPerSecPerGPU: m.TokensPerSecPerGPU, MFU: m.MFU, MFUFromForward: m.MFUFromForward}
 	r.DeviceFit = res.DeviceFits(p.GPUMemory)
 	r.ReservedMode, r.SimulatedRetries = m.ReservedMode, m.AllocRetries
+	if c.Stage < 3 {
+		r.ReplayedBucket = int64(s.Communication.BucketSize)
+	}
 	if sl, ok := s.StackLayout(); ok {
 		if c.Stage < 3 && c.BucketSize == "" {
 			r.BucketNote = sl.BucketNote(c.Stage, s.Communication.BucketSize)

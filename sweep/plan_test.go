@@ -1130,5 +1130,35 @@ func TestPlanNoAccumUnderFMSFSDP(t *testing.T) {
 		if !maps.Equal(got, c.gas) {
 			t.Errorf("%s: grad_accum searched %v, want %v", c.stack, got, c.gas)
 		}
+		// The stack: line and the no-fit advice say so (plan reads OneStep).
+		if sp.oneStep != (c.stack == "fms-fsdp") {
+			t.Errorf("%s: oneStep %v", c.stack, sp.oneStep)
+		}
+	}
+}
+
+// TestPlanNoDDPWithCPUnderTorchtitan: torchtitan applies FSDP2 whenever
+// cp > 1 (parallel_dims.py:334–335 at 238fa99), so plan under it searches
+// stage 0 (its DDP) at cp 1 only; stages 2 and 3 at both degrees. A plan
+// whose scenario pins cp 2 and searches stage 0 alone has nothing to
+// search and says which stages the stack runs with cp.
+func TestPlanNoDDPWithCPUnderTorchtitan(t *testing.T) {
+	opt := PlanOptions{CP: []int{1, 2}, Recompute: []string{"full"}, Algorithms: []string{"auto"}}
+	sp, err := newPlanSpace(exampleSource(t, "llama2-13b-a100-eth", "stack=torchtitan"), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[[2]int]bool{}
+	for _, c := range sp.candidates() {
+		got[[2]int{c.Stage, c.CP}] = true
+	}
+	want := map[[2]int]bool{{0, 1}: true, {2, 1}: true, {2, 2}: true, {3, 1}: true, {3, 2}: true}
+	if !maps.Equal(got, want) {
+		t.Errorf("stage, cp searched %v, want %v", got, want)
+	}
+	src := exampleSource(t, "llama2-13b-a100-eth", "stack=torchtitan", "parallelism.cp=2", "parallelism.dp=16")
+	_, err = PlanSearch(context.Background(), src, PlanOptions{Stages: []int{0}})
+	if err == nil || !strings.Contains(err.Error(), "stack torchtitan runs none of the stages searched (0) with cp=2 (search stages it does: --stages 2,3") {
+		t.Errorf("stage 0 at cp 2 under torchtitan: %v", err)
 	}
 }

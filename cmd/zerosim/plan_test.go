@@ -18,6 +18,7 @@ import (
 
 	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // TestPlanOneScreen: on Llama-2-13B over 4 × 8 A100-40GB with one 100 GbE
@@ -821,5 +822,89 @@ func TestPlanAllInvalidIsInputError(t *testing.T) {
 	code, out, errOut := runMain(t, "", "plan", "--set", "communication.nccl_algo=NVLS", "--set", "cluster.gpu=A100-80GB", "--set", "cluster.intra.preset=NVLink3")
 	if code != 2 || out != "" || !strings.HasPrefix(errOut, "zerosim: default.yaml: --set communication.nccl_algo=NVLS: communication.nccl_algo: the step's reduce-scatters: ") || !strings.Contains(errOut, "NCCL_ALGO was set to NVLS") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestPlanStackBucketWritten: a row whose gradient buckets the stack sets
+// (torchtitan's stage 0 is DDP: replicate(bucket_cap_mb=100),
+// parallelize.py:372 at 238fa99, 100 MiB = 104,857,600 B) writes the
+// size it replayed in plan.csv and plan.json, not an empty cell; a scenario
+// that sets its own size (default.yaml's 40 MB) replays and writes that.
+func TestPlanStackBucketWritten(t *testing.T) {
+	raw, ok := scenarios.Example("default")
+	def := string(raw)
+	if !ok || !strings.Contains(def, "  bucket_size: 40MB\n") {
+		t.Fatal("default.yaml no longer sets bucket_size: 40MB")
+	}
+	write := fileWriter(t, t.TempDir())
+	for _, c := range []struct {
+		name, yaml string
+		want       string
+	}{
+		{"stack.yaml", strings.Replace(def, "  bucket_size: 40MB\n", "", 1), "104857600"},
+		{"file.yaml", def, "40000000"},
+	} {
+		dir := t.TempDir()
+		_, errOut, code := sweepCLI(t, "plan", write(c.name, c.yaml), "--set", "stack=torchtitan", "--set", "model.preset=gpt3-1.3b", "--stages", "0", "-o", dir)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errOut)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "plan.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := slices.Index(recs[0], "bucket_size_bytes")
+		if b < 0 || len(recs) < 2 {
+			t.Fatalf("%s: plan.csv %q", c.name, recs)
+		}
+		for _, r := range recs[1:] {
+			if r[b] != c.want {
+				t.Errorf("%s: plan.csv bucket_size_bytes %q, want %s", c.name, r[b], c.want)
+			}
+		}
+		var pj struct {
+			Rows []struct {
+				Bucket json.Number `json:"bucket_size_bytes"`
+			} `json:"rows"`
+		}
+		if data, err = os.ReadFile(filepath.Join(dir, "plan.json")); err == nil {
+			err = json.Unmarshal(data, &pj)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range pj.Rows {
+			if r.Bucket.String() != c.want {
+				t.Errorf("%s: plan.json bucket_size_bytes %q, want %s", c.name, r.Bucket, c.want)
+			}
+		}
+	}
+}
+
+// TestPlanOneStepUnderFMSFSDP: under stack fms-fsdp, whose train loop
+// steps the optimizer after every batch (fms_fsdp/utils/train_utils.py
+// at 078c29e), plan says on its stack: line that it searched one
+// micro-step, and when nothing fits its advice starts from that: the
+// default scenario's 2 nodes × 8 GPUs at a global batch of 2,048 give each
+// GPU 2,048 / 16 = 128 sequences as one micro-batch.
+func TestPlanOneStepUnderFMSFSDP(t *testing.T) {
+	out, errOut, code := sweepCLI(t, "plan", "default", "--set", "stack=fms-fsdp", "--set", "model.preset=gpt3-1.3b", "--global-batch", "2048")
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"hsdp); one micro-step per optimizer step (no gradient accumulation: fms_fsdp/utils/train_utils.py train at fms-fsdp 078c29e)",
+		"to fit: fewer sequences per GPU: stack fms-fsdp has no gradient accumulation, so each GPU's 128 sequences are one micro-batch",
+	} {
+		if code != 1 || !strings.Contains(flat, want) {
+			t.Errorf("exit %d (%s), want %q in:\n%s", code, errOut, want, out)
+		}
+	}
+	// Under deepspeed, which accumulates, neither is said.
+	out, _, _ = sweepCLI(t, "plan", "default", "--set", "stack=deepspeed", "--set", "model.preset=gpt3-1.3b", "--global-batch", "2048")
+	if strings.Contains(out, "no gradient accumulation") {
+		t.Errorf("deepspeed plan says no gradient accumulation:\n%s", out)
 	}
 }
