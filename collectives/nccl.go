@@ -201,8 +201,10 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "NVLink4")
 	}
 	// NVLS needs an NVSwitch of the third generation or later, i.e. an
-	// SXM Hopper/Blackwell node on NVLink4 or later (search.cc: no NVLS
-	// graph when there is no NVS node or ccMin < 90).
+	// SXM Hopper/Blackwell node on NVLink4 or later: no NVLS graph when
+	// there is no NVS node or ccMin < 90 (src/graph/search.cc line 1124
+	// at 5067397c2676d5aed50042fc39e5c8ee96eb0027), and none on fewer
+	// than 2 GPUs (src/transport/nvls.cc line 262).
 	hw.NVLS = hw.Arch >= Hopper && !hw.PCI && c.GPUsPerNode > 1
 	if c.NICs == scenarios.NICPerNode {
 		hw.NICsPerNode = max(c.NICsPerNode, 1)

@@ -40,8 +40,12 @@ package collectives
 //     with ll128Enabled (tuning.cc:509–517; enqueue.cc:1598 also skips it
 //     unless every GPU pair is xGMI-connected), so never on gfx942;
 //     tree/Simple is skipped on gfx94x when all ranks are on one node
-//     (tuning.cc:365); NVLS needs an NVSwitch (none on AMD) and CollNet is
-//     not modelled.
+//     (tuning.cc:365); never NVLS or NVLS-tree: every tuning model's
+//     bwRatio for them is 0 (tuning.cc:84–252, applied at 377–380), and
+//     the NVLS graph search needs an NVSwitch node (search.cc:997) that an
+//     AMD topology never has (xml.cc:770–797 adds one xgmi link per
+//     directly connected peer GPU, topo.cc:574–580 joins GPU to GPU).
+//     CollNet is not modelled.
 //
 // Which tuning model an 8-GPU MI300X node gets: its GPUs are fully
 // connected by 7 xGMI links each (nLinks 7). On one node RCCL drops the

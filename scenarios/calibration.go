@@ -463,7 +463,13 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 	// gfx is the file's AMD target, as cluster.gfx is a scenario's
 	// (resolveGFX): one RCCL's cost model knows, beside no arch or the
 	// arch: Ampere files before ccde8df wrote (collectives.CalibrationOf
-	// reads only that one as legacy), and without NVLS, which RCCL has not.
+	// reads only that one as legacy), and without NVLS, which RCCL never
+	// runs (ROCm/rccl at 0cbce2a7571c907554199fad7e905f16ec0a565c: every
+	// tuning model's NVLS and NVLS-tree bwRatio is 0, src/graph/tuning.cc
+	// lines 84–252, and lines 377–380 scale the bus bandwidth by it; nor
+	// does its topology hold the NVSwitch node the NVLS search needs,
+	// src/graph/search.cc line 997, xGMI links running GPU to GPU,
+	// src/graph/xml.cc lines 770–797 and src/graph/topo.cc lines 574–580).
 	if h.GFX != "" {
 		switch {
 		case h.GFX != GFX942 && h.GFX != GFX950:
