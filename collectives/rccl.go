@@ -166,8 +166,9 @@ const xgmiLinks = 7
 // NCCL's: 2.0 µs on an AMD x86 host, 1.0 on any other, so rcclCost takes
 // netOverhead of the cluster's host CPU (cluster.host.cpu). Its default on
 // the MI300X and MI350-series presets is AMD (scenarios.DefaultHostCPU:
-// AMD's 8 × MI300X MLPerf Inference v4.1 system, 2 × EPYC 9374F,
-// mlcommons/inference_results_v4.1 8xMI300X_2xEPYC-9374F.json).
+// AMD's MLPerf Inference systems, 2 × EPYC 9374F beside 8 × MI300X,
+// mlcommons/inference_results_v4.1 8xMI300X_2xEPYC-9374F.json, and 2 ×
+// EPYC 9575F beside 8 × MI355X, v6.1 8xMI355X_2xEPYC_9575F.json).
 
 // rcclTuningModel is one of RCCL's per-platform tuning tables
 // (struct tuningModel, tuning.cc:67–72), its tree and ring columns only:
