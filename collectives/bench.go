@@ -151,8 +151,9 @@ func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 	}
 	if n < 2 || size == 0 {
 		// Nothing crosses a link: no algorithm runs (NCCL copies a
-		// 1-rank collective locally, enqueue.cc updateCollCostTable
-		// line 1993; nccl-tests' 0-byte row launches nothing).
+		// 1-rank collective locally: updateCollCostTable, src/enqueue.cc
+		// lines 1993–1996 at NVIDIA/nccl 5067397c; nccl-tests' 0-byte row
+		// launches nothing).
 		row.Algo = "-"
 	}
 	if p.Timed && b.Model != nil && n >= 2 && size > 0 {

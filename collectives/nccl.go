@@ -118,7 +118,8 @@ type Hardware struct {
 	// ncclTopoTuneModel index1, ncclTopoGetAlgoTime).
 	CPU scenarios.HostCPU
 	// BuffSize is NCCL_BUFFSIZE, the Simple protocol's buffer per
-	// connection; zero is NCCL's default, 4 MiB (init.cc DEFAULT_BUFFSIZE).
+	// connection; zero is NCCL's default, 4 MiB (DEFAULT_BUFFSIZE, 1 << 22,
+	// src/init.cc line 813 at the commit above).
 	// A tree's Simple chunk is one of its NCCL_STEPS (8) steps.
 	BuffSize units.Bytes
 }

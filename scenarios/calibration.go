@@ -210,8 +210,10 @@ type CalHardware struct {
 	// restricted (GPUDirect-TCPXO: Simple); absent means all three.
 	Protos []string `yaml:"protos,omitempty"`
 	// BuffSize is NCCL_BUFFSIZE (bytes) when the cluster sets it
-	// (GPUDirect-TCPXO: 8 MiB); absent means NCCL's default, 4 MiB (init.cc
-	// DEFAULT_BUFFSIZE, as collectives.Hardware.BuffSize cites it).
+	// (GPUDirect-TCPXO: 8 MiB); absent means NCCL's default, 4 MiB
+	// (DEFAULT_BUFFSIZE, src/init.cc line 813 at NVIDIA/nccl
+	// 5067397c2676d5aed50042fc39e5c8ee96eb0027, as
+	// collectives.Hardware.BuffSize cites it).
 	BuffSize int64 `yaml:"nccl_buffsize,omitempty"`
 	// PluginLatencyUS is the latency (µs) the network plugin reports to
 	// NCCL when it is not the link's (aws-ofi-nccl on EFA: 75), by which
