@@ -468,6 +468,9 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 	if err != nil {
 		return sweepStopped(ctx, outFile.failed(err, em.rows), em.rows, todo, o.out)
 	}
+	if err := sortResumed(o.out, p); err != nil {
+		return err
+	}
 	if em.bar != nil || em.invalid > 0 { // invalid points even on a pipe (qa21 LOW 5)
 		fmt.Fprintf(errOut, "zerosim: sweep: %s (shard %s), %d invalid\n", nOf(em.rows, "point", "points"), sh, em.invalid)
 	}
@@ -586,6 +589,33 @@ func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh
 		return nil, nil, inputError{fmt.Errorf("--resume %s: %w", o.out, err)}
 	}
 	return fh, p, nil
+}
+
+// sortResumed rewrites the --out file out, complete after --resume, into
+// grid order when the rows it held were not (sweep.Partial.NeedsSort: a
+// row missing before its last one, which the resume appended at the end,
+// QA25 L14): the file sorted by point index (sweep.Merge of it alone),
+// written atomically, so it is the file an uninterrupted run writes.
+func sortResumed(out string, p *sweep.Partial) error {
+	if p == nil || !p.NeedsSort {
+		return nil
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		return readError("--resume "+out, err)
+	}
+	defer fh.Close()
+	err = reports.WriteFileAtomic(out, func(w io.Writer) error {
+		_, err := sweep.Merge(w, []sweep.Input{{Name: out, R: fh}}, 0)
+		return err
+	})
+	if we := (*reports.WriteError)(nil); errors.As(err, &we) {
+		return inputError{fmt.Errorf("--out %s: %s; every row is kept, out of grid order: run the same sweep with --resume again to sort it", out, writeFailureAs(we, "its rows sorted into grid order"))}
+	}
+	if err != nil {
+		return inputError{fmt.Errorf("--resume %s: sorting the rows into grid order: %s", out, plain(err))}
+	}
+	return nil
 }
 
 // sweepBuild is the build the meta line names (reports.ReadBuild), so
