@@ -269,7 +269,7 @@ func TestSweepRowSchema(t *testing.T) {
 	enc := sweep.NewEncoder(&b, sweep.JSONL, sp.Keys())
 	meta := sweep.NewMeta(src, sp, sweep.Resolve(src, sp))
 	// The build zerosim sweep records (QA25 M6), every field given.
-	meta.Zerosim = &sweep.Build{Version: "v0.9.0", Revision: "0123456789abcdef0123456789abcdef01234567", Modified: true}
+	meta.Zerosim = &sweep.Build{Version: "v0.9.0", Revision: "0123456789abcdef0123456789abcdef01234567", Modified: true, Binary: strings.Repeat("ab", 32)}
 	if err := enc.WriteHeader(meta); err != nil {
 		t.Fatal(err)
 	}

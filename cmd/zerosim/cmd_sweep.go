@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -460,8 +463,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			return outFile.failed(err, 0)
 		}
 	}
-	em.enc, em.bar = enc, sweepProgress(errOut, todo)
-	em.clear = o.out == "" && isTerminal(out)
+	em.enc, em.bar, em.clear = enc, sweepProgress(errOut, todo), o.out == "" && isTerminal(out)
 	ev := &sweep.Evaluator{Src: src, Space: sp}
 	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
 	em.finish(errOut)
@@ -619,11 +621,38 @@ func sortResumed(out string, p *sweep.Partial) error {
 }
 
 // sweepBuild is the build the meta line names (reports.ReadBuild), so
-// that --resume and merge refuse rows another zerosim wrote (QA25 M6).
+// that --resume and merge refuse rows another zerosim wrote (QA25 M6);
+// with its executable's SHA-256 when the version and revision do not say
+// which code it is (sweep.Build.Binary: a development build, whose meta
+// lines were all alike).
 func sweepBuild() *sweep.Build {
 	b := reports.ReadBuild()
-	return &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}
+	sb := &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}
+	if !sb.Identified() {
+		sb.Binary = executableSHA256()
+	}
+	return sb
 }
+
+// executableSHA256 is the hex SHA-256 of the running executable, read
+// once per process (a sweep's binary is some 30 MB: tens of
+// milliseconds), or sweep.BinaryUnknown when it cannot be read.
+var executableSHA256 = sync.OnceValue(func() string {
+	path, err := os.Executable()
+	if err != nil {
+		return sweep.BinaryUnknown
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return sweep.BinaryUnknown
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sweep.BinaryUnknown
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
 
 // checkSetsUnderGrids refuses a --set of a key a --grid sets at every
 // point, or of a key inside it: the grid's value replaces it, so the --set
