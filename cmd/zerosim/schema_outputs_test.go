@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/internal/jsonschema"
+)
+
+// TestJSONOutputSchemas: the JSON of plan, compare, fit, memory,
+// collective and verify follows its docs/*.schema.json (QA25 M6: only
+// run's and sweep's JSON had a schema), each command run the ways that
+// write the optional parts (plan's network section and nothing-fits
+// fields, compare's slow-link, K-no-effect and ZeRO++ sections, fit under
+// a seed's convention, memory's estimators, offload and n/a stages,
+// collective's ranges and verify's drift); plan -o's plan.json too. The
+// validator refuses each file with a stray key at the top: every schema
+// holds its keys, not any object.
+func TestJSONOutputSchemas(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		schema string
+		args   []string
+		code   int
+	}{
+		{"plan", []string{"plan", "default"}, 0},
+		{"plan", []string{"plan", "default", "--network"}, 0},
+		{"plan", []string{"plan", "seed002-7b", "--set", "cluster.gpu_memory=8GiB"}, exitFailure},
+		{"plan", []string{"plan", "default", "--stages", "3", "--tokens", "1T", "--require-device-fit", "--set", "parallelism.k=1"}, 0},
+		{"compare", []string{"compare", "default", "--vary", "parallelism.k=1,2"}, 0},
+		{"compare", []string{"compare", "default", "--set", "parallelism.zero_stage=0", "--vary", "parallelism.k=1,2"}, 0},
+		{"compare", []string{"compare", "default", "--vary", "parallelism.zero_stage=1,3"}, 0},
+		{"compare", []string{"compare", "default", "--zeropp"}, 0},
+		{"compare", []string{"compare", "default", "--set", "communication.calibration=../../docs/examples/calibration-h100-ndr.yaml", "--vary", "parallelism.k=1,2"}, 0},
+		{"fit", []string{"fit", "default"}, 0},
+		{"fit", []string{"fit", "seed002-7b", "--convention", "seed002"}, 0},
+		{"fit", []string{"fit", "default", "--set", "stack=torchtitan"}, 0},
+		{"memory", []string{"memory", "default"}, 0},
+		{"memory", []string{"memory", "default", "--estimator", "all"}, 0},
+		{"memory", []string{"memory", "default", "--set", "offload.optimizer=cpu", "--set", "parallelism.zero_stage=3", "--stage", "3"}, 0},
+		{"memory", []string{"memory", "default", "--set", "communication.bucket_size=30KB", "--set", "parallelism.zero_stage=3"}, 0},
+		{"collective", []string{"collective", "--size", "1MiB"}, 0},
+		{"collective", []string{"collective", "--size", "1KiB:1MiB", "--group", "intra", "--concurrent", "--op", "allgather"}, 0},
+		{"verify", []string{"verify"}, 0},
+		{"verify", []string{"verify", "--drift"}, 0},
+	} {
+		name := strings.Join(tc.args, " ")
+		sch, err := jsonschema.Load(filepath.Join("..", "..", "docs", tc.schema+".schema.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runMain(t, "", append(tc.args, "--format", "json")...)
+		if code != tc.code {
+			t.Fatalf("%s: exit %d, want %d: %s", name, code, tc.code, errOut)
+		}
+		checkSchema(t, sch, name, []byte(out))
+		if tc.schema == "plan" && tc.code == 0 {
+			// plan -o DIR's plan.json is the same object.
+			o := filepath.Join(dir, "plan")
+			if code, _, errOut := runMain(t, "", append(tc.args, "-o", o)...); code != 0 {
+				t.Fatalf("%s -o: exit %d: %s", name, code, errOut)
+			}
+			b, err := os.ReadFile(filepath.Join(o, "plan.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSchema(t, sch, name+" -o: plan.json", b)
+		}
+	}
+}
+
+// checkSchema validates the JSON doc against sch, and checks that sch
+// refuses doc with a stray key at the top.
+func checkSchema(t *testing.T, sch *jsonschema.Schema, name string, doc []byte) {
+	t.Helper()
+	v, err := jsonschema.Decode(doc)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if errs := sch.Check(v, "$"); len(errs) > 0 {
+		t.Errorf("%s: the JSON does not follow its schema:\n%s", name, strings.Join(errs, "\n"))
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: the JSON is a %T, not an object", name, v)
+	}
+	m["surprise"] = true
+	if errs := sch.Check(m, "$"); len(errs) != 1 {
+		t.Errorf("%s: the schema took a stray key at the top: %q", name, errs)
+	}
+}
