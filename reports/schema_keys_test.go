@@ -25,6 +25,8 @@ func TestSchemasHaveEveryKey(t *testing.T) {
 		{"fit", reflect.TypeOf(fitJSON{})},
 		{"collective", reflect.TypeOf(CollectiveReport{})},
 		{"verify", reflect.TypeOf(VerifyReport{})},
+		{"calibration", reflect.TypeOf(calibrationJSON{})},
+		{"manifest", reflect.TypeOf(Manifest{})},
 	} {
 		sch, err := jsonschema.Load("../docs/" + c.schema + ".schema.json")
 		if err != nil {

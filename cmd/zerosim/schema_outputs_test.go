@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,12 +11,13 @@ import (
 )
 
 // TestJSONOutputSchemas: the JSON of plan, compare, fit, memory,
-// collective and verify follows its docs/*.schema.json (QA25 M6: only
-// run's and sweep's JSON had a schema), each command run the ways that
-// write the optional parts (plan's network section and nothing-fits
-// fields, compare's slow-link, K-no-effect and ZeRO++ sections, fit under
-// a seed's convention, memory's estimators, offload and n/a stages,
-// collective's ranges and verify's drift); plan -o's plan.json too. The
+// collective, verify and calibrate, and manifest.json, follows its
+// docs/*.schema.json (QA25 M6: only run's and sweep's JSON had a schema),
+// each command run the ways that write the optional parts (plan's network
+// section and nothing-fits fields, compare's slow-link, K-no-effect and
+// ZeRO++ sections, fit under a seed's convention, memory's estimators,
+// offload and n/a stages, collective's ranges, verify's drift, each of
+// calibrate's forms); plan -o's plan.json too. The
 // validator refuses each file with a stray key at the top: every schema
 // holds its keys, not any object.
 func TestJSONOutputSchemas(t *testing.T) {
@@ -45,6 +47,10 @@ func TestJSONOutputSchemas(t *testing.T) {
 		{"collective", []string{"collective", "--size", "1KiB:1MiB", "--group", "intra", "--concurrent", "--op", "allgather"}, 0},
 		{"verify", []string{"verify"}, 0},
 		{"verify", []string{"verify", "--drift"}, 0},
+		{"calibration", []string{"calibrate", "../../collectives/testdata/nccl-tests/h100_2node_allreduce_default_xe9680_nccltests309.log", "../../collectives/testdata/nccl-tests/h100_4node_allreduce_default_nccltests309.log", "--gpus-per-node", "8", "--file", filepath.Join(dir, "net.yaml")}, 0},
+		{"calibration", []string{"calibrate", "--step-time", "10.5s", "../../docs/examples/llama-3.1-70b.yaml", "--file", filepath.Join(dir, "compute.yaml")}, 0},
+		{"calibration", []string{"calibrate", "--reserved", "82.4GiB", "../../testdata/validation/torchtitan-llama3.1-8b-h100.yaml", "--file", filepath.Join(dir, "memory.yaml")}, 0},
+		{"calibration", []string{"calibrate", "--train-log", "../../scenarios/testdata/trainlog/torchtitan-pr1287-llama3-8b.log", "../../testdata/validation/torchtitan-llama3.1-8b-h100.yaml", "--set", "training.micro_batch=1", "--file", filepath.Join(dir, "trainlog.yaml")}, 0},
 	} {
 		name := strings.Join(tc.args, " ")
 		sch, err := jsonschema.Load(filepath.Join("..", "..", "docs", tc.schema+".schema.json"))
@@ -68,6 +74,27 @@ func TestJSONOutputSchemas(t *testing.T) {
 			}
 			checkSchema(t, sch, name+" -o: plan.json", b)
 		}
+	}
+	// manifest.json of every command that writes -o DIR: plan's names
+	// what made the files, run's and compare's do not.
+	man, err := jsonschema.Load(filepath.Join("..", "..", "docs", "manifest.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range [][]string{
+		{"run", "seed002-tiny"},
+		{"plan", "seed002-tiny", "--stages", "3"},
+		{"compare", "seed002-tiny", "--vary", "parallelism.zero_stage=1,3"},
+	} {
+		o := filepath.Join(dir, fmt.Sprint("o", i))
+		if code, _, errOut := runMain(t, "", append(args, "-o", o)...); code != 0 {
+			t.Fatalf("%q -o: exit %d: %s", args, code, errOut)
+		}
+		b, err := os.ReadFile(filepath.Join(o, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSchema(t, man, strings.Join(args, " ")+" -o: manifest.json", b)
 	}
 }
 
