@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,15 +12,16 @@ import (
 )
 
 // TestJSONOutputSchemas: the JSON of plan, compare, fit, memory,
-// collective, verify and calibrate, and manifest.json, follows its
+// collective, verify (and --reference), calibrate, import (hf, deepspeed,
+// accelerate), validate, scenarios and version, and manifest.json, follows its
 // docs/*.schema.json (QA25 M6: only run's and sweep's JSON had a schema),
 // each command run the ways that write the optional parts (plan's network
 // section and nothing-fits fields, compare's slow-link, K-no-effect and
 // ZeRO++ sections, fit under a seed's convention, memory's estimators,
 // offload and n/a stages, collective's ranges, verify's drift, each of
 // calibrate's forms); plan -o's plan.json too. The
-// validator refuses each file with a stray key at the top: every schema
-// holds its keys, not any object.
+// validator refuses each file with a stray key in its top object (a
+// list's first): every schema holds its keys, not any object.
 func TestJSONOutputSchemas(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -47,6 +49,15 @@ func TestJSONOutputSchemas(t *testing.T) {
 		{"collective", []string{"collective", "--size", "1KiB:1MiB", "--group", "intra", "--concurrent", "--op", "allgather"}, 0},
 		{"verify", []string{"verify"}, 0},
 		{"verify", []string{"verify", "--drift"}, 0},
+		{"verify", []string{"verify", "--reference", "../../numerics/testdata/reference/adam-basic.json"}, 0},
+		{"import", []string{"import", "hf", "../../scenarios/testdata/hf/llama-2-7b"}, 0},
+		{"import", []string{"import", "hf", "../../scenarios/testdata/hf/mixtral-8x7b"}, 0},
+		{"import", []string{"import", "hf", "../../scenarios/testdata/hf/gemma-2-9b"}, 0},
+		{"import", []string{"import", "deepspeed", "../../docs/examples/deepspeed/flagperf-llama2-7b.json", "--hf", "../../scenarios/testdata/hf/llama-2-7b", "--gpu", "A100-80GB"}, 0},
+		{"import", []string{"import", "accelerate", "../../scenarios/testdata/accelerate/accelerate-fsdp.yaml", "--hf", "../../scenarios/testdata/hf/llama-2-7b", "--gpu", "H100-80GB"}, 0},
+		{"validate", []string{"validate", "default", "../../docs/examples/mixtral-8x7b.yaml", "--set", "stack=torchtitan"}, 0},
+		{"scenarios", []string{"scenarios"}, 0},
+		{"version", []string{"version"}, 0},
 		{"calibration", []string{"calibrate", "../../collectives/testdata/nccl-tests/h100_2node_allreduce_default_xe9680_nccltests309.log", "../../collectives/testdata/nccl-tests/h100_4node_allreduce_default_nccltests309.log", "--gpus-per-node", "8", "--file", filepath.Join(dir, "net.yaml")}, 0},
 		{"calibration", []string{"calibrate", "--step-time", "10.5s", "../../docs/examples/llama-3.1-70b.yaml", "--file", filepath.Join(dir, "compute.yaml")}, 0},
 		{"calibration", []string{"calibrate", "--reserved", "82.4GiB", "../../testdata/validation/torchtitan-llama3.1-8b-h100.yaml", "--file", filepath.Join(dir, "memory.yaml")}, 0},
@@ -99,7 +110,7 @@ func TestJSONOutputSchemas(t *testing.T) {
 }
 
 // checkSchema validates the JSON doc against sch, and checks that sch
-// refuses doc with a stray key at the top.
+// refuses doc with a stray key in its top object (a list's first).
 func checkSchema(t *testing.T, sch *jsonschema.Schema, name string, doc []byte) {
 	t.Helper()
 	v, err := jsonschema.Decode(doc)
@@ -110,11 +121,49 @@ func checkSchema(t *testing.T, sch *jsonschema.Schema, name string, doc []byte) 
 		t.Errorf("%s: the JSON does not follow its schema:\n%s", name, strings.Join(errs, "\n"))
 	}
 	m, ok := v.(map[string]any)
+	if list, isList := v.([]any); isList && len(list) > 0 {
+		m, ok = list[0].(map[string]any) // validate's and scenarios' arrays
+	}
 	if !ok {
-		t.Fatalf("%s: the JSON is a %T, not an object", name, v)
+		t.Fatalf("%s: the JSON is a %T, not an object or a list of them", name, v)
 	}
 	m["surprise"] = true
-	if errs := sch.Check(m, "$"); len(errs) != 1 {
-		t.Errorf("%s: the schema took a stray key at the top: %q", name, errs)
+	if errs := sch.Check(v, "$"); !strings.Contains(strings.Join(errs, "\n"), `key "surprise" is not in the schema`) {
+		t.Errorf("%s: the schema took a stray key: %q", name, errs)
+	}
+}
+
+// TestCmdSchemasHaveEveryKey: every key the structs of the JSON the
+// command package writes itself can hold, at every depth and omitempty
+// ones too, is a property of its schema (reports' TestSchemasHaveEveryKey
+// does the same for the reports package's).
+func TestCmdSchemasHaveEveryKey(t *testing.T) {
+	for _, c := range []struct {
+		schema string
+		oneOf  int // the schema's oneOf branch the type writes, or -1
+		typ    reflect.Type
+		keys   int // at least
+	}{
+		{"import", 0, reflect.TypeOf(hfJSON{}), 40},
+		{"import", 1, reflect.TypeOf(deepSpeedJSON{}), 7},
+		{"import", 2, reflect.TypeOf(accelerateJSON{}), 8},
+		{"validate", -1, reflect.TypeOf([]validFile{}), 7},
+		{"scenarios", -1, reflect.TypeOf([]scenarioInfo{}), 2},
+		{"version", -1, reflect.TypeOf(versionJSON{}), 6},
+	} {
+		sch, err := jsonschema.Load(filepath.Join("..", "..", "docs", c.schema+".schema.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.oneOf >= 0 {
+			sch = sch.OneOf[c.oneOf]
+		}
+		missing, n := sch.MissingKeys(c.typ)
+		for _, m := range missing {
+			t.Errorf("docs/%s.schema.json has no property %s", c.schema, m)
+		}
+		if n < c.keys {
+			t.Errorf("%s: %d keys walked, want %d at least: the walk missed the struct's", c.schema, n, c.keys)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -228,4 +229,50 @@ func (s *Schema) Resolved() *Schema {
 		return s.ref.Resolved()
 	}
 	return s
+}
+
+// MissingKeys lists the JSON keys of typ (a struct, through pointers and
+// slices, its embedded structs' keys as its own) that s, at the same
+// depth, has no property for, as "path: key (Type.Field)", and counts the
+// keys it walked. The structs' omitempty keys count too: a test's outputs
+// only show the keys its cases happen to write.
+func (s *Schema) MissingKeys(typ reflect.Type) (missing []string, walked int) {
+	var walk func(s *Schema, typ reflect.Type, path string)
+	walk = func(s *Schema, typ reflect.Type, path string) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+			typ = typ.Elem()
+			if s = s.Resolved(); s.Items != nil {
+				s = s.Items
+				path += "[]"
+			}
+		}
+		if typ.Kind() != reflect.Struct {
+			return
+		}
+		s = s.Resolved()
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			tag := f.Tag.Get("json")
+			if f.Anonymous && tag == "" {
+				walk(s, f.Type, path)
+				continue
+			}
+			k, _, _ := strings.Cut(tag, ",")
+			if !f.IsExported() || k == "-" {
+				continue
+			}
+			if k == "" {
+				k = f.Name
+			}
+			walked++
+			p, ok := s.Properties[k]
+			if !ok {
+				missing = append(missing, fmt.Sprintf("%s: %s (%s.%s)", path, k, typ.Name(), f.Name))
+				continue
+			}
+			walk(p, f.Type, path+"."+k)
+		}
+	}
+	walk(s, typ, "$")
+	return missing, walked
 }
