@@ -519,7 +519,7 @@ func (m *model) fp8Copies() {
 // (FSDPParam.to_accumulated_grad_if_needed and
 // accumulate_unsharded_grad_if_needed,
 // torch/distributed/fsdp/_fully_shard/_fsdp_param.py at
-// 002a76fbfea0ac0f199e4b8e2a0691074796c908).
+// 010ae4a89516fa3be548ab16dff711414ec12d0b).
 func heldGradBytes(s *scenarios.Scenario, g *group) int64 {
 	if s.Communication.Boundary.FSDP2() {
 		return g.info.ReduceBytes

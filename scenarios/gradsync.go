@@ -98,8 +98,9 @@ func (s *Scenario) NoSyncRefused() bool {
 // parameter's unsharded gradient, upcast to the mixed-precision policy's
 // reduce_dtype when that differs (FSDPParamGroup.post_backward and
 // FSDPParam.to_accumulated_grad_if_needed,
-// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py and
-// _fsdp_param.py at 002a76fbfea0ac0f199e4b8e2a0691074796c908). At stages 0
+// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
+// 002a76fbfea0ac0f199e4b8e2a0691074796c908 and _fsdp_param.py at
+// 010ae4a89516fa3be548ab16dff711414ec12d0b). At stages 0
 // and 1 the accumulated gradients live in the gradient buffers those
 // stages keep anyway.
 func (s *Scenario) HoldsUnshardedGrads() bool {
