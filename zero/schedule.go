@@ -2,6 +2,7 @@ package zero
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -598,17 +599,7 @@ func (b *builder) stage012() error {
 	// Parameter all-gathers at the step start (pre-hook pipeline, seed 000).
 	agFirst := make([][]int32, L) // unit → all-gathers it waits for
 	if overlapAG {
-		for i, bk := range sc.Buckets {
-			g, size := b.shardGroup(i)
-			if size == 1 {
-				continue
-			}
-			t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: g, Bytes: bk.ParamBytes})
-			for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
-				agFirst[u] = append(agFirst[u], t)
-			}
-		}
+		agFirst = b.bucketGathers(PhasePostOptAG, nil)
 	}
 	// Buckets become ready when the backward of their first unit is done;
 	// within a unit they are reduced in each group's reduce order.
@@ -630,7 +621,7 @@ func (b *builder) stage012() error {
 		case m == 0:
 			first = agFirst
 		case gather && b.regathers(m):
-			first = b.regather(prev)
+			first = b.bucketGathers(PhaseForwardAG, []int32{prev})
 		}
 		ss, last, err := b.microStep012(readyAt, first, prev, prevSync, b.reduces(m))
 		if err != nil {
@@ -643,16 +634,31 @@ func (b *builder) stage012() error {
 	}
 	opt := int32(len(sc.Tasks) - 1)
 	if gather && !overlapAG {
-		for i, bk := range sc.Buckets {
-			g, size := b.shardGroup(i)
-			if size == 1 {
-				continue
-			}
-			b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: g, Bytes: bk.ParamBytes, After: []int32{opt}})
-		}
+		b.bucketGathers(PhasePostOptAG, []int32{opt})
 	}
 	return nil
+}
+
+// bucketGathers adds an all-gather of phase ph of every bucket whose shard
+// group has more than one rank, each after the tasks after, and returns,
+// per unit, the gathers its forward waits for: the post-optimizer gathers
+// of stages 1 and 2 (at the step start under overlap_param_gather) and
+// FSDP's stage-2 regathers (regathers).
+func (b *builder) bucketGathers(ph Phase, after []int32) [][]int32 {
+	sc := b.sc
+	first := make([][]int32, len(sc.Costs))
+	for i, bk := range sc.Buckets {
+		g, size := b.shardGroup(i)
+		if size == 1 {
+			continue
+		}
+		t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: -1, Bucket: i,
+			Group: g, Bytes: bk.ParamBytes, After: slices.Clone(after)})
+		for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
+			first[u] = append(first[u], t)
+		}
+	}
+	return first
 }
 
 // microStep3 adds one micro-step of stage 3 after task prev (-1: none):
@@ -825,26 +831,6 @@ func (b *builder) regathers(m int) bool {
 		return false
 	}
 	return bd.FSDP2() || b.reduces(m-1)
-}
-
-// regather adds a micro-step's forward all-gathers of every bucket
-// (regathers) after task prev, the previous micro-step's backward, and
-// returns, per unit, the gathers its forward waits for.
-func (b *builder) regather(prev int32) [][]int32 {
-	sc := b.sc
-	first := make([][]int32, len(sc.Costs))
-	for i, bk := range sc.Buckets {
-		g, size := b.shardGroup(i)
-		if size == 1 {
-			continue
-		}
-		t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhaseForwardAG, Unit: -1, Bucket: i,
-			Group: g, Bytes: bk.ParamBytes, After: []int32{prev}})
-		for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
-			first[u] = append(first[u], t)
-		}
-	}
-	return first
 }
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
