@@ -296,6 +296,12 @@ type UnitInfo struct {
 	// gradient allocated by its reduce-scatter (stage 3).
 	Grad      int64
 	ShardGrad int64
+	// HeldGrad is the bytes of the unit's unsharded gradient kept from one
+	// micro-step to the next under FSDP's no_sync (stages 2 and 3,
+	// scenarios.Scenario.HoldsUnshardedGrads), 0 otherwise: the unit's
+	// parameters the rank computes gradients for, in the dtype they
+	// accumulate in (heldGradBytes).
+	HeldGrad int64
 	// ReduceInput is the bytes of the unit's reduce-scatter input when it
 	// is a buffer of its own in another dtype than Grad (stage 3 under
 	// training.reduce_dtype fp32: FSDP's copy-in into an fp32 buffer), 0

@@ -266,6 +266,11 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				out[u].Grad = c.Add(out[u].Grad, c.Mul(g.perUnit[u], eg))
 			}
 		}
+		if s.HoldsUnshardedGrads() && !r.Convention.modelStatesOnly() {
+			for _, u := range g.units {
+				out[u].HeldGrad = c.Add(out[u].HeldGrad, c.Mul(g.perUnit[u], heldGradBytes(s, g)))
+			}
+		}
 	}
 	if c.Err != nil {
 		return nil, fmt.Errorf("unit sizes overflow int64: %w", c.Err)
@@ -502,6 +507,26 @@ func (m *model) fp8Copies() {
 	}
 }
 
+// heldGradBytes is the element size of group g's unsharded gradients kept
+// across micro-steps under no_sync (UnitInfo.HeldGrad): FSDP1 accumulates
+// into the flat parameter's .grad, which autograd computes in the dtype of
+// the unsharded parameter the backward ran on, param_dtype under mixed
+// precision (_post_backward_hook returns before its cast to reduce_dtype
+// when not syncing, torch/distributed/fsdp/_runtime_utils.py at
+// pytorch/pytorch 00ae0bc91ac2c1718d1baa193d9d299e2b82776c); FSDP2
+// (communication.boundary fsdp2, fsdp2_head) upcasts each unsharded
+// gradient to reduce_dtype and accumulates there when the two differ
+// (FSDPParam.to_accumulated_grad_if_needed and
+// accumulate_unsharded_grad_if_needed,
+// torch/distributed/fsdp/_fully_shard/_fsdp_param.py at
+// 010ae4a89516fa3be548ab16dff711414ec12d0b).
+func heldGradBytes(s *scenarios.Scenario, g *group) int64 {
+	if s.Communication.Boundary.FSDP2() {
+		return g.info.ReduceBytes
+	}
+	return g.bucketGradBytes
+}
+
 // fp32Shard reports whether group g's stage-3 shard is kept in fp32 as the
 // optimizer's parameter (training.shard_dtype: fp32; scenarios/stack.go):
 // 16-bit groups only, never when the params are offloaded. Its gradient
@@ -665,13 +690,26 @@ func (m *model) buildEvents() {
 	// With the optimizer offloaded, the gradient partitions accumulate on
 	// the host (DeepSpeed's stage 3 copies each into its CPU fp32
 	// partition's grad), not here.
-	accum := r.Stage == 3 && !m.shardGradsPersistent && m.s.Training.GradAccum > 1 && m.s.Offload.Optimizer == scenarios.OffloadNone
+	accum := r.Stage == 3 && !m.shardGradsPersistent && m.s.Training.GradAccum > 1 && m.s.Offload.Optimizer == scenarios.OffloadNone && !m.s.HoldsUnshardedGrads()
 	var accumulated int64
 	if accum {
 		for u := range L {
 			accumulated = c.Add(accumulated, units[u].ShardGrad)
 		}
 	}
+	// Under no_sync (grad_sync: last at stages 2 and 3) the earlier
+	// micro-steps reduced nothing: every unit's unsharded gradient is
+	// alive from their backwards on (UnitInfo.HeldGrad), and each new
+	// gradient is added into it as the unit's backward ends. The walk
+	// keeps them through the whole backward, as every micro-step but the
+	// last does (the last frees each at its unit's reduce-scatter, which
+	// only lowers its later figures), and frees them with the step's
+	// gradients at the optimizer.
+	var held int64
+	for u := range L {
+		held = c.Add(held, units[u].HeldGrad)
+	}
+	accumulated = c.Add(accumulated, held)
 	for u := range L {
 		for v := u; v <= u+m.prefetch; v++ {
 			gather(PhaseForward, v)
@@ -731,9 +769,17 @@ func (m *model) buildEvents() {
 	// its end (the unsharded gradient or the reduce-scatter input freed).
 	// What unit u reduces: its own buffers, the whole root group's for
 	// the group's lead (the other root units reduce nothing of their own).
+	// Under no_sync the gradient reduced is the held one, which the walk
+	// frees at the optimizer: the reduce-scatter frees nothing of it.
+	unreduced := func(w int) int64 {
+		if units[w].HeldGrad > 0 {
+			return 0
+		}
+		return units[w].Grad
+	}
 	reduced := func(u int) (in, grad, shard int64) {
 		if !inRoot(u) {
-			return units[u].ReduceInput, units[u].Grad, units[u].ShardGrad
+			return units[u].ReduceInput, unreduced(u), units[u].ShardGrad
 		}
 		if u != lead {
 			return 0, 0, 0
@@ -741,7 +787,7 @@ func (m *model) buildEvents() {
 		for w := range root {
 			if root[w] {
 				in = c.Add(in, units[w].ReduceInput)
-				grad = c.Add(grad, units[w].Grad)
+				grad = c.Add(grad, unreduced(w))
 				shard = c.Add(shard, units[w].ShardGrad)
 			}
 		}
@@ -820,6 +866,10 @@ func (m *model) buildEvents() {
 		headGrad := units[u].AfterLogits > 0 && !m.s.Training.Compile.Loss() && m.s.Training.CrossEntropy != scenarios.CrossEntropyFused
 		if !headGrad {
 			m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
+			if units[u].HeldGrad > 0 {
+				// Added into the held gradient as the backward ends.
+				m.ev(PhaseBackward, u, OpCompute, CompGrads, -units[u].Grad)
+			}
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
 		// The backward ring's buffers, beside everything the block's
@@ -838,6 +888,9 @@ func (m *model) buildEvents() {
 			m.ev(PhaseBackward, u, OpLossSaved, CompActivations, -c.Add(units[u].AfterLogits, units[u].Recompute))
 			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, mm)
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].Grad)
+			if units[u].HeldGrad > 0 {
+				m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, -units[u].Grad)
+			}
 			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, -mm)
 			m.ev(PhaseBackward, u, OpCompute, CompActivations, -(units[u].Activation - units[u].AfterLogits))
 		} else {

@@ -659,7 +659,7 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 			stage = 3
 		case "SHARD_GRAD_OP":
 			stage = 2
-			r.note("SHARD_GRAD_OP gathers the parameters at every forward and keeps them to the end of the backward; zerosim's stage 2 keeps whole 16-bit parameters and gathers once per optimizer step, so with grad_accum > 1 it counts fewer all-gathers")
+			r.note("SHARD_GRAD_OP keeps only the parameter shard between steps; zerosim's stage 2 keeps whole 16-bit parameters at rest (the all-gathers in each forward after a reshard are modelled)")
 		case "NO_SHARD":
 			stage = 0
 		case "HYBRID_SHARD":
@@ -724,6 +724,13 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 		r.note("%s: units of at least fsdp_min_num_params parameters (1e8 unless set) are modelled as one unit per transformer block", wf)
 	}
 
+	if stage == 2 {
+		// FSDP's ZeRO-2 all-gathers again in the forward after each
+		// backward that reshards (zero's builder.regathers), and keeps
+		// no_sync's gradients in its own dtype (memory's heldGradBytes):
+		// both read the boundary.
+		r.set("communication.boundary", map[int64]string{1: "fsdp1", 2: "fsdp2"}[version], vfrom+": PyTorch FSDP's ZeRO-2, which reshards after a backward that reduces and all-gathers again in the next forward")
+	}
 	if stage == 3 {
 		if version == 1 {
 			r.set("communication.boundary", "fsdp1", vfrom+": PyTorch FSDP (FullyShardedDataParallel in accelerator.py prepare_model at "+accCommit+") keeps the root unit gathered from forward to backward")
@@ -832,12 +839,18 @@ func (r *accReader) training(dtype DType, dfrom string, stage int64, fsdp1, ac b
 	// huggingface/transformers 00349ae8; sync_each_batch is
 	// --accelerator_config's gradient_accumulation_kwargs), and
 	// Accelerator.no_sync enters DDP's or FSDP1's no_sync or FSDP2's
-	// set_requires_gradient_sync(False) (src/accelerate/accelerator.py
-	// no_sync at huggingface/accelerate 16cb6eb8).
-	if r.out.DistributedType != "DEEPSPEED" && stage <= 1 {
+	// set_requires_gradient_sync(False), and for DeepSpeed below stage 2
+	// the engine's no_sync (src/accelerate/accelerator.py no_sync at
+	// huggingface/accelerate 16cb6eb8). Under FSDP at stages 2 and 3 that
+	// is one reduce-scatter per step with whole unsharded gradients kept
+	// in between (scenarios.Scenario.HoldsUnshardedGrads); DeepSpeed at
+	// stages 2 and 3 gets a nullcontext and reduces every micro-step, the
+	// default there.
+	switch {
+	case r.out.DistributedType != "DEEPSPEED" && stage <= 1:
 		r.set("training.grad_sync", "last", "the Trainer runs every micro-batch but the last under accelerator.no_sync (transformers trainer.py _inner_training_loop at "+trCommit+"); set every for --accelerator_config gradient_accumulation_kwargs sync_each_batch")
-	} else if r.out.DistributedType == "FSDP" && r.o.GradAccum > 1 {
-		r.note("the Trainer runs every micro-batch but the last under FSDP's no_sync (transformers trainer.py _inner_training_loop at %s, unless sync_each_batch), which reduce-scatters once per step and keeps whole unsharded gradients in between; zerosim's stage %d reduce-scatters every micro-step and keeps sharded gradients, so with grad_accum > 1 it counts more reduce-scatters and less gradient memory", trCommit, stage)
+	case r.out.DistributedType == "FSDP":
+		r.set("training.grad_sync", "last", "the Trainer runs every micro-batch but the last under accelerator.no_sync, FSDP1's no_sync or FSDP2's set_requires_gradient_sync(False) (transformers trainer.py _inner_training_loop at "+trCommit+", accelerator.py no_sync at "+accCommit+"): one reduce-scatter per step, whole unsharded gradients kept in between; set every for --accelerator_config gradient_accumulation_kwargs sync_each_batch")
 	}
 	r.set("training.param_dtype", string(dtype), dfrom)
 	if dtype != FP32 && r.out.DistributedType == "FSDP" {

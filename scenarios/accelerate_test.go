@@ -39,7 +39,8 @@ func TestImportAccelerate(t *testing.T) {
 			"communication.boundary": "fsdp1", "communication.prefetch_depth": "1", "communication.backward_prefetch_depth": "1",
 			"communication.max_inflight_allgathers": "2", "training.param_dtype": "bf16", "training.shard_dtype": "fp32",
 			"training.reduce_dtype": "param_dtype", "training.flat_param_views": "true", "training.recompute": "none",
-			"training.micro_batch": "8", "training.grad_accum": "1", "training.optimizer_impl": "fused", "training.grad_clip": "norm"}, ""},
+			"training.micro_batch": "8", "training.grad_accum": "1", "training.optimizer_impl": "fused", "training.grad_clip": "norm",
+			"training.grad_sync": "last"}, ""},
 		{"alignment-handbook fsdp.yaml", accFile(t, "alignment-handbook-fsdp.yaml"), AccelerateOptions{MicroBatch: 4, GradAccum: 2, Recompute: RecomputeFull}, map[string]string{
 			"cluster.nodes": "1", "cluster.gpus_per_node": "8", "parallelism.dp": "8", "parallelism.zero_stage": "3",
 			"communication.boundary": "fsdp1", "communication.backward_prefetch_depth": "1", "training.shard_dtype": "fp32",
@@ -54,9 +55,9 @@ func TestImportAccelerate(t *testing.T) {
 			map[string]string{"cluster.nodes": "2", "cluster.gpus_per_node": "8", "parallelism.dp": "16", "parallelism.zero_stage": "3", "parallelism.k": "2",
 				"communication.backward_prefetch_depth": "0", "training.param_dtype": "fp16", "training.recompute": "full", "training.recompute_early_stop": "true"}, ""},
 		{"HYBRID_SHARD_ZERO2", []byte("distributed_type: FSDP\nnum_machines: 4\nnum_processes: 32\nfsdp_config:\n  fsdp_sharding_strategy: hybrid_shard_zero2\n"), AccelerateOptions{},
-			map[string]string{"parallelism.zero_stage": "2", "parallelism.k": "4", "training.param_dtype": "fp32", "training.shard_dtype": "", "communication.boundary": ""}, "NO_WRAP"},
+			map[string]string{"parallelism.zero_stage": "2", "parallelism.k": "4", "training.param_dtype": "fp32", "training.shard_dtype": "", "communication.boundary": "fsdp1", "training.grad_sync": "last"}, "NO_WRAP"},
 		{"SHARD_GRAD_OP", []byte("distributed_type: FSDP\nnum_processes: 8\nmixed_precision: bf16\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"), AccelerateOptions{},
-			map[string]string{"parallelism.zero_stage": "2", "training.shard_dtype": "", "training.reduce_dtype": "param_dtype", "training.flat_param_views": "true"}, "SHARD_GRAD_OP gathers"},
+			map[string]string{"parallelism.zero_stage": "2", "training.shard_dtype": "", "training.reduce_dtype": "param_dtype", "training.flat_param_views": "true", "communication.boundary": "fsdp1"}, "SHARD_GRAD_OP keeps only the parameter shard"},
 		{"NO_SHARD", []byte("distributed_type: FSDP\nnum_processes: 4\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n"), AccelerateOptions{},
 			map[string]string{"parallelism.zero_stage": "0", "parallelism.dp": "4"}, ""},
 		{"FSDP1 strategy written as fsdp_reshard_after_forward: the launcher's FULL_SHARD wins", []byte(
@@ -65,7 +66,7 @@ func TestImportAccelerate(t *testing.T) {
 		{"unprefixed keys, FSDP2 reshard false, HSDP replicas", []byte(
 			"distributed_type: FSDP\nmixed_precision: bf16\nnum_machines: 4\nnum_processes: 32\nfsdp_config:\n  version: 2\n  reshard_after_forward: false\n" +
 				"parallelism_config:\n  parallelism_config_dp_replicate_size: 2\n  parallelism_config_dp_shard_size: 16\n"), AccelerateOptions{},
-			map[string]string{"parallelism.zero_stage": "2", "parallelism.k": "2", "parallelism.dp": "32", "communication.boundary": "", "training.flat_param_views": ""}, "modelled as ZeRO stage 2"},
+			map[string]string{"parallelism.zero_stage": "2", "parallelism.k": "2", "parallelism.dp": "32", "communication.boundary": "fsdp2", "training.flat_param_views": "", "training.grad_sync": "last"}, "modelled as ZeRO stage 2"},
 		{"FSDP2 context parallel", []byte(
 			"distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 2\nparallelism_config:\n  parallelism_config_cp_size: 2\n"), AccelerateOptions{},
 			map[string]string{"parallelism.dp": "4", "parallelism.cp": "2", "parallelism.zero_stage": "3"}, ""},

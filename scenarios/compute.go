@@ -123,8 +123,9 @@ const overheadGivesReserve = "memory.allocator_overhead gives the reserve"
 // simulated: PyTorch FSDP (communication.boundary fsdp1, fsdp2 or
 // fsdp2_head) at zero_stage 3, whose allocations the simulation replays,
 // with nothing offloaded (the replay keeps every shard on the GPU and has
-// no host copies) and memory.allocator_overhead unset by the scenario and
-// by a calibration.
+// no host copies), no gradients held across micro-steps
+// (HoldsUnshardedGrads: the replay reduce-scatters every micro-step) and
+// memory.allocator_overhead unset by the scenario and by a calibration.
 func (s *Scenario) UnsimulatedReserve() string {
 	switch b := s.Communication.Boundary; {
 	case b != BoundaryFSDP1 && !b.FSDP2():
@@ -133,6 +134,8 @@ func (s *Scenario) UnsimulatedReserve() string {
 		return fmt.Sprintf("parallelism.zero_stage is %d", s.Parallelism.Stage)
 	case s.Offload.Any():
 		return "something is offloaded"
+	case s.HoldsUnshardedGrads():
+		return "training.grad_sync is last (FSDP's no_sync keeps whole unsharded gradients across micro-steps, which the allocator replay does not follow)"
 	case s.Memory.AllocatorOverhead != nil:
 		return overheadGivesReserve
 	}

@@ -2,8 +2,7 @@ package scenarios
 
 import "fmt"
 
-// GradSync is training.grad_sync: which micro-steps reduce the gradients
-// at stages 0 and 1.
+// GradSync is training.grad_sync: which micro-steps reduce the gradients.
 type GradSync string
 
 const (
@@ -11,8 +10,9 @@ const (
 	// each micro-batch's backward with the gradient hooks on.
 	GradSyncEvery GradSync = "every"
 	// GradSyncLast reduces only the last micro-step's: the trainer wraps
-	// the others in no_sync (DDP's, FSDP's) or DeepSpeed's and Megatron's
-	// equivalents.
+	// the others in no_sync (DDP's, FSDP1's; FSDP2's
+	// set_requires_gradient_sync(False)) or DeepSpeed's and Megatron's
+	// equivalents below stage 2.
 	GradSyncLast GradSync = "last"
 )
 
@@ -23,9 +23,19 @@ func (l *loader) resolveGradSync(s *Scenario) *Error {
 }
 
 // GradSyncEvery reports whether every micro-step of s reduces its
-// gradients. Stages 2 and 3 always do (see zero's package doc). At stages
-// 0 and 1 training.grad_sync decides, and unset, the stack:
+// gradients. training.grad_sync decides, but for DeepSpeed's stages 2 and
+// 3 (NoSyncRefused), which reduce every micro-step whatever it says;
+// unset, the stack:
 //
+//   - stages 2 and 3: every. torchtitan never calls
+//     set_requires_gradient_sync (below), Composer never enters no_sync
+//     for an FSDP model (ddp_sync_context, below), fms-fsdp has no
+//     accumulation at all, and DeepSpeed's ZeRO-2 and ZeRO-3 reduce every
+//     micro-step (engine.py allreduce_gradients, lines 2902-2904 at
+//     deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641:
+//     "ZeRO stage >= 2 communicates during non gradient accumulation
+//     boundaries as well"). The Hugging Face Trainer under FSDP does run
+//     no_sync (`zerosim import accelerate` writes grad_sync: last there).
 //   - torchtitan, llm-foundry and fms-fsdp at stage 0: every. torchtitan's
 //     train_step runs forward_backward_step on each micro-batch with no
 //     no_sync or set_requires_gradient_sync anywhere in the repository
@@ -43,36 +53,73 @@ func (l *loader) resolveGradSync(s *Scenario) *Error {
 //     without fsdp_config is Composer DDP, which the importer marks
 //     grad_sync: last. fms-fsdp's stage 0 is NO_SHARD too, and it has no
 //     accumulation at all (warnGradSync).
-//   - any other stack, or none: last, as DeepSpeed (engine.py
-//     allreduce_gradients at deepspeedai/DeepSpeed
-//     edaa7221267243c7be7fb49c5d5f5c4fb97b4641, lines 2891-2914: below
+//   - any other stack, or none, at stages 0 and 1: last, as DeepSpeed
+//     (engine.py allreduce_gradients, lines 2906-2913 at edaa7221: below
 //     stage 2 only at the gradient-accumulation boundary) and Megatron
 //     (no_sync in forward_backward_no_pipelining) reduce.
 func (s *Scenario) GradSyncEvery() bool {
-	if s.Parallelism.Stage >= 2 {
-		return true
-	}
 	switch s.Training.GradSync {
 	case GradSyncEvery:
 		return true
 	case GradSyncLast:
-		return false
+		return s.NoSyncRefused()
+	}
+	if s.Parallelism.Stage >= 2 {
+		return true
 	}
 	return s.Parallelism.Stage == 0 && (s.Stack == "torchtitan" || s.Stack == "llm-foundry" || s.Stack == "fms-fsdp")
 }
 
+// NoSyncRefused reports whether s runs DeepSpeed's ZeRO-2 or ZeRO-3
+// (communication.boundary deepspeed, which stack deepspeed sets, or one of
+// ZeRO++'s keys), which has no no_sync: engine.no_sync asserts "no_sync
+// context manager is incompatible with gradient partitioning logic of ZeRO
+// stage" at stage 2 and above (deepspeed/runtime/engine.py lines 3041-3042
+// at deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641), and
+// Accelerate's no_sync passes a nullcontext for DeepSpeed at stage 2 and
+// above (src/accelerate/accelerator.py no_sync at huggingface/accelerate
+// 16cb6eb8). There every micro-step reduces whatever training.grad_sync
+// says (warnGradSync).
+func (s *Scenario) NoSyncRefused() bool {
+	c := &s.Communication
+	return s.Parallelism.Stage >= 2 && (c.Boundary == BoundaryDeepSpeed || c.ZeroQuantizedWeights || c.ZeroQuantizedGradients || c.ZeroHPZPartitionSize > 1)
+}
+
+// HoldsUnshardedGrads reports whether the rank keeps its whole unsharded
+// gradient from one micro-step to the next: training.grad_sync last at
+// stage 2 or 3 with grad_accum > 1, FSDP's no_sync. FSDP1's
+// _post_backward_hook returns before the reduce-scatter when not
+// _sync_gradients and _finalize_params keeps ".grad [as] the unsharded
+// gradient from prior no_sync() iterations" (torch/distributed/fsdp/
+// _runtime_utils.py at pytorch/pytorch
+// 00ae0bc91ac2c1718d1baa193d9d299e2b82776c), in the dtype the backward
+// computed it in, param_dtype under mixed precision; FSDP2's post_backward
+// with reduce_grads false (set_requires_gradient_sync(False)) keeps each
+// parameter's unsharded gradient, upcast to the mixed-precision policy's
+// reduce_dtype when that differs (FSDPParamGroup.post_backward and
+// FSDPParam.to_accumulated_grad_if_needed,
+// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
+// 002a76fbfea0ac0f199e4b8e2a0691074796c908 and _fsdp_param.py at
+// 010ae4a89516fa3be548ab16dff711414ec12d0b). At stages 0
+// and 1 the accumulated gradients live in the gradient buffers those
+// stages keep anyway.
+func (s *Scenario) HoldsUnshardedGrads() bool {
+	return s.Parallelism.Stage >= 2 && s.Training.GradAccum > 1 && !s.GradSyncEvery()
+}
+
 // warnGradSync warns when training.grad_sync: last asks for what zerosim
-// does not model (stages 2 and 3 reduce every micro-step; FSDP's no_sync,
-// which reduces once and keeps whole unsharded gradients in between, is
-// not modelled), and when gradient accumulation is asked of fms-fsdp,
-// whose train loop steps the optimizer after every batch
+// does not model: DeepSpeed's stages 2 and 3, which have no no_sync
+// (NoSyncRefused; its opt-in coalesce_grad_reduction, engine.py lines
+// 3052-3112 at edaa7221, which reduces once after the block's last
+// backward, is not modelled), and when gradient accumulation is asked of
+// fms-fsdp, whose train loop steps the optimizer after every batch
 // (fms_fsdp/utils/train_utils.py train at foundation-model-stack/fms-fsdp
 // 078c29e74593981ee1453fe0feca1e7ba5fa8aaf: zero_grad, forward, backward,
 // clip_grad_norm_, step per batch).
 func (l *loader) warnGradSync(s *Scenario) {
 	t := &s.Training
-	if t.GradSync == GradSyncLast && s.Parallelism.Stage >= 2 {
-		l.warn(s, "training.grad_sync", fmt.Sprintf("grad_sync: last has no effect at ZeRO stage %d: zerosim reduces every micro-step at stages 2 and 3 and accumulates sharded gradients (FSDP's no_sync, one reduction and whole gradients kept in between, is not modelled)", s.Parallelism.Stage))
+	if t.GradSync == GradSyncLast && s.NoSyncRefused() {
+		l.warn(s, "training.grad_sync", fmt.Sprintf("grad_sync: last has no effect under DeepSpeed's ZeRO stage %d: its engine.no_sync asserts at stages 2 and 3 (deepspeed/runtime/engine.py at edaa722), so every micro-step reduce-scatters; the opt-in coalesce_grad_reduction is not modelled (delete the key)", s.Parallelism.Stage))
 	}
 	if NoGradAccum(s.Stack) && t.GradAccum > 1 {
 		l.warn(s, "training.grad_accum", fmt.Sprintf("grad_accum=%d: fms-fsdp 078c29e steps the optimizer after every batch (fms_fsdp/utils/train_utils.py train), no gradient accumulation; modelled as asked, but no setting of the stack reproduces it", t.GradAccum))

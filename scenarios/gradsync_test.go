@@ -20,7 +20,17 @@ func TestGradSync(t *testing.T) {
 		{[]string{"parallelism.zero_stage=0", "stack=llm-foundry", "training.grad_sync=last"}, false, "", ""},
 		{[]string{"parallelism.zero_stage=0", "stack=deepspeed"}, false, "", ""},
 		{[]string{"parallelism.zero_stage=1", "training.grad_sync=every"}, true, "", ""},
-		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last"}, true, "grad_sync: last has no effect at ZeRO stage 3", ""},
+		// Stages 2 and 3: every unset, whatever the stack; last is FSDP's
+		// no_sync, modelled, but DeepSpeed's engine refuses it (boundary
+		// deepspeed, its preset, or a ZeRO++ key) and warns.
+		{[]string{"parallelism.zero_stage=3"}, true, "", ""},
+		{[]string{"parallelism.zero_stage=2", "stack=torchtitan"}, true, "", ""},
+		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last"}, false, "", ""},
+		{[]string{"parallelism.zero_stage=2", "training.grad_sync=last", "communication.boundary=fsdp1"}, false, "", ""},
+		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last", "stack=deepspeed"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 3", ""},
+		{[]string{"parallelism.zero_stage=2", "training.grad_sync=last", "communication.boundary=deepspeed"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 2", ""},
+		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last", "communication.zero_quantized_gradients=true"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 3", ""},
+		{[]string{"parallelism.zero_stage=1", "training.grad_sync=last", "stack=deepspeed"}, false, "", ""},
 		{[]string{"parallelism.zero_stage=0", "stack=fms-fsdp", "training.grad_accum=4"}, true, "fms-fsdp 078c29e steps the optimizer after every batch", ""},
 		{[]string{"training.recompute=none", "training.recompute_fraction=0.5"}, false, "recompute_fraction=0.5 counts nothing here", ""},
 		{[]string{"training.recompute=none", "training.recompute_every=2"}, false, "recompute_every=2 counts nothing here", ""},

@@ -1020,6 +1020,7 @@ func (im *lfImport) readParallelism() error {
 		}
 		im.set("parallelism.zero_stage", strconv.FormatInt(stage, 10), from+" on a 2-D mesh: HSDP")
 		im.set("parallelism.k", strconv.FormatInt(rep, 10), src(rv, true, "")+": copies of the shards")
+		im.set("training.grad_sync", "every", lfFSDPSync)
 		return nil
 	}
 	if o.Nodes > 0 && shgiven && shard > 0 && shard != world {
@@ -1029,8 +1030,16 @@ func (im *lfImport) readParallelism() error {
 		im.note("fsdp_config.sharding_strategy %s without data_parallel_replicate_degree: Composer v0.32.1 builds a 1-D mesh and falls back to %s (dist_strategy.py); set data_parallel_replicate_degree for HSDP", s, map[int64]string{3: "FULL_SHARD", 2: "SHARD_GRAD_OP"}[stage])
 	}
 	im.set("parallelism.zero_stage", strconv.FormatInt(stage, 10), from)
+	im.set("training.grad_sync", "every", lfFSDPSync)
 	return nil
 }
+
+// lfFSDPSync is why Composer's sharded FSDP reduces every micro-step:
+// ddp_sync_context enters no_sync only for a DistributedDataParallel
+// model, so FSDP's post-backward hook reduce-scatters every micro-batch
+// (composer/distributed/dist_strategy.py at mosaicml/composer
+// e147a68331e11588048ef6f2bc8ec83004c6d00b).
+const lfFSDPSync = "FSDP: Composer's ddp_sync_context returns at once for a model that is not DDP, so every micro-batch reduce-scatters (composer/distributed/dist_strategy.py at mosaicml/composer e147a68)"
 
 // readBatch maps the batch: calculate_batch_size_info (config_utils.py at
 // 8c8dd48) requires global_train_batch_size to divide by the world size,
@@ -1365,6 +1374,12 @@ func (im *lfImport) readRecompute() error {
 // units, torch's _FreeEventQueue: max_inflight_allgathers 2).
 func (im *lfImport) readComm() error {
 	d, f := im.d, im.f
+	if f.Stage == 2 {
+		// SHARD_GRAD_OP reshards after every backward (Composer never
+		// enters no_sync) and gathers again in the next forward (zero's
+		// builder.regathers reads the boundary).
+		im.set("communication.boundary", "fsdp1", "Composer wraps each block in PyTorch FSDP1 (SHARD_GRAD_OP)")
+	}
 	if f.Stage != 3 {
 		return nil
 	}

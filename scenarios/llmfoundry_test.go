@@ -130,6 +130,11 @@ func TestImportLLMFoundry(t *testing.T) {
 			if c.stage == 3 && (cm.Boundary != "fsdp1" || *cm.BackwardPrefetchDepth != c.backPre || *cm.PrefetchDepth != 1) {
 				t.Errorf("boundary %s backward prefetch %d, want fsdp1 %d", cm.Boundary, *cm.BackwardPrefetchDepth, c.backPre)
 			}
+			// Composer's FSDP never enters no_sync: every micro-step
+			// reduces at stages 2 and 3 (and NO_SHARD's stage 0).
+			if c.stage >= 2 && (tr.GradSync != GradSyncEvery || cm.Boundary != "fsdp1") {
+				t.Errorf("grad_sync %q boundary %q, want every fsdp1", tr.GradSync, cm.Boundary)
+			}
 			if again := f.Scenario(); !bytes.Equal(again, out) {
 				t.Error("Scenario is not deterministic")
 			}

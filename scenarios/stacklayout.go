@@ -409,23 +409,24 @@ func (l *loader) warnStackOffload(s *Scenario) {
 	l.warn(s, path, sl.OffloadNote()+"; modelled as asked, but no setting of the stack reproduces it")
 }
 
-// warnFSDPStage2 warns when stage 2 runs under an FSDP boundary with
-// gradient accumulation (qa27 M3): FSDP's ZeRO-2 reshards every unit after
-// its backward whenever it reduces gradients, so each micro-step's forward
-// all-gathers again (FSDP2: FSDPParamGroup.post_backward, "if
-// self.reshard_after_backward: self.reshard()", default True,
+// warnFSDPStage2 warns when stage 2 runs under an FSDP boundary: FSDP's
+// ZeRO-2 reshards every unit after a backward that reduces (FSDP2 after
+// every backward) and all-gathers it again in the next forward, which the
+// schedule models (zero's builder.regathers cites each), but between steps
+// it keeps only the parameter shard, where zerosim's stage 2, DeepSpeed's,
+// keeps whole 16-bit parameters at rest (FSDP2: FSDPParamGroup.post_backward,
+// "if self.reshard_after_backward: self.reshard()", default True,
 // torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
 // pytorch/pytorch 002a76fbfea0ac0f199e4b8e2a0691074796c908; FSDP1
 // SHARD_GRAD_OP: _should_free_in_backward is true while _sync_gradients,
-// torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9, and Composer and
-// torchtitan never enter no_sync). zerosim's stage 2 is DeepSpeed's:
-// whole 16-bit parameters kept, gathered once per optimizer step.
+// torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9). qa27 M3 found the
+// gathers counted once per step; they are now counted per micro-step.
 func (l *loader) warnFSDPStage2(s *Scenario) {
 	b := s.Communication.Boundary
-	if s.Parallelism.Stage != 2 || s.Training.GradAccum < 2 || (b != BoundaryFSDP1 && !b.FSDP2()) {
+	if s.Parallelism.Stage != 2 || (b != BoundaryFSDP1 && !b.FSDP2()) {
 		return
 	}
-	l.warn(s, "parallelism.zero_stage", fmt.Sprintf("FSDP's ZeRO-2 (communication.boundary %s) reshards every unit after each backward and all-gathers it again in every micro-step's forward; zerosim's stage 2 keeps whole 16-bit parameters and gathers once per optimizer step, so with grad_accum %d it counts %d× fewer all-gathers and more memory at rest (docs/stacks.md); modelled as asked", b, s.Training.GradAccum, s.Training.GradAccum))
+	l.warn(s, "parallelism.zero_stage", fmt.Sprintf("FSDP's ZeRO-2 (communication.boundary %s) reshards after each reducing backward and keeps only the parameter shard between steps; zerosim all-gathers again in every micro-step that follows a reshard, but keeps whole 16-bit parameters at rest, so its at-rest memory is high by the gathered parameters (docs/stacks.md); modelled as asked", b))
 }
 
 // warnDeepSpeedStage0Overlap warns when a DeepSpeed scenario at stage 0

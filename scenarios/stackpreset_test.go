@@ -126,9 +126,10 @@ func TestStackErrors(t *testing.T) {
 	}
 }
 
-// TestFSDPStage2Warning: stage 2 under an FSDP boundary with accumulation
-// warns that zerosim gathers once per optimizer step where FSDP gathers in
-// every micro-step's forward (qa27 M3); DeepSpeed's ZeRO-2 and GA 1 do not.
+// TestFSDPStage2Warning: stage 2 under an FSDP boundary warns that zerosim
+// keeps whole parameters at rest where FSDP keeps the shard (the
+// per-micro-step gathers qa27 M3 found missing are modelled now, zero's
+// TestFSDPStage2Regathers); DeepSpeed's ZeRO-2 and stage 3 do not.
 func TestFSDPStage2Warning(t *testing.T) {
 	for _, c := range []struct {
 		sets []string
@@ -136,7 +137,7 @@ func TestFSDPStage2Warning(t *testing.T) {
 	}{
 		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=4"}, true},
 		{[]string{"stack=llm-foundry", "parallelism.zero_stage=2", "training.grad_accum=2"}, true},
-		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=1"}, false},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=1"}, true},
 		{[]string{"stack=torchtitan", "parallelism.zero_stage=3", "training.grad_accum=4"}, false},
 		{[]string{"stack=deepspeed", "parallelism.zero_stage=2", "training.grad_accum=4"}, false},
 	} {

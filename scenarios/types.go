@@ -260,10 +260,12 @@ type Training struct {
 	// (default 1). Which micro-steps reduce gradients depends on the stage:
 	// see zero's package doc.
 	GradAccum int64 `yaml:"grad_accum,omitempty"`
-	// GradSync says which micro-steps reduce the gradients at stages 0 and
-	// 1: every (the trainer never enters no_sync) or last (no_sync until
-	// the last micro-batch); "" (default): by stack (Scenario.GradSyncEvery).
-	// Stages 2 and 3 reduce every micro-step.
+	// GradSync says which micro-steps reduce the gradients: every (the
+	// trainer never enters no_sync) or last (no_sync until the last
+	// micro-batch; at stages 2 and 3 FSDP's, which keeps whole unsharded
+	// gradients in between, Scenario.HoldsUnshardedGrads); "" (default): by
+	// stack (Scenario.GradSyncEvery). DeepSpeed's stages 2 and 3 reduce
+	// every micro-step whatever it says (Scenario.NoSyncRefused).
 	GradSync GradSync `yaml:"grad_sync,omitempty"`
 	// ParamDType is bf16 (default) or fp16; MasterDType is fp32.
 	ParamDType  DType     `yaml:"param_dtype,omitempty"`

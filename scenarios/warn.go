@@ -266,7 +266,7 @@ func (l *loader) warnExpandable(s *Scenario) {
 	if why == "" || why == overheadGivesReserve && !l.written("memory.allocator_overhead") {
 		return
 	}
-	l.warn(s, path, fmt.Sprintf("expandable_segments has no effect here: %s, and the caching allocator is simulated only under PyTorch FSDP (communication.boundary fsdp1, fsdp2 or fsdp2_head) at zero_stage 3 with nothing offloaded and memory.allocator_overhead unset; elsewhere the reserve is memory.allocator_overhead of the allocated peak (delete the key)", why))
+	l.warn(s, path, fmt.Sprintf("expandable_segments has no effect here: %s, and the caching allocator is simulated only under PyTorch FSDP (communication.boundary fsdp1, fsdp2 or fsdp2_head) at zero_stage 3 with nothing offloaded, no grad_sync: last and memory.allocator_overhead unset; elsewhere the reserve is memory.allocator_overhead of the allocated peak (delete the key)", why))
 }
 
 // warnStackAdamL2 warns when a stack preset's training.weight_decay meets

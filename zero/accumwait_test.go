@@ -145,6 +145,9 @@ func TestMicroStepWaitsForGradientSyncs(t *testing.T) {
 		{"stage 0, deepspeed", []string{"stack=deepspeed", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
 		{"stage 0, megatron", []string{"stack=megatron", "parallelism.zero_stage=0", "communication.bucket_size=1GB"}, 1},
 		{"stage 2, one bucket", []string{"parallelism.zero_stage=2", "communication.bucket_size=1GB"}, a},
+		// FSDP's no_sync at stages 2 and 3: one reduction per step.
+		{"stage 2, grad_sync last", []string{"parallelism.zero_stage=2", "training.grad_sync=last", "communication.bucket_size=1GB"}, 1},
+		{"stage 3, K=N, grad_sync last", []string{"parallelism.zero_stage=3", "parallelism.k=2", "training.grad_sync=last"}, 1},
 		// K = N: each unit's gradients all-reduced across the two ranks,
 		// no gathers; l3..l1's hide behind the next unit's backward (a
 		// 200 MB all-reduce is 2·(0.5 µs + 100 MB / 300 GB/s) ≈ 0.668 ms

@@ -33,10 +33,16 @@
 // the last under config.no_sync_func, megatron/core/pipeline_parallel/
 // schedules.py:469-478 at NVIDIA/Megatron-LM d580efc6), stages 2 and 3 reduce every micro-step's gradients, K > 1
 // included, and stage 3 gathers the parameters again in every micro-step's
-// forward and backward. training.grad_sync says which micro-steps reduce
-// at stages 0 and 1; unset, stage 0 under the torchtitan, llm-foundry and
-// fms-fsdp stacks reduces every micro-step, their stage 0 never entering
-// no_sync (scenarios.Scenario.GradSyncEvery). PyTorch FSDP under Composer behaves as stage 3
+// forward and backward. training.grad_sync says which micro-steps reduce;
+// unset, stage 0 under the torchtitan, llm-foundry and fms-fsdp stacks
+// reduces every micro-step, their stage 0 never entering no_sync
+// (scenarios.Scenario.GradSyncEvery). grad_sync: last at stages 2 and 3 is
+// FSDP's no_sync: only the last micro-step reduce-scatters, stage 3 still
+// gathers in every micro-step (microStep3), and the memory model keeps the
+// whole unsharded gradients in between (scenarios.Scenario.HoldsUnshardedGrads);
+// DeepSpeed's stages 2 and 3 have none and reduce every micro-step. Under
+// an FSDP boundary stage 2 all-gathers again in the forward of each
+// micro-step after a reshard (builder.regathers). PyTorch FSDP under Composer behaves as stage 3
 // here: Composer enters no_sync only for a DistributedDataParallel model
 // (ddp_sync_context, mosaicml/composer composer/trainer/dist_strategy.py at
 // v0.13.4 d80c37dc), so FSDP reduce-scatters every micro-step's gradients
@@ -56,8 +62,8 @@
 // is identical in v0.13.2-v0.13.4). The memory model is one micro-step's (accumulated
 // gradients live in the gradient buffers stages 0–2 keep anyway; at stage 3
 // the sharded gradients of the earlier micro-steps are alive through the
-// last one, memory/timeline.go); the memory timeline follows the last
-// micro-step.
+// last one, and under no_sync the unsharded ones at stages 2 and 3,
+// memory/timeline.go); the memory timeline follows the last micro-step.
 //
 // Replay runs the schedule for every rank on collectives.Fabric and returns a
 // Result. When every rank behaves alike (Symmetric), it simulates the ranks of

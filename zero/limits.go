@@ -47,7 +47,8 @@ const (
 // instances), and the optimizer. With gradient accumulation the units'
 // tasks repeat every micro-step, and so do the buckets' where every
 // micro-step reduces (scenarios.Scenario.GradSyncEvery, the schedule's own rule);
-// elsewhere they reduce once.
+// elsewhere they reduce once. Stage 3's gathers repeat every micro-step
+// whether it reduces or not, and so do FSDP's stage-2 regathers.
 type taskCount struct {
 	units, buckets, perBucket, perUnit int64
 	// a2a is the expert-parallel all-to-alls of a micro-step: four per
@@ -56,8 +57,12 @@ type taskCount struct {
 	a2a    int64
 	stage3 bool
 	// micro is the micro-steps per step, bucketMicro how many of them run
-	// the buckets' collectives.
-	micro, bucketMicro int64
+	// the buckets' gradient collectives (perBucket); gatherMicro how many
+	// run the buckets' per-micro-step gathers (perGather: stage 3's, in
+	// every micro-step whether it reduces or not, and FSDP's stage 2's
+	// regathers, builder.regathers: at most every micro-step after the
+	// first).
+	micro, bucketMicro, gatherMicro, perGather int64
 }
 
 func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
@@ -66,13 +71,19 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 	if s.GradSyncEvery() {
 		c.bucketMicro = c.micro
 	}
-	c.perBucket = map[int]int64{0: 1, 1: 2, 2: 2, 3: 3}[s.Parallelism.Stage]
+	c.perBucket = map[int]int64{0: 1, 1: 2, 2: 2, 3: 1}[s.Parallelism.Stage]
+	switch b := s.Communication.Boundary; {
+	case c.stage3:
+		c.gatherMicro, c.perGather = c.micro, 2 // forward and backward
+	case s.Parallelism.Stage == 2 && (b == scenarios.BoundaryFSDP1 || b.FSDP2()):
+		c.gatherMicro, c.perGather = c.micro-1, 1
+	}
 	if s.Parallelism.K > 1 {
 		c.perBucket++
 	}
 	cm := &s.Communication
 	if cm.ZeroQuantizedWeights {
-		c.perBucket += 2 // a quantize kernel before each gather
+		c.perGather += 2 // a quantize kernel before each gather
 		c.perUnit += 2   // a dequantize after the unit's gathers, per pass
 	}
 	if cm.ZeroQuantizedGradients {
@@ -106,7 +117,7 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 
 // bound is an upper bound of the schedule's tasks.
 func (c taskCount) bound() int64 {
-	return c.micro*(c.perUnit*c.units+c.a2a) + c.bucketMicro*c.perBucket*c.buckets + 8
+	return c.micro*(c.perUnit*c.units+c.a2a) + (c.bucketMicro*c.perBucket+c.gatherMicro*c.perGather)*c.buckets + 8
 }
 
 // checkSize refuses a replay of tasks tasks (per rank) on reps simulated
@@ -129,11 +140,10 @@ func checkSize(s *scenarios.Scenario, c taskCount, tasks int64, full bool) error
 	}
 	// Every unit keeps a forward and a backward, and at stage 3 at least one
 	// bucket of its own; the rest shrinks with larger buckets.
-	perUnit := c.perUnit
+	perUnit := c.perUnit * c.micro
 	if c.stage3 {
-		perUnit += c.perBucket
+		perUnit += c.perBucket*c.bucketMicro + c.perGather*c.gatherMicro
 	}
-	perUnit *= c.micro
 	fixed := perUnit*c.units + 8
 	var hints []string
 	if room := (limit - fixed) * 9 / 10; room > 0 && c.buckets > 0 {

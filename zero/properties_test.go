@@ -879,15 +879,17 @@ var gaReserveDrops = map[string]string{
 }
 
 // perMicroStep says whether phase ph's collectives run in every micro-step
-// (package doc: stages 2 and 3 reduce every micro-step's gradients, stage
-// 3 gathers in every forward and backward, expert all-to-alls move every
-// micro-batch's tokens) or once per step.
+// (package doc: stages 2 and 3 reduce every micro-step's gradients but
+// under no_sync, stage 3 gathers in every forward and backward, expert
+// all-to-alls move every micro-batch's tokens) or once per step. FSDP's
+// stage-2 regathers (builder.regathers), none at GA 1, fit neither: no
+// subject runs them.
 func perMicroStep(s *scenarios.Scenario, ph Phase) bool {
 	switch ph {
 	case PhaseForwardAG, PhaseBackwardAG, PhaseForwardA2A, PhaseBackwardA2A:
 		return true
 	case PhaseBackwardRS, PhaseInterAR:
-		return s.Parallelism.Stage >= 2
+		return s.Parallelism.Stage >= 2 && s.GradSyncEvery()
 	}
 	return false
 }

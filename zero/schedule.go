@@ -2,6 +2,7 @@ package zero
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
@@ -598,17 +599,7 @@ func (b *builder) stage012() error {
 	// Parameter all-gathers at the step start (pre-hook pipeline, seed 000).
 	agFirst := make([][]int32, L) // unit → all-gathers it waits for
 	if overlapAG {
-		for i, bk := range sc.Buckets {
-			g, size := b.shardGroup(i)
-			if size == 1 {
-				continue
-			}
-			t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: g, Bytes: bk.ParamBytes})
-			for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
-				agFirst[u] = append(agFirst[u], t)
-			}
-		}
+		agFirst = b.bucketGathers(PhasePostOptAG, nil)
 	}
 	// Buckets become ready when the backward of their first unit is done;
 	// within a unit they are reduced in each group's reduce order.
@@ -626,8 +617,11 @@ func (b *builder) stage012() error {
 	for m := 0; m < sc.Micro; m++ {
 		b.micro = m
 		var first [][]int32
-		if m == 0 {
+		switch {
+		case m == 0:
 			first = agFirst
+		case gather && b.regathers(m):
+			first = b.bucketGathers(PhaseForwardAG, []int32{prev})
 		}
 		ss, last, err := b.microStep012(readyAt, first, prev, prevSync, b.reduces(m))
 		if err != nil {
@@ -640,22 +634,46 @@ func (b *builder) stage012() error {
 	}
 	opt := int32(len(sc.Tasks) - 1)
 	if gather && !overlapAG {
-		for i, bk := range sc.Buckets {
-			g, size := b.shardGroup(i)
-			if size == 1 {
-				continue
-			}
-			b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: PhasePostOptAG, Unit: -1, Bucket: i,
-				Group: g, Bytes: bk.ParamBytes, After: []int32{opt}})
-		}
+		b.bucketGathers(PhasePostOptAG, []int32{opt})
 	}
 	return nil
+}
+
+// bucketGathers adds an all-gather of phase ph of every bucket whose shard
+// group has more than one rank, each after the tasks after, and returns,
+// per unit, the gathers its forward waits for: the post-optimizer gathers
+// of stages 1 and 2 (at the step start under overlap_param_gather) and
+// FSDP's stage-2 regathers (regathers).
+func (b *builder) bucketGathers(ph Phase, after []int32) [][]int32 {
+	sc := b.sc
+	first := make([][]int32, len(sc.Costs))
+	for i, bk := range sc.Buckets {
+		g, size := b.shardGroup(i)
+		if size == 1 {
+			continue
+		}
+		t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: -1, Bucket: i,
+			Group: g, Bytes: bk.ParamBytes, After: slices.Clone(after)})
+		for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
+			first[u] = append(first[u], t)
+		}
+	}
+	return first
 }
 
 // microStep3 adds one micro-step of stage 3 after task prev (-1: none):
 // gather–compute–flush of every unit in forward and in backward with
 // prefetch depth d (ZeRO++'s gathers and gradient sync when zp is set), the
-// all-to-alls, and each unit's gradient sync and offload. A micro-step
+// all-to-alls, and, when reduce is set, each unit's gradient sync and
+// offload. Under no_sync (reduce unset, Scenario.HoldsUnshardedGrads) a
+// unit still gathers in forward and backward and reshards after both:
+// FULL_SHARD frees the unsharded parameters in the post-backward whether
+// it syncs or not (_should_free_in_backward, see regathers), as does FSDP2
+// with its default reshard_after_backward; its post-backward hook returns
+// before the reduce-scatter ("if not state._sync_gradients: ... return",
+// _post_backward_hook, torch/distributed/fsdp/_runtime_utils.py at
+// 00ae0bc9; FSDP2's post_backward returns when not reduce_grads,
+// _fsdp_param_group.py at 002a76fb). A micro-step
 // after the first gathers its first units once the previous micro-step's
 // backward has ended, as FSDP issues the next forward's gathers, and
 // computes its first unit once the previous micro-step's gradient syncs
@@ -673,7 +691,7 @@ func (b *builder) stage012() error {
 // reduce-scatters; composer/trainer/ is identical in v0.13.2-v0.13.4). It
 // returns the syncs' last tasks and this micro-step's last compute-stream
 // task (or a2aAfter's node phase).
-func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, []int32) []int32, zp *zeroPP, d int, prev int32, prevSync []int32) ([]int32, int32, error) {
+func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, []int32) []int32, zp *zeroPP, d int, prev int32, prevSync []int32, reduce bool) ([]int32, int32, error) {
 	sc := b.sc
 	L := len(sc.Costs)
 	fwd := make([]int32, L)
@@ -751,6 +769,9 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		}
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
 		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
+		if !reduce {
+			continue
+		}
 		var unitSync []int32
 		var gradBytes int64
 		for _, i := range byUnit[u] {
@@ -784,6 +805,32 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 // bound shares; it cites each stack's trainer).
 func (b *builder) reduces(m int) bool {
 	return m == b.sc.Micro-1 || b.s.GradSyncEvery()
+}
+
+// regathers reports whether micro-step m > 0 of stage 2 all-gathers the
+// parameters again in its forward: PyTorch FSDP's ZeRO-2
+// (communication.boundary fsdp1, fsdp2 or fsdp2_head) reshards every unit
+// after a backward that reduced its gradients, and FSDP2 after every
+// backward. FSDP1 SHARD_GRAD_OP frees the unsharded flat parameter in the
+// post-backward only while syncing ("state._sync_gradients or
+// handle._sharding_strategy in RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES",
+// _should_free_in_backward, torch/distributed/fsdp/_runtime_utils.py at
+// pytorch/pytorch 00ae0bc91ac2c1718d1baa193d9d299e2b82776c), so under
+// no_sync it keeps the parameters to the next micro-step; FSDP2's
+// post_backward reshards when reshard_after_backward, True by default
+// and left so by set_requires_gradient_sync (FSDPParamGroup.post_backward,
+// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
+// 002a76fbfea0ac0f199e4b8e2a0691074796c908; neither Accelerate's no_sync
+// nor torchtitan calls set_reshard_after_backward). Micro-step 0's gathers
+// are the step's post-optimizer all-gather: the step before ended in a
+// reducing micro-step, which resharded. zerosim's own stage 2, and
+// DeepSpeed's, keep the whole 16-bit parameters and gather once per step.
+func (b *builder) regathers(m int) bool {
+	bd := b.s.Communication.Boundary
+	if b.sc.Stage != 2 || m == 0 || bd != scenarios.BoundaryFSDP1 && !bd.FSDP2() {
+		return false
+	}
+	return bd.FSDP2() || b.reduces(m-1)
 }
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
@@ -916,7 +963,7 @@ func (b *builder) stage3() error {
 	var prevSync []int32 // and its gradient syncs
 	for m := 0; m < sc.Micro && err == nil; m++ {
 		b.micro = m
-		ss, last, e := b.microStep3(byUnit, gathers, zp, d, prev, prevSync)
+		ss, last, e := b.microStep3(byUnit, gathers, zp, d, prev, prevSync, b.reduces(m))
 		if e != nil {
 			return e
 		}

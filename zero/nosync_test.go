@@ -1,0 +1,92 @@
+package zero
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/zerosim/zerosim/memory"
+)
+
+// TestNoSyncCollectives counts, per optimizer step of a = 4 micro-steps,
+// each bucket's collectives by phase under training.grad_sync and the
+// stack's boundary, on four 100M-parameter layers over 2 GPUs (one bucket
+// per layer):
+//
+//   - reduce-scatters (and the K > 1 all-reduces across the replicas): a
+//     per bucket where every micro-step reduces, 1 under no_sync (FSDP1's
+//     _post_backward_hook returns before its reduce-scatter when not
+//     syncing, FSDP2's post_backward when not reduce_grads); DeepSpeed's
+//     stage 3 has no no_sync and reduces a times whatever grad_sync says.
+//   - stage 3 gathers: a forward and a backward all-gathers per unit under
+//     no_sync too (FULL_SHARD and FSDP2 reshard after every backward).
+//   - stage 2 gathers: zerosim's (DeepSpeed's) stage 2 gathers once, after
+//     the optimizer; FSDP's gathers again in the forward of every
+//     micro-step after a reshard: FSDP1 SHARD_GRAD_OP reshards only after
+//     a reducing backward (a gathers when every micro-step reduces, 1 under
+//     no_sync), FSDP2 after every backward (a either way).
+func TestNoSyncCollectives(t *testing.T) {
+	const a = 4
+	for _, c := range []struct {
+		stage    int
+		boundary string
+		sync     string
+		k        int
+		// per bucket: reduce-scatters, inter-replica all-reduces, forward,
+		// backward and post-optimizer all-gathers.
+		rs, ar, fwdAG, bwdAG, postAG int
+	}{
+		{3, "reshard", "every", 1, a, 0, a, a, 0},
+		{3, "fsdp1", "last", 1, 1, 0, a, a, 0},
+		{3, "fsdp2", "last", 1, 1, 0, a, a, 0},
+		{3, "reshard", "last", 1, 1, 0, a, a, 0},
+		{3, "fsdp1", "last", 2, 0, 1, 0, 0, 0}, // K = N = 2: all-reduce across the replicas only
+		{3, "deepspeed", "last", 1, a, 0, a, a, 0},
+		{2, "reshard", "every", 1, a, 0, 0, 0, 1},
+		{2, "reshard", "last", 1, 1, 0, 0, 0, 1},
+		{2, "fsdp1", "every", 1, a, 0, a - 1, 0, 1},
+		{2, "fsdp1", "last", 1, 1, 0, 0, 0, 1},
+		{2, "fsdp2", "every", 1, a, 0, a - 1, 0, 1},
+		{2, "fsdp2", "last", 1, 1, 0, a - 1, 0, 1},
+		{2, "fsdp2_head", "last", 1, 1, 0, a - 1, 0, 1},
+	} {
+		name := fmt.Sprintf("stage %d %s %s k=%d", c.stage, c.boundary, c.sync, c.k)
+		t.Run(name, func(t *testing.T) {
+			s := fourLayers(t, fmt.Sprintf("parallelism.zero_stage=%d", c.stage), "communication.boundary="+c.boundary,
+				"training.grad_sync="+c.sync, fmt.Sprintf("parallelism.k=%d", c.k), fmt.Sprintf("training.grad_accum=%d", a),
+				"communication.bucket_size=200MB")
+			sc, err := Build(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sc.Buckets) != 4 {
+				t.Fatalf("%d buckets, want one per layer", len(sc.Buckets))
+			}
+			kept := memory.KeptAcrossBoundary(s)
+			count := map[Phase]map[int]int{}
+			for _, task := range sc.Tasks {
+				if !task.Kind.IsComm() {
+					continue
+				}
+				if count[task.Phase] == nil {
+					count[task.Phase] = map[int]int{}
+				}
+				count[task.Phase][task.Bucket]++
+			}
+			for _, w := range []struct {
+				ph   Phase
+				want int
+			}{{PhaseBackwardRS, c.rs}, {PhaseInterAR, c.ar}, {PhaseForwardAG, c.fwdAG}, {PhaseBackwardAG, c.bwdAG}, {PhasePostOptAG, c.postAG}} {
+				for i := range sc.Buckets {
+					want := w.want
+					if u := sc.Buckets[i].FirstUnit; w.ph == PhaseBackwardAG && u < len(kept) && kept[u] {
+						want = 0 // kept gathered across the boundary (memory.KeptAcrossBoundary)
+					}
+					if got := count[w.ph][i]; got != want {
+						t.Errorf("bucket %d: %d %s tasks per step, want %d", i, got, w.ph, want)
+					}
+				}
+			}
+			checkTaskBound(t, s)
+		})
+	}
+}
