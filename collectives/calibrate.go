@@ -352,17 +352,18 @@ func Unphysical(hw Hardware, p Params) []string {
 	if inter != "" {
 		bad = append(bad, "params."+scenarios.CalParamNames[1].Key+": "+inter)
 	}
-	minIntra := hwLat[0][tRing][LL]
+	tu := hw.tuning() // the same LL rows in every release (ncclTunings)
+	minIntra := tu.hwLat[0][tRing][LL]
 	if hw.PCI {
-		minIntra = hwLat[1][tRing][LL]
+		minIntra = tu.hwLat[1][tRing][LL]
 	}
 	if t := minIntra + p.IntraHop + float64(hw.IntraLatency)/1e6; t < 0 {
 		bad = append(bad, fmt.Sprintf("params.%s: %+.2f µs makes an intra-node hop %.2f µs, below 0", scenarios.CalParamNames[2].Key, p.IntraHop, t))
 	}
-	if t := min(hwLat[2][tRing][LL], hwLat[2][tTree][LL]) + p.InterHop + float64(hw.InterLatency)/1e6; t < 0 {
+	if t := min(tu.hwLat[2][tRing][LL], tu.hwLat[2][tTree][LL]) + p.InterHop + float64(hw.InterLatency)/1e6; t < 0 {
 		bad = append(bad, fmt.Sprintf("params.%s: %+.2f µs makes a network hop %.2f µs, below 0", scenarios.CalParamNames[3].Key, p.InterHop, t))
 	}
-	if t := min(baseLat[tRing][LL], baseLat[tTree][LL]) + p.Fixed; t < 0 {
+	if t := min(tu.baseLat[tRing][LL], tu.baseLat[tTree][LL]) + p.Fixed; t < 0 {
 		bad = append(bad, fmt.Sprintf("params.%s: %+.2f µs makes NCCL's base latency %.2f µs, below 0", scenarios.CalParamNames[4].Key, p.Fixed, t))
 	}
 	return bad
@@ -547,7 +548,7 @@ func (c *Calibration) File() *scenarios.Calibration {
 		Hardware: scenarios.CalHardware{Arch: arch, PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
 			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
 			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU),
-			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6, GFX: c.HW.GFX},
+			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6, GFX: c.HW.GFX, NCCLVersion: c.HW.NCCL},
 		Params: c.Params.File()}
 	for p := LL; p < numProtos; p++ {
 		if c.HW.Protos&(1<<p) != 0 {
@@ -583,7 +584,7 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),
 		NICBW: units.Bandwidth(math.Round(h.NICGBps * 1e9)), NICsPerNode: h.NICsPerNode, InterLatency: units.Duration(math.Round(h.InterLatencyUS * 1e6)),
 		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: hostCPU(scenarios.HostCPU(h.HostCPU)),
-		PluginLatency: units.Duration(math.Round(h.PluginLatencyUS * 1e6)), GFX: h.GFX},
+		PluginLatency: units.Duration(math.Round(h.PluginLatencyUS * 1e6)), GFX: h.GFX, NCCL: h.NCCLVersion},
 		Params: Params{f.Params.IntraEff, f.Params.InterEff, f.Params.IntraHopUS, f.Params.InterHopUS, f.Params.FixedUS}}
 	arch := -1
 	for a := Volta; a <= Blackwell; a++ {

@@ -117,6 +117,10 @@ type Hardware struct {
 	// Blackwell NVLS tree on x86 hosts only (tuning.cc getNetOverhead,
 	// ncclTopoTuneModel index1, ncclTopoGetAlgoTime).
 	CPU scenarios.HostCPU
+	// NCCL is the NCCL release whose tuner the model runs
+	// (scenarios.NCCLReleases: "2.21", "2.28.9"; communication.
+	// nccl_version); "" is DefaultNCCL, the commit above.
+	NCCL string
 	// BuffSize is NCCL_BUFFSIZE, the Simple protocol's buffer per
 	// connection; zero is NCCL's default, 4 MiB (DEFAULT_BUFFSIZE, 1 << 22,
 	// src/init.cc line 813 at the commit above).
@@ -217,6 +221,13 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	if p, ok := scenarios.FindLink(c.Inter.Preset); ok {
 		hw.PluginLatency = p.PluginLatency
 	}
+	// communication.nccl_version: the NCCL release whose tuner runs
+	// (Resolve checked it).
+	if v := s.Communication.NCCLVersion; v != "" {
+		if r, err := scenarios.ParseNCCLVersion(v); err == nil && r != DefaultNCCL {
+			hw.NCCL = r
+		}
+	}
 	// An AMD GPU, a preset's or one cluster.gfx names (scenarios.Cluster.
 	// Target), runs RCCL's model.
 	hw.GFX = c.Target()
@@ -256,9 +267,10 @@ func extraLatency(lat units.Duration, base string) units.Duration {
 	return max(lat, 0)
 }
 
-// NCCL's tuner constants, tuning.cc ncclTunerConstantsDefaults at the
-// commit above. Indices: algorithm (tree, ring, nvls, nvlsTree, pat) × protocol
-// (LL, LL128, Simple); latencies in µs, bandwidths in GB/s.
+// NCCL's tuner indices: algorithm (tree, ring, nvls, nvlsTree, pat) ×
+// protocol (LL, LL128, Simple); latencies in µs, bandwidths in GB/s. The
+// constants are each release's (ncclTuning, ncclversion.go); those below
+// are the model's at the commit above.
 const (
 	tTree = iota
 	tRing
@@ -268,31 +280,9 @@ const (
 	numTuned
 )
 
-// NCCL's default tuner constants (ncclTunerConstantsDefaults, NVIDIA/nccl
-// src/graph/tuning.cc lines 147–211 at 5067397c, the commit above:
-// baseLatencies 149–154, hwLatencies 156–175, llMaxBws 177–182, the
-// per-channel caps 184–210; nvlsEfficiency lines 139–144), the CollNet
-// columns left out.
+// NCCL's tuner constants that do not vary by release here (tuning.cc at
+// 5067397c, the commit above; the per-release tables are ncclversion.go's).
 var (
-	baseLat = [numTuned][numProtos]float64{
-		tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0}, tPAT: {8.0, 8.0, 8.0},
-	}
-	// hwLat[hw][algo][proto]: NVLink, PCI, network.
-	hwLat = [3][numTuned][numProtos]float64{
-		{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25}, tNVLSTree: {0, 0, 25}, tPAT: {0, 0, 4.0}},
-		{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}, tPAT: {0, 0, 4.0}},
-		{tTree: {5.0, 8.5, 14}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18}, tNVLSTree: {0, 0, 20.9}, tPAT: {0, 0, 14}},
-	}
-	// llMaxBws[arch for one node | CPU for more][nodes 1, 2, >2]: the
-	// first index is the GPU generation on one node and, across nodes, the
-	// CPU vendor: row 1 on an AMD (or mixed) host, row 0 on any other
-	// (tuning.cc ncclTopoTuneModel lines 268–272, index1; the rows' own
-	// comments name them "Intel-N2/Intel-N4" and "AMD-N2/AMD-N4").
-	llMaxBws             = [4][3]float64{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}
-	perChMaxRingLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}}
-	perChMaxTreeLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
-	perChMaxTreeBws      = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}
-	perChMaxNVLSTreeBws  = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}
 	// nvlsEfficiency per generation (tuning.cc lines 139–144).
 	nvlsEfficiency = [4]float64{0, 0, 0.85, 0.74}
 	// treeCorrectionFactor[proto][log2(nBytes/64)], 64 B to 256 MiB
@@ -479,10 +469,14 @@ func NewModel(hw Hardware) *Model { return &Model{HW: hw, Params: Nominal} }
 
 // Tuner names the cost model m is: "RCCL's cost model, gfx942" for an AMD
 // GPU (rccl.go: its choice everywhere, its time on one node), else
-// "NCCL's cost model".
+// "NCCL's cost model" ("NCCL 2.21's cost model" where the hardware names
+// a release: Hardware.NCCL).
 func (m *Model) Tuner() string {
 	if m.HW.GFX != "" {
 		return "RCCL's cost model, " + m.HW.GFX
+	}
+	if m.HW.NCCL != "" {
+		return "NCCL " + m.HW.NCCL + "'s cost model"
 	}
 	return "NCCL's cost model"
 }
@@ -769,6 +763,7 @@ const (
 // ncclTopoTuneModel and ncclTopoGetAlgoTime see it.
 type comm struct {
 	m               *Model
+	tu              *ncclTuning // the release's tuner (Hardware.NCCL)
 	op              Op
 	t               int // tuner algorithm index
 	p               Proto
@@ -782,7 +777,7 @@ type comm struct {
 
 // comm sets up c, or ok false when NCCL would not run the combination.
 func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c comm, ok bool) {
-	c = comm{m: m, op: op, p: p, nBytes: nBytes, sh: sh, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), arch: int(m.HW.Arch)}
+	c = comm{m: m, tu: m.HW.tuning(), op: op, p: p, nBytes: nBytes, sh: sh, n: sh.Ranks, nodes: max(sh.Nodes, 1), ppn: sh.ppn(), arch: int(m.HW.Arch)}
 	switch {
 	case op != AllReduce && op != AllGather && op != ReduceScatter:
 		return c, false // all-to-all: point-to-point, not tuned
@@ -802,7 +797,7 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		// found (init.cc line 1439) and with none turns NVLS off for all
 		// (line 1453), at the commit above.
 		c.t = tNVLSTree
-	case a == PAT && op != AllReduce && p == Simple && c.n > 1 && c.nodes == c.n:
+	case a == PAT && op != AllReduce && p == Simple && c.n > 1 && c.nodes == c.n && c.tu.pat > 0:
 		// PAT runs all-gather and reduce-scatter with Simple only, and
 		// ncclPatEnable (tuning.cc lines 215–223) turns it on only when
 		// every node has one rank ("PAT only supports 1 GPU per node"),
@@ -811,7 +806,8 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 		// here reports, GPUDirect-TCPXO's included: TCPXO; its
 		// NCCL_ALGO=Ring,Tree excludes PAT). enqueue.cc (line 2010) also skips it for a
 		// reduce-scatter with an average (PreMulSum or SumPostDiv), which
-		// the model cannot tell from a sum: it assumes a sum.
+		// the model cannot tell from a sum: it assumes a sum. NCCL has
+		// PAT from 2.23 (ncclTuning.pat).
 		c.t = tPAT
 	default:
 		return c, false
@@ -840,9 +836,10 @@ func (m *Model) comm(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (c co
 // algBW is the algorithm bandwidth, GB/s: NCCL's bus bandwidth of the
 // algorithm and protocol (from the links) converted as tuning.cc does.
 func (c *comm) algBW() float64 {
-	llMax := llMaxBws[llMaxRow(c.m.HW.CPU)][c.idx2]
+	tu := c.tu
+	llMax := tu.llMaxBws[llMaxRow(c.m.HW.CPU)][c.idx2]
 	if c.nodes == 1 {
-		llMax = llMaxBws[c.arch][0]
+		llMax = tu.llMaxBws[c.arch][0]
 	}
 	n, nsteps := float64(c.n), float64(c.nsteps)
 	switch c.t {
@@ -853,9 +850,20 @@ func (c *comm) algBW() float64 {
 		bus := math.Min(c.intra, c.net)
 		switch c.p {
 		case LL:
-			bus = math.Min(llMax, bus*.5)
+			f := .5
+			if tu.ringLLQuarter {
+				f = 1.0 / 3
+				if c.nodes > 1 || c.op == AllReduce {
+					f = 1.0 / 4
+				}
+			}
+			bus = math.Min(llMax, bus*f)
 		case LL128:
-			bus = math.Min(bus*0.92, c.nCh*perChMaxRingLL128Bws[c.arch][c.idx2])
+			f := 0.92
+			if tu.ringLL128OnePPN != 0 && n/float64(c.nodes) < 2 {
+				f = tu.ringLL128OnePPN
+			}
+			bus = math.Min(bus*f, c.nCh*tu.perChMaxRingLL128Bws[c.arch][c.idx2])
 		}
 		return bus * n / nsteps
 	case tTree:
@@ -865,7 +873,7 @@ func (c *comm) algBW() float64 {
 		if c.nodes <= 2 {
 			inter = 2 * c.net
 		}
-		bus := math.Min(math.Min(c.intra, inter)*.92, c.nCh*perChMaxTreeBws[c.arch][c.idx2])
+		bus := math.Min(math.Min(c.intra, inter)*.92, c.nCh*tu.perChMaxTreeBws[c.arch][c.idx2])
 		switch c.p {
 		case LL:
 			bus = math.Min(bus/3.8, llMax)
@@ -874,7 +882,7 @@ func (c *comm) algBW() float64 {
 			if c.nodes == 1 {
 				f = 7.0 / 9
 			}
-			bus = math.Min(bus*f, c.nCh*perChMaxTreeLL128Bws[c.arch][c.idx2])
+			bus = math.Min(bus*f, c.nCh*tu.perChMaxTreeLL128Bws[c.arch][c.idx2])
 		}
 		return bus * .5 * c.treeCorrection()
 	case tPAT:
@@ -883,7 +891,7 @@ func (c *comm) algBW() float64 {
 		// channels' bandwidth, × 0.75 (tuning.cc line 337), and NCCL does
 		// not convert it from bus to algorithm bandwidth for an
 		// all-gather or reduce-scatter off the ring (lines 376–382).
-		return c.net * .75
+		return c.net * tu.pat
 	}
 	// NVLS: the switch reduces, so every GPU moves S·(1+1/g) over its
 	// NVLink per direction for an all-reduce (S·(g−1)/g for reduce-scatter
@@ -909,11 +917,13 @@ func (c *comm) algBW() float64 {
 			inter = c.net / 2
 		}
 		bw = math.Min(bw, inter)
-		bw = math.Min(bw, c.nCh*perChMaxNVLSTreeBws[c.arch][c.idx2]*n/nsteps)
+		if cp := tu.perChMaxNVLSTreeBws[c.arch][c.idx2]; cp > 0 {
+			bw = math.Min(bw, c.nCh*cp*n/nsteps)
+		}
 		// On Blackwell with an x86 host NCCL corrects an NVLS tree's
 		// all-reduce bandwidth by the tree's factor, up to 512 MiB
 		// (ncclTopoGetAlgoTime at the commit above).
-		if ls := log2i(int(c.nBytes >> 6)); c.op == AllReduce && c.arch >= int(Blackwell) && c.m.HW.CPU != scenarios.HostArm && c.nBytes>>6 > 0 && ls < 24 {
+		if ls := log2i(int(c.nBytes >> 6)); tu.nvlsTreeX86 && c.op == AllReduce && c.arch >= int(Blackwell) && c.m.HW.CPU != scenarios.HostArm && c.nBytes>>6 > 0 && ls < 24 {
 			bw *= treeCorrectionFactor[c.p][ls]
 		}
 	}
@@ -970,17 +980,18 @@ func (c *comm) latencyWith(extra units.Duration) float64 {
 	if m.HW.PCI {
 		hw = 1
 	}
-	netHW := hwLat[2][c.t][p]
-	if c.n == c.nodes {
+	tu := c.tu
+	netHW := tu.hwLat[2][c.t][p]
+	if c.n == c.nodes && tu.treeNetOnePPN {
 		// "With ppn=1 latencies are fully exposed, use the Tree network
 		// latency" (ncclTopoTuneModel at the commit above, tuning.cc lines
 		// 386–387), where ppn is the float nRanks/nNodes (line 281): one
 		// rank on every node, not 3 ranks on 2 nodes as the integer mean
 		// would have it.
-		netHW = hwLat[2][tTree][p]
+		netHW = tu.hwLat[2][tTree][p]
 	}
-	intraLat, interLat := m.hopLatencies(hwLat[hw][c.t][p], netHW, p, extra)
-	lat := baseLat[c.t][p] + m.Params.Fixed
+	intraLat, interLat := m.hopLatencies(tu.hwLat[hw][c.t][p], netHW, p, extra)
+	lat := tu.baseLat[c.t][p] + m.Params.Fixed
 	switch c.t {
 	case tRing:
 		if c.nodes > 1 {
@@ -1198,6 +1209,12 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			// LL128 is off over PCIe by default; a protocol NCCL_PROTO
 			// names (or does not disable) is on (ParseNCCLProtos).
 			if p == LL128 && m.HW.PCI && m.HW.Protos == 0 || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
+				continue
+			}
+			if p == LL128 && m.HW.Arch >= Blackwell && m.HW.GFX == "" && !m.HW.tuning().blackwell {
+				// Before 2.25 NCCL's LL128 switch knows no compute
+				// capability 10.0 and disables it (ncclTuning.blackwell),
+				// whatever NCCL_PROTO says.
 				continue
 			}
 			if rccl {

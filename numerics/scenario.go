@@ -199,6 +199,7 @@ var verifyKeys = map[string]keyRule{
 	"communication.algorithm":                noChange(),
 	"communication.nccl_algo":                noChange(),
 	"communication.nccl_proto":               noChange(),
+	"communication.nccl_version":             noChange(),
 	"communication.calibration":              noChange(),
 	"communication.overlap":                  noChange(),
 	"communication.prefetch_depth":           noChange(),

@@ -228,6 +228,10 @@ type CalHardware struct {
 	// GFX is an AMD GPU's LLVM target (gfx942, gfx950), timed by RCCL's
 	// tuner (collectives/rccl.go); absent for an NVIDIA GPU.
 	GFX string `yaml:"gfx,omitempty"`
+	// NCCLVersion is the NCCL release whose tuner the fit ran
+	// (communication.nccl_version, an NCCLReleases entry); absent means
+	// DefaultNCCLRelease.
+	NCCLVersion string `yaml:"nccl_version,omitempty"`
 }
 
 // CalParams are the fitted corrections: bandwidth efficiency per link
@@ -506,6 +510,11 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 	case "", HostIntel, HostAMD, HostArm:
 	default:
 		return nil, bad("hardware.host_cpu", fmt.Sprintf("%q: use intel, amd or arm, or leave it out for intel", h.HostCPU))
+	}
+	if h.NCCLVersion != "" {
+		if r, err := ParseNCCLVersion(h.NCCLVersion); err != nil || r != h.NCCLVersion {
+			return nil, bad("hardware.nccl_version", fmt.Sprintf("%q: use one of %s as zerosim calibrate writes it, or leave it out for %s", h.NCCLVersion, strings.Join(NCCLReleases, ", "), DefaultNCCLRelease))
+		}
 	}
 	if h.NICsPerNode < 1 || h.NICsPerNode > 1<<10 {
 		return nil, bad("hardware.nics_per_node", fmt.Sprintf("%d is out of range (1..1024)", h.NICsPerNode))

@@ -1174,6 +1174,14 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 			return l.errPath(path, fmt.Sprintf("%s sets NCCL's tuner, which algorithm %s (zerosim's alpha–beta lowering) does not use: set algorithm: auto, or drop %s", k.key, c.Algorithm, k.key))
 		}
 	}
+	if path := "communication.nccl_version"; l.has(path) {
+		if _, err := ParseNCCLVersion(c.NCCLVersion); err != nil {
+			return l.errPath(path, "nccl_version: "+err.Error())
+		}
+		if !c.Algorithm.NCCLModel() {
+			return l.errPath(path, fmt.Sprintf("nccl_version sets NCCL's tuner, which algorithm %s (zerosim's alpha–beta lowering) does not use: set algorithm: auto, or drop nccl_version", c.Algorithm))
+		}
+	}
 	if l.has("communication.calibration") && c.CalibrationData == nil {
 		if err := l.loadCalibration(s); err != nil {
 			return err

@@ -422,6 +422,10 @@ type Communication struct {
 	// nvlstree; empty: the link preset's (TCPXO), else NCCL's default.
 	NCCLAlgo  string `yaml:"nccl_algo,omitempty"`
 	NCCLProto string `yaml:"nccl_proto,omitempty"`
+	// NCCLVersion is the NCCL version the cluster runs ("2.26", "2.26.2";
+	// ParseNCCLVersion), whose tuner's constants the model takes (they
+	// changed between releases); empty: DefaultNCCLRelease.
+	NCCLVersion string `yaml:"nccl_version,omitempty"`
 	// Calibration names a calibration file (zerosim calibrate), relative
 	// to the scenario file; CalibrationData is its content after Load.
 	Calibration     string       `yaml:"calibration,omitempty"`

@@ -28,6 +28,7 @@ type collectiveOpts struct {
 	nicsPerNode             int
 	op, size, group, algo   string
 	proto                   string
+	ncclVersion             string
 	k                       int
 	concurrent              bool
 	calibration             string
@@ -117,6 +118,7 @@ func newCollectiveCmd(a *app) *cobra.Command {
 	f.StringVar(&o.group, "group", "all", "all, intra, inter or ranks such as 0,2,4,6")
 	f.StringVar(&o.algo, "algo", "auto", "auto (NCCL's choice); NCCL_ALGO: ring, tree, nvls, nvlstree, pat, a list (ring,tree) or ^ and those to disable, optionally /PROTO (ring/simple); or zerosim's alpha-beta alphabeta-ring, alphabeta-tree, hierarchical")
 	f.StringVar(&o.proto, "proto", "", "NCCL_PROTO: ll, ll128, simple, a list (ll,ll128) or ^ and those to disable (default: NCCL's choice, or the link preset's)")
+	f.StringVar(&o.ncclVersion, "nccl-version", "", "NCCL version the cluster runs, e.g. 2.26 or 2.26.2: its tuner's constants (default: the scenario's communication.nccl_version, else "+collectives.DefaultNCCL+")")
 	f.IntVar(&o.k, "k", 0, "K for --group intra/inter")
 	f.StringVar(&o.calibration, "calibration", "", "calibration `FILE` (zerosim calibrate) instead of the scenario's")
 	f.IntVar(&o.gpusPerThread, "gpus-per-thread", 1, "GPUs one host thread drives (nccl-tests -g): above 1, every collective takes at least that many serial kernel launches on the host")
@@ -165,6 +167,12 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 	}
 	if err := collectiveNICs(o, &s.Cluster); err != nil {
 		return nil, err
+	}
+	if o.changed("nccl-version") {
+		if _, err := scenarios.ParseNCCLVersion(o.ncclVersion); err != nil {
+			return nil, inputError{fmt.Errorf("--nccl-version: %w", err)}
+		}
+		s.Communication.NCCLVersion = o.ncclVersion
 	}
 	// The flags edited the resolved scenario: validate it again.
 	if err := scenarios.Resolve(s); err != nil {
