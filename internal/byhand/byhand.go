@@ -39,7 +39,7 @@ func (c Compute) FullSpeed(selective bool) float64 {
 	if selective {
 		bwd = c.BlockBwd
 	}
-	return float64(c.Blocks)*(c.BlockFwd+bwd) + c.HeadFwd + c.HeadBwd + c.NormFwd + c.NormBwd + c.EmbFwd + c.EmbBwd + c.Optimizer
+	return float64(float64(c.Blocks)*(c.BlockFwd+bwd)) + c.HeadFwd + c.HeadBwd + c.NormFwd + c.NormBwd + c.EmbFwd + c.EmbBwd + c.Optimizer
 }
 
 // DefaultParams is Llama 2 7B's parameter count (scenarios/examples/
@@ -73,7 +73,7 @@ func Default() Compute {
 		// Backward: the input gradient t×n·n×k and the weight gradient
 		// k×t·t×n, each with its own waves.
 		gemmBwd += gemm(tok, w[1], w[0]) + gemm(w[1], w[0], tok)
-		gemmFLOPs += 2 * tok * w[0] * w[1]
+		gemmFLOPs += float64(2 * tok * w[0] * w[1])
 	}
 	// Causal attention, halved: 4·t·s·h / 2; backward 2.5× (flash).
 	attFLOPs := 4 * tok * tok * h / 2
