@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -37,10 +38,12 @@ func runMain(t testing.TB, stdin string, args ...string) (code int, out, errOut 
 
 // TestRunDefault runs the default example and checks the report's sections
 // and the figures the scenario fixes (Llama 2 7B, N=16, ZeRO-1): the step,
-// critical path and memory as the replay gives them (the README's console
+// critical path and reserve as the replay gives them (the README's console
 // block holds them as real output, TestREADMEExamples; zero's
-// TestDefaultComputeByHand works the compute by hand), and the throughput
-// and MFU worked from that step by hand.
+// TestDefaultComputeByHand works the compute by hand, memory's
+// TestDefaultMemoryByHand the reserve), the peak worked by hand
+// (byhand.DefaultPeak), and the throughput and MFU worked from the step by
+// hand.
 func TestRunDefault(t *testing.T) {
 	code, out, errOut := runMain(t, "", "run")
 	if code != 0 {
@@ -67,7 +70,7 @@ func TestRunDefault(t *testing.T) {
 		"logical/rank",
 		"backward reduce-scatter",
 		"# default: ZeRO stage 1, N=16 K=1",
-		fmt.Sprintf("replay peak on rank 0: %.2f GiB (%s B)", float64(r.PeakMemory[0])/(1<<30), reports.Commas(r.PeakMemory[0])),
+		fmt.Sprintf("replay peak on rank 0: %.2f GiB (%s B)", float64(byhand.DefaultPeak())/(1<<30), reports.Commas(byhand.DefaultPeak())),
 		fmt.Sprintf("busiest rank as a profiler sees it: reserved %.2f GiB", float64(r.MemoryModel.Reserved)/(1<<30)),
 		"# the 8 longest of the " + reports.Commas(int64(len(r.CriticalPath))) + " tasks on the critical path",
 		"# findings",

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -155,7 +156,7 @@ func TestCountsReadRight(t *testing.T) {
 	// DGX H100's 2 TiB of host RAM. DeepSpeed's offload_optimizer keeps
 	// 16 B per element of the rank's shard on the host (memory/offload.go):
 	// 16·P/16 = P = 6,738,415,616 B a rank, 8 ranks a node.
-	const P = 6738415616
+	const P = byhand.DefaultParams
 	_, off, _ := runMain(t, "", "run", "--set", "offload.optimizer=cpu")
 	if want := fmt.Sprintf("\nhost RAM: %.2f GiB per rank, %.2f GiB (%s B) per node, fits in 2.00 TiB", float64(P)/(1<<30), float64(8*P)/(1<<30), reports.Commas(8*P)); !strings.Contains(off, want) {
 		t.Errorf("run with offload: the host RAM line does not say %q", want)
@@ -171,8 +172,9 @@ func TestCountsReadRight(t *testing.T) {
 	// One unit system: GiB by default, GB everywhere with --units gb.
 	_, out, _ = runMain(t, "", "run", "--units", "gb")
 	// 337 = ⌈2P / 40 MB⌉ buckets of the bf16 gradients, 2P = 13.48 GB a
-	// rank; H100-80GB's 81,559 MiB = 85.52 GB (scenarios/presets.go).
-	if !strings.Contains(out, fmt.Sprintf("│ backward reduce-scatter   │ %11d │ ring      │ %9.2f GB │", (2*P+40_000_000-1)/40_000_000, 2*P/1e9)) || !strings.Contains(out, fmt.Sprintf("fits in GPU memory:  yes: peak %.2f GB of %.2f GB", float64(replayDefault(t).PeakMemory[0])/1e9, 81559*(1<<20)/1e9)) ||
+	// rank; the peak by hand (byhand.DefaultPeak) of H100-80GB's 81,559 MiB
+	// = 85.52 GB (scenarios/presets.go).
+	if !strings.Contains(out, fmt.Sprintf("│ backward reduce-scatter   │ %11d │ ring      │ %9.2f GB │", (2*P+40_000_000-1)/40_000_000, 2*P/1e9)) || !strings.Contains(out, fmt.Sprintf("fits in GPU memory:  yes: peak %.2f GB of %.2f GB", float64(byhand.DefaultPeak())/1e9, 81559*(1<<20)/1e9)) ||
 		strings.Contains(out, "GiB") {
 		t.Errorf("run --units gb does not print GB throughout")
 	}
