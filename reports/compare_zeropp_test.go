@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -67,9 +68,14 @@ training: {micro_batch: 1, recompute: full}
 // fastest) a GPU between ZeRO-3's and ZeRO++'s peaks leaves only ZeRO-3,
 // and one below ZeRO-3's none.
 //
-// ZeRO-3's peak (27.72 GiB, in backward lm_head) is the memory model's,
-// which memory's tests derive; the other two are worked from it by hand.
-// Llama 2 7B: P = 6,738,415,616, h 4,096, V 32,000; N = 32 on 4 nodes × 8.
+// The three peaks (in the lm_head's backward) worked by hand. Llama 2 7B:
+// P = 6,738,415,616, h 4,096, V 32,000; N = 32 on 4 nodes × 8.
+//   - ZeRO-3 (27.72 GiB): 16 B a parameter sharded over 32 (bf16 param and
+//     grad, fp32 master, Adam m and v), the gathered lm_head and final norm
+//     (current + 1 prefetched) in bf16, 2·(V·h + h), and the default
+//     model's activations at that moment (byhand.DefaultActivationPeak:
+//     the same model, sequence and policy; accumulation does not change
+//     them).
 //   - K = 4 shards the 16 B a parameter of ZeRO-3's states (bf16 param and
 //     grad, fp32 master, Adam m and v) over N/K = 8 ranks instead of 32,
 //     adding 16·P/8 − 16·P/32 = 10,107,623,424 B (37.14 GiB).
@@ -112,6 +118,9 @@ training: {micro_batch: 1, grad_accum: 4, recompute: selective}
 		t.Errorf("40 GiB: winner %q, verdict %q; want ZeRO++", sec.Winner, sec.Verdict)
 	}
 	z3 := sec.Rows[0].PeakMemory
+	if want := states*P/N + 2*(V*h+h) + byhand.DefaultActivationPeak(); z3 != want {
+		t.Errorf("ZeRO-3 peaks at %d B; by hand %d B", z3, want)
+	}
 	if d := sec.Rows[1].PeakMemory - z3; d != raiseK {
 		t.Errorf("ZeRO-3 K=4 peaks %d B above ZeRO-3; by hand %d B", d, raiseK)
 	}

@@ -108,23 +108,30 @@ func Default() Compute {
 	return c
 }
 
-// DefaultPeak is the default example's allocated peak per rank, in bytes,
-// worked from docs/memory-model.md's components: ZeRO-1 keeps the full
-// bf16 parameters and gradient buffer (2P + 2P) and shards the fp32 master
-// and Adam's m and v over the 16 ranks (3·4P/16); the step peaks in the
-// loss's backward, with every block's kept tensors ("Activations tensor by
-// tensor", eager Llama block without checkpointing but the attention
-// core's log-sum-exp, which selective recompute rebuilds: 24·t·h + 8·t·f +
-// 8·t), the final norm's tensors and the projection's input (8·t·h + 4·t),
-// and the loss's fp32 log-probabilities and two fp32 gradients (3·4·t·V).
-func DefaultPeak() int64 {
+// DefaultActivationPeak is what the default example's model (Llama 2 7B,
+// s 4,096, micro-batch 1, flash attention, selective recompute) holds of
+// activations at its peak, in the loss's backward, in bytes, from
+// docs/memory-model.md ("Activations tensor by tensor"): every block's
+// kept tensors (the eager Llama block without checkpointing but the
+// attention core's log-sum-exp, which selective recompute rebuilds:
+// 24·t·h + 8·t·f + 8·t), the final norm's tensors and the projection's
+// input (8·t·h + 4·t), and the loss's fp32 log-probabilities and two fp32
+// gradients (3·4·t·V).
+func DefaultActivationPeak() int64 {
 	const (
-		P, shards          = DefaultParams, 16
 		t, h, f, V, layers = 4096, 4096, 11008, 32000, 32
-		states             = 2*P + 2*P + 3*4*P/shards
 		block              = 24*t*h + 8*t*f + 8*t
 		head               = 8*t*h + 4*t
 		loss               = 3 * 4 * t * V
 	)
-	return states + layers*block + head + loss
+	return layers*block + head + loss
+}
+
+// DefaultPeak is the default example's allocated peak per rank, in bytes:
+// ZeRO-1 keeps the full bf16 parameters and gradient buffer (2P + 2P) and
+// shards the fp32 master and Adam's m and v over the 16 ranks (3·4P/16),
+// beside DefaultActivationPeak.
+func DefaultPeak() int64 {
+	const P, shards = DefaultParams, 16
+	return 2*P + 2*P + 3*4*P/shards + DefaultActivationPeak()
 }
