@@ -48,20 +48,24 @@ const DefaultParams = 6738415616
 
 // Default is the compute of the default example
 // (scenarios/examples/default.yaml: Llama 2 7B, s 4,096, micro-batch 1,
-// flash attention, ZeRO's shard over 16 H100-80GB), worked from
+// flash attention, ZeRO's shard over 16 H100-80GB): Llama27B at 4,096
+// tokens and FlashAttention-2's 0.35 on H100.
+func Default() Compute { return Llama27B(4096, 0.35) }
+
+// Llama27B is the compute of the default example at seq tokens a
+// micro-step (micro-batch 1) and attention efficiency eAtt, worked from
 // docs/compute-model.md's rules. Inputs: H100 SXM5 dense bf16 989 TFLOPS,
-// HBM 3.35 TB/s, 132 SMs (scenarios/presets.go, zero.SMCount); E = 0.8,
-// FlashAttention-2's 0.35 on H100 and 0.88 of HBM for memory-bound kernels
-// ("Time per operation class").
-func Default() Compute {
+// HBM 3.35 TB/s, 132 SMs (scenarios/presets.go, zero.SMCount); E = 0.8 and
+// 0.88 of HBM for memory-bound kernels ("Time per operation class").
+func Llama27B(seq, eAtt float64) Compute {
 	const (
 		h, f, V, layers = 4096.0, 11008.0, 32000.0, 32
-		tok             = 4096.0 // s·b
 		peak, hbm, sms  = 989e12, 3350e9, 132.0
-		eGEMM, eAtt     = 0.8, 0.35
+		eGEMM           = 0.8
 		eHBM            = 0.88
 		shards          = 16
 	)
+	tok := seq // s·b, b = 1
 	mem := func(bytes float64) float64 { return bytes / (hbm * eHBM) }
 	gemm := func(m, n, k float64) float64 { return GEMM(m, n, k, peak, eGEMM, sms) }
 	// A block's matmuls as (out, in) widths: wq, wk, wv, wo (32 KV heads:
@@ -76,7 +80,7 @@ func Default() Compute {
 		gemmFLOPs += float64(2 * tok * w[0] * w[1])
 	}
 	// Causal attention, halved: 4·t·s·h / 2; backward 2.5× (flash).
-	attFLOPs := 4 * tok * tok * h / 2
+	attFLOPs := 4 * tok * seq * h / 2
 	att := attFLOPs / (peak * eAtt)
 	// The eager Llama block's memory-bound kernels a token ("Memory-bound
 	// traffic of an eager Llama block", RoPE complex, q = kv = h):
