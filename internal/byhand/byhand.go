@@ -80,7 +80,7 @@ func Llama27B(seq, eAtt float64) Compute {
 		gemmFLOPs += float64(2 * tok * w[0] * w[1])
 	}
 	// Causal attention, halved: 4·t·s·h / 2; backward 2.5× (flash).
-	attFLOPs := 4 * tok * seq * h / 2
+	attFLOPs := float64(4 * tok * seq * h / 2)
 	att := attFLOPs / (peak * eAtt)
 	// The eager Llama block's memory-bound kernels a token ("Memory-bound
 	// traffic of an eager Llama block", RoPE complex, q = kv = h):
@@ -92,10 +92,10 @@ func Llama27B(seq, eAtt float64) Compute {
 	var c Compute
 	c.Blocks = layers
 	c.BlockFwd = gemmFwd + att + mem(elemFwd)
-	c.BlockBwdNone = gemmBwd + 2.5*att + mem(elemBwd)
+	c.BlockBwdNone = gemmBwd + float64(2.5*att) + mem(elemBwd)
 	// Selective recompute reruns the attention core (its forward FLOPs)
 	// at the forward's average rate per FLOP.
-	c.BlockBwd = c.BlockBwdNone + attFLOPs*c.BlockFwd/(gemmFLOPs+attFLOPs)
+	c.BlockBwd = c.BlockBwdNone + float64(attFLOPs*c.BlockFwd)/(gemmFLOPs+attFLOPs)
 	// The head: the t×h·h×V matmul and the loss's 14 B a logit (bf16
 	// read, fp32 written, log_softmax's read and write); backward both
 	// gradients and twice the loss's traffic.
@@ -105,7 +105,7 @@ func Llama27B(seq, eAtt float64) Compute {
 	// reads and writes a row, its backward zeroes V×h and moves 12·h a
 	// token.
 	c.NormFwd, c.NormBwd = mem(tok*36*h), mem(tok*92*h)
-	c.EmbFwd, c.EmbBwd = mem(tok*4*h), mem(2*V*h+tok*12*h)
+	c.EmbFwd, c.EmbBwd = mem(tok*4*h), mem(2*V*h+float64(tok*12*h))
 	// Adam's 36 B per element of the rank's shard (seed 000's traffic)
 	// at the full HBM bandwidth.
 	c.Optimizer = 36 * float64(DefaultParams/shards) / hbm
