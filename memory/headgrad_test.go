@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -82,18 +83,25 @@ func TestHeadGradAfterLoss(t *testing.T) {
 			}
 		}
 		const base = 12_045_391_872 + 2_101_354_496 + 436_224_000 + 1_042_284_544 + 16_779_264
-		if want := int64(base + 16*512*128_256); loss != want {
-			t.Errorf("loss's backward %d B, want %d", loss, want)
+		const wantLoss, wantMM = base + 16*512*128_256, base + 262_668_288 + 131_334_144 + 4_194_304 + 1_050_673_152
+		if loss != wantLoss {
+			t.Errorf("loss's backward %d B, want %d", loss, int64(wantLoss))
 		}
-		if want := int64(base + 262_668_288 + 131_334_144 + 4_194_304 + 1_050_673_152); mm != want {
-			t.Errorf("MmBackward0 %d B, want %d", mm, want)
+		if mm != wantMM {
+			t.Errorf("MmBackward0 %d B, want %d", mm, int64(wantMM))
 		}
+		golden.CheckQuotes(t, "../docs/memory-model.md", "TestHeadGradAfterLoss (by hand)",
+			"8B holds "+commas(wantMM)+" B there against "+commas(wantLoss)+" B in the loss's backward")
 	})
 	const want = 12_045_391_872 + 16_810_770_432 + 16_676_552_704 + 268_468_224 + 2_101_354_496 + 436_224_000
 	head := unitIndex(t, r, "lm_head")
 	if r.Peak != want || r.PeakPhase != PhaseBackward || r.PeakUnit != head {
 		t.Errorf("peak %d B in %s at unit %d, want %d B in the lm_head's backward", r.Peak, r.PeakPhase, r.PeakUnit, int64(want))
 	}
+	// The document's before and after: the weight gradient, V·h·2, no
+	// longer beside the loss's fp32 tensors.
+	golden.CheckQuotes(t, "../docs/memory-model.md", "TestHeadGradAfterLoss (by hand)",
+		"from "+commas(want+128_256*4096*2)+" to "+commas(want)+" B")
 	// The gradient's event is the head's last backward compute event,
 	// after the loss's tensors are freed.
 	freed := false

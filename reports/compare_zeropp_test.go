@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -62,9 +64,30 @@ training: {micro_batch: 1, recompute: full}
 
 // TestCompareZeroPPWinnerFits (QA19 M1): the winner is the fastest variant
 // that fits. On the doc's Llama-2-7B example (docs/sweeps.md, compare
-// --zeropp llama2-13b-a100-eth --set model.preset=llama2-7b: ZeRO-3
-// peaks at 27.72 GiB, ZeRO-3 K=4 at 37.14 GiB, ZeRO++ at 29.41 GiB and is
-// the fastest) a 29 GiB GPU leaves only ZeRO-3, and a 20 GiB GPU none.
+// --zeropp llama2-13b-a100-eth --set model.preset=llama2-7b, ZeRO++ the
+// fastest) a GPU between ZeRO-3's and ZeRO++'s peaks leaves only ZeRO-3,
+// and one below ZeRO-3's none.
+//
+// The three peaks (in the lm_head's backward) worked by hand. Llama 2 7B:
+// P = 6,738,415,616, h 4,096, V 32,000; N = 32 on 4 nodes × 8.
+//   - ZeRO-3 (27.72 GiB): 16 B a parameter sharded over 32 (bf16 param and
+//     grad, fp32 master, Adam m and v), the gathered lm_head and final norm
+//     (current + 1 prefetched) in bf16, 2·(V·h + h), and the default
+//     model's activations at that moment (byhand.DefaultActivationPeak:
+//     the same model, sequence and policy; accumulation does not change
+//     them).
+//   - K = 4 shards the 16 B a parameter of ZeRO-3's states (bf16 param and
+//     grad, fp32 master, Adam m and v) over N/K = 8 ranks instead of 32,
+//     adding 16·P/8 − 16·P/32 = 10,107,623,424 B (37.14 GiB).
+//   - ZeRO++ adds hpZ's bf16 secondary shard over the node, 2·P/8
+//     (memory/zeropp.go, DeepSpeed partition_parameters.py:1872-1901), and
+//     qwZ's int8 buffers of the two gathers in flight at the peak (lm_head
+//     V·h and the final norm's h elements, 1 B each) with 32 ranks' fp32
+//     scales, one per CUDAQuantizer group of the rank's partition
+//     (partition_parameters.py:860-871): lm_head's 4,096,000 elements take
+//     ceil(4,096,000/8000) = 512 groups (8·512 divides it; 4,096,000/512 is
+//     not above 8000, so not doubled), the norm's 128 one group; in all
+//     2·P/8 + V·h + h + 4·32·(512 + 1) = 1,815,745,664 B (29.41 GiB).
 func TestCompareZeroPPWinnerFits(t *testing.T) {
 	run := func(mem string) *ZeroPPSection {
 		src := sweep.Source{File: "llama7b.yaml", Data: []byte(`version: 1
@@ -83,23 +106,43 @@ training: {micro_batch: 1, grad_accum: 4, recompute: selective}
 		}
 		return NewZeroPPSection(outs)
 	}
+	const (
+		P, h, V, N, node = 6738415616, 4096, 32000, 32, 8
+		states           = 2 + 2 + 4 + 4 + 4
+		raiseK           = states*P/node - states*P/N
+		zeroPP           = 2*P/node + V*h + h + 4*N*(512+1)
+	)
+	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 	sec := run("40GiB")
 	if sec.Winner != "ZeRO++" || !strings.HasPrefix(sec.Verdict, "ZeRO++ wins. ") {
 		t.Errorf("40 GiB: winner %q, verdict %q; want ZeRO++", sec.Winner, sec.Verdict)
+	}
+	z3 := sec.Rows[0].PeakMemory
+	if want := states*P/N + 2*(V*h+h) + byhand.DefaultActivationPeak(); z3 != want {
+		t.Errorf("ZeRO-3 peaks at %d B; by hand %d B", z3, want)
+	}
+	if d := sec.Rows[1].PeakMemory - z3; d != raiseK {
+		t.Errorf("ZeRO-3 K=4 peaks %d B above ZeRO-3; by hand %d B", d, raiseK)
+	}
+	if d := sec.Rows[2].PeakMemory - z3; d != zeroPP {
+		t.Errorf("ZeRO++ peaks %d B above ZeRO-3; by hand %d B", d, zeroPP)
+	}
+	if z3 >= 29<<30 || z3+zeroPP <= 29<<30 || z3 <= 20<<30 {
+		t.Fatalf("ZeRO-3 peaks at %s, ZeRO++ at %s: 29 GiB is not between them or 20 GiB not below", gib(z3), gib(z3+zeroPP))
 	}
 	sec = run("29GiB")
 	if f := sec.Rows; !f[0].Fits || f[1].Fits || f[2].Fits {
 		t.Fatalf("29 GiB: fits %v %v %v, want ZeRO-3 only", f[0].Fits, f[1].Fits, f[2].Fits)
 	}
 	if want := "ZeRO-3 wins: ZeRO++ would be "; sec.Winner != "ZeRO-3" || !strings.HasPrefix(sec.Verdict, want) ||
-		!strings.Contains(sec.Verdict, "but peaks at 29.41 GiB of the GPU's 29.00 GiB.") {
-		t.Errorf("29 GiB: winner %q, verdict %q; want ZeRO-3 and %q… naming ZeRO++'s peak", sec.Winner, sec.Verdict, want)
+		!strings.Contains(sec.Verdict, "but peaks at "+gib(z3+zeroPP)+" of the GPU's 29.00 GiB.") {
+		t.Errorf("29 GiB: winner %q, verdict %q; want ZeRO-3 and %q… naming ZeRO++'s peak, %s", sec.Winner, sec.Verdict, want, gib(z3+zeroPP))
 	}
 	if !strings.Contains(sec.Reasons[1].Why, "and would be faster, but neither fits the GPU's 29.00 GiB") {
 		t.Errorf("29 GiB: the reason against K does not say that neither fits: %s", sec.Reasons[1].Why)
 	}
 	sec = run("20GiB")
-	if sec.Winner != "" || !strings.HasPrefix(sec.Verdict, "No variant wins: none fits the GPU's 20.00 GiB (peaks: ZeRO-3 27.72 GiB, ") {
-		t.Errorf("20 GiB: winner %q, verdict %q; want none", sec.Winner, sec.Verdict)
+	if want := "No variant wins: none fits the GPU's 20.00 GiB (peaks: ZeRO-3 " + gib(z3) + ", ZeRO-3 K=4 " + gib(z3+raiseK) + ", ZeRO++ " + gib(z3+zeroPP); sec.Winner != "" || !strings.HasPrefix(sec.Verdict, want) {
+		t.Errorf("20 GiB: winner %q, verdict %q; want none: %q…", sec.Winner, sec.Verdict, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -89,9 +90,11 @@ func testNetworkSearch(t *testing.T, tol float64, reached []int) {
 // checkpointing, prefetch depth 2): 16,731,893,141 ps of compute slowed
 // by the collectives beside it (compute_interference 0.189) and
 // 4,171,111,216 of exposed communication; the note called it all "NVLink
-// and latency". These three are regression pins, the replay's own
-// figures (they moved with the final norm and embedding costs, c0528693);
-// what is derived is that slowed + exposed + compute is the step, below.
+// and latency". The compute is worked by hand (byhand.Default without
+// checkpointing, within a picosecond a task); the step, slowed and
+// exposed figures are regression pins, the replay's own (they moved with
+// the final norm and embedding costs, c0528693); what is derived of them
+// is that slowed + exposed + compute is the step, below.
 // With compute_interference 0 nothing is slowed. The
 // plateau bandwidth is the least whose step is within the tolerance of the
 // step at 25 TB/s: replayed there it is within, at 10 % less it is not.
@@ -129,6 +132,9 @@ func TestNetworkRemainder(t *testing.T) {
 			}
 			if a == nil {
 				t.Fatalf("stage %d reaches compute at %d B/s", tc.stage, sb.NICBandwidth)
+			}
+			if want := int64(math.Round(byhand.Default().FullSpeed(false) * 1e12)); tc.stage == 3 && (sb.ComputeBound < want-71 || sb.ComputeBound > want+71) {
+				t.Errorf("compute %d ps, by hand %d ps", sb.ComputeBound, want)
 			}
 			if got := a.Slowed + a.Exposed + a.Waiting; got != a.Step-sb.ComputeBound {
 				t.Errorf("parts %d ≠ step %d − compute %d", got, a.Step, sb.ComputeBound)

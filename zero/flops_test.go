@@ -3,6 +3,7 @@ package zero
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
@@ -281,4 +282,52 @@ func TestAttentionBackwardByKernel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMFUTorchtitanA100Doc: docs/compute-model.md's example of
+// torchtitan's count before 0c6ca903f. Its 157a12c56 table
+// (testdata/validation/torchtitan-llama-a100-157a12c.json) publishes
+// 58.2 % MFU for Llama 3 8B at 2,973 WPS on A100 (312 TFLOPS dense bf16),
+// seq 8192. By hand, with P = 8,030,261,248, V = 128,256, h = 4,096 and
+// 32 layers of 32 heads of 128: every parameter, 6·P + 12·L·H·Q·s, gives
+// the published figure; zerosim's count, 6·(P − V·h) + 12·L·H·Q·s (the
+// untied input embedding a lookup), gives 55.2 %. The code's count
+// (modelFLOPsPerToken) is the latter.
+func TestMFUTorchtitanA100Doc(t *testing.T) {
+	const (
+		P, V, h, L, H, Q, seq = 8030261248, 128256, 4096, 32, 32, 128, 8192
+		attn                  = 12 * L * H * Q * seq
+		every, matmul         = 6*P + attn, 6*(P-V*h) + attn
+		wps, peak             = 2973, 312e12
+	)
+	// Every 8B row of the table: its published MFU is its WPS counted
+	// with every parameter.
+	src, _ := loadValidation(t, "../testdata/validation/torchtitan-llama-a100-157a12c")
+	rows := 0
+	for _, r := range src.Rows {
+		if !strings.HasPrefix(r.Row, "| 8B |") {
+			continue
+		}
+		rows++
+		if mfu := fmt.Sprintf("| %.1f%% |", 100*r.TokensPerGPU*every/peak); !strings.HasSuffix(r.Row, mfu) {
+			t.Errorf("row %q: %g WPS counted with every parameter gives %s", r.Row, r.TokensPerGPU, mfu)
+		}
+		if r.TokensPerGPU == wps && !strings.HasSuffix(r.Row, "| 58.2% |") {
+			t.Errorf("row %q: the document's row publishes 58.2 %%", r.Row)
+		}
+	}
+	if rows < 2 {
+		t.Errorf("%d 8B rows", rows)
+	}
+	// llama3.1-8b's preset has Llama 3 8B's shapes (vocab 128,256).
+	s, err := scenarios.Load("s.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}\n"+
+		"model: {preset: llama3.1-8b, seq_len: 8192}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per, ok, err := modelFLOPsPerToken(s); err != nil || !ok || per != matmul {
+		t.Errorf("modelFLOPsPerToken %d (%v, %v), by hand %d", per, ok, err, int64(matmul))
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestMFUTorchtitanA100Doc (by hand)",
+		fmt.Sprintf("(Llama 3 8B: %.1f %% published for 2,973 WPS on A100, %.1f %% as zerosim counts it)", 100*wps*every/peak, 100*wps*matmul/peak))
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -15,6 +17,24 @@ import (
 // Llama 3.1 8B FSDP row on 8 H100 (docs/performance.md at eaea6f6, Table
 // 1: 82.4 GiB, torchtitan's max reserved memory).
 const torchtitanTemplate = "../../testdata/validation/torchtitan-llama3.1-8b-h100.yaml"
+
+// titanMemory is the memory model's report of torchtitanTemplate with sets.
+func titanMemory(t *testing.T, sets ...string) *memory.Report {
+	t.Helper()
+	data, err := os.ReadFile(torchtitanTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenarios.Load(torchtitanTemplate, data, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := memory.Analyze(s, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
 
 // namingCalibration writes dir/s.yaml: the torchtitan template naming
 // cal.yaml as its calibration, with extra inserted before training:.
@@ -180,18 +200,27 @@ func TestCalibrateMemoryMergesParts(t *testing.T) {
 
 // TestCalibrateMemoryBadInput: misuse and bad measurements exit 2 with one
 // line on stderr, nothing on stdout, and no file written.
+//
+// The least peaks are worked from the template's allocated peak (the
+// memory model's; one figure, not typed): the least reserved peak is that
+// in whole 2 MiB segments, the least device peak that plus what the device
+// holds outside the allocator (the CUDA context and NCCL's buffers).
 func TestCalibrateMemoryBadInput(t *testing.T) {
 	dir := t.TempDir()
+	r := titanMemory(t)
+	peak, outside := r.Peak, r.OutsideAllocator()
+	least := (peak + 2<<20 - 1) / (2 << 20) * (2 << 20)
+	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--reserved", "60GiB", torchtitanTemplate}, "--reserved 60GiB: below 68.63 GiB, the least reserved peak of torchtitan-llama3.1-8b-h100 (the allocated peak 68.63 GiB in 2 MiB segments, at allocator overhead 0): the fitted overhead would be negative; check that it is torch.cuda.max_memory_reserved of one step"},
-		{[]string{"--device", "69GiB", torchtitanTemplate}, "--device 69GiB: below 69.63 GiB, the least device peak of torchtitan-llama3.1-8b-h100 (the allocated peak 68.63 GiB in 2 MiB segments + CUDA context and NCCL buffers 1021.47 MiB, at allocator overhead 0)"},
+		{[]string{"--reserved", "60GiB", torchtitanTemplate}, "--reserved 60GiB: below " + gib(least) + ", the least reserved peak of torchtitan-llama3.1-8b-h100 (the allocated peak " + gib(peak) + " in 2 MiB segments, at allocator overhead 0): the fitted overhead would be negative; check that it is torch.cuda.max_memory_reserved of one step"},
+		{[]string{"--device", "69GiB", torchtitanTemplate}, "--device 69GiB: below " + gib(least+outside) + ", the least device peak of torchtitan-llama3.1-8b-h100 (the allocated peak " + gib(peak) + " in 2 MiB segments + CUDA context and NCCL buffers " + fmt.Sprintf("%.2f MiB", float64(outside)/(1<<20)) + ", at allocator overhead 0)"},
 		// 1 TiB is more than the 95 GiB the scenario's cluster.gpu_memory
 		// gives; on a (fictional) 2 TiB GPU it is over the overhead's bound.
 		{[]string{"--reserved", "1TiB", torchtitanTemplate}, "--reserved 1TiB: above the 95.00 GiB GPU memory of torchtitan-llama3.1-8b-h100's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the reserved peak of one step of this run, or set cluster.gpu and cluster.gpu_memory"},
-		{[]string{"--reserved", "1TiB", "--set", "cluster.gpu_memory=2TiB", torchtitanTemplate}, "--reserved 1TiB: the fitted allocator overhead 13.92 is over 10, memory.allocator_overhead's largest"},
+		{[]string{"--reserved", "1TiB", "--set", "cluster.gpu_memory=2TiB", torchtitanTemplate}, fmt.Sprintf("--reserved 1TiB: the fitted allocator overhead %.2f is over 10, memory.allocator_overhead's largest", float64(1<<40)/float64(peak)-1)},
 		// QA2 finding 2: the default example's H100-80GB has 80 GiB (the
 		// H100 SXM5 datasheet); 200 GiB reserved fitted an overhead of 6.68,
 		// and 81 GiB of device memory one of 2.05.

@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/units"
 )
 
 // p4dArgs is the cluster of the published p4d log taken with
@@ -249,18 +252,21 @@ func TestCollectiveSlowChoiceNote(t *testing.T) {
 
 // TestScenarioNCCLPins: communication.nccl_algo and nccl_proto pin NCCL's
 // tuner for a run as --algo and --proto do for one collective: under
-// NCCL_PROTO=LL the default example's step is 787.433 ms (LL's half
-// bandwidth on every bucket) instead of 418.902 ms; NCCL_ALGO=Tree cannot
+// NCCL_PROTO=LL the default example's step is longer (LL's half bandwidth
+// on every bucket), and docs/collectives.md quotes both steps as the
+// replay gives them (the default's is the README's console figure, held as
+// real output by TestREADMEExamples); NCCL_ALGO=Tree cannot
 // reduce-scatter and is refused as NCCL refuses it, at the key (QA18 M5); collective takes the
 // scenario's pin (ring/Simple at 1 GiB, as --algo ring) and --algo
 // replaces it; a bad list or an alpha–beta algorithm is a load error.
 func TestScenarioNCCLPins(t *testing.T) {
-	if got := replayDefault(t).StepTime; got.String() != "418.902ms" {
-		t.Fatalf("default: %v (%d ps)", got, int64(got))
+	def, ll := replayDefault(t).StepTime, replayDefault(t, "communication.nccl_proto=LL").StepTime
+	if ll <= def {
+		t.Errorf("nccl_proto LL: step %v, not above the default's %v", ll, def)
 	}
-	if got := replayDefault(t, "communication.nccl_proto=LL").StepTime; got.String() != "787.433ms" {
-		t.Errorf("nccl_proto LL: step %v, want 787.433ms", got)
-	}
+	ms := func(d units.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e9) }
+	golden.CheckQuotes(t, "../../docs/collectives.md", "replayDefault with and without communication.nccl_proto=LL",
+		"makes the step "+ms(ll)+" instead of "+ms(def)+";")
 	_, errOut, code := runCLI("run", "--set", "communication.nccl_algo=Tree")
 	if code != 2 || !strings.Contains(errOut, `--set communication.nccl_algo=Tree: nccl_algo "Tree" leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage 1 reduce-scatters and all-gathers, which NCCL then refuses`) {
 		t.Errorf("nccl_algo Tree: exit %d, %s", code, errOut)

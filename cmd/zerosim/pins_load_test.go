@@ -14,7 +14,8 @@ import (
 // replay naming no position. validate, run, plan and sweep (over a grid
 // that does not touch the pins) now refuse it at the key, with the fix:
 // exit 2, one line, nothing on stdout. A sweep whose grid gives some
-// points an algorithm keeps those rows.
+// points an algorithm keeps those rows: the Ring point's step is the
+// replay's, to the picosecond.
 func TestPinsRefusedAtLoad(t *testing.T) {
 	def, err := os.ReadFile("../../scenarios/examples/default.yaml")
 	if err != nil {
@@ -38,7 +39,7 @@ func TestPinsRefusedAtLoad(t *testing.T) {
 	}
 	code, out, errOut := runMain(t, "", "sweep", file, "--grid", "communication.nccl_algo=PAT,Ring")
 	if rows := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(rows) != 4 || !strings.Contains(rows[2], `"`+file+`: --grid communication.nccl_algo=PAT: communication.nccl_algo: the step's reduce-scatters`) ||
-		!strings.HasPrefix(rows[3], "1,Ring,418901704550,") {
+		!strings.HasPrefix(rows[3], "1,Ring,"+strconv.FormatInt(int64(replayDefault(t, "communication.nccl_algo=Ring").StepTime), 10)+",") {
 		t.Errorf("sweep over nccl_algo: exit %d, stderr %s\n%s", code, errOut, out)
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -35,25 +37,42 @@ func runMain(t testing.TB, stdin string, args ...string) (code int, out, errOut 
 }
 
 // TestRunDefault runs the default example and checks the report's sections
-// and the figures the scenario fixes (Llama 2 7B, N=16, ZeRO-1).
+// and the figures the scenario fixes (Llama 2 7B, N=16, ZeRO-1): the step,
+// critical path and reserve as the replay gives them (the README's console
+// block holds them as real output, TestREADMEExamples; zero's
+// TestDefaultComputeByHand works the compute by hand, memory's
+// TestDefaultMemoryByHand the reserve), the peak worked by hand
+// (byhand.DefaultPeak), and the throughput and MFU worked from the step by
+// hand.
 func TestRunDefault(t *testing.T) {
 	code, out, errOut := runMain(t, "", "run")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	r := replayDefault(t)
+	// 65,536 tokens a step (micro-batch 1 × dp 16 × s 4,096) over 16 GPUs;
+	// model FLOPs a token 6·N' + 12·L·H·Q·s, N' without the untied input
+	// embedding (V·h): Llama 2 7B has P = 6,738,415,616, V 32,000, h 4,096,
+	// L 32, H 32 heads of Q 128; H100's dense bf16 peak 989 TFLOPS.
+	const (
+		P, V, h, L, H, Q, seq = 6738415616, 32000, 4096, 32, 32, 128, 4096
+		flopsPerToken         = 6*(P-V*h) + 12*L*H*Q*seq // 46,086,512,640
+	)
+	tps := 65536.0 / 16 / r.StepTime.Seconds()
+	mfu := tps * flopsPerToken / 989e12
 	for _, want := range []string{
 		"# zerosim run: default",
 		"llama2-7b, 6,738,415,616 params",
 		"symmetric fast path: yes",
-		"# step time 418.902ms",
-		"tokens/s per GPU:    9,778 (65,536 tokens per step",
-		"utilization:         MFU 45.6 %", // 9,778 × 46,086,512,640 FLOPs a token / 989 TFLOPS
+		"# step time " + r.StepTime.String(),
+		"tokens/s per GPU:    " + reports.Commas(int64(math.Round(tps))) + " (65,536 tokens per step",
+		fmt.Sprintf("utilization:         MFU %.1f %%", 100*mfu),
 		"logical/rank",
 		"backward reduce-scatter",
 		"# default: ZeRO stage 1, N=16 K=1",
-		"replay peak on rank 0: 54.15 GiB (58,143,247,360 B)",
-		"busiest rank as a profiler sees it: reserved 62.27 GiB",
-		"# the 8 longest of the 424 tasks on the critical path",
+		fmt.Sprintf("replay peak on rank 0: %.2f GiB (%s B)", float64(byhand.DefaultPeak())/(1<<30), reports.Commas(byhand.DefaultPeak())),
+		fmt.Sprintf("busiest rank as a profiler sees it: reserved %.2f GiB", float64(r.MemoryModel.Reserved)/(1<<30)),
+		"# the 8 longest of the " + reports.Commas(int64(len(r.CriticalPath))) + " tasks on the critical path",
 		"# findings",
 	} {
 		if !strings.Contains(out, want) {
@@ -323,18 +342,19 @@ func TestRunWroteFiles(t *testing.T) {
 // degraded link (node 1 gpu 7's NIC at 1 GB/s: 3.66 s, "the slow network
 // carries 11.1 %"). A finding now weighs the step against the same
 // scenario without cluster.link_overrides, replayed: here the default
-// example's own step, 418.15 ms as the README's run block shows it, and a
-// link no collective crosses (an inter link on one node, 411.367 ms with
-// and without) costs nothing. Both steps are checked against replays of
-// the scenarios as the file and --set give them.
+// example's own step, as the README's run block shows it, and a link no
+// collective crosses (an inter link on one node, the same step with and
+// without) costs nothing. Both steps, the share of the step the link adds
+// and their ratio are worked from replays of the scenarios as the file and
+// --set give them.
 func TestRunLinkFinding(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		sets []string
-		want string // %v: the step, then the step without the overrides
+		want string // %v: the step, the step without the overrides, their difference; the difference's share of the step, their ratio
 	}{
 		{"node 1 gpu 7's nic at 1 GB/s", []string{"cluster.link_overrides=[{node: 1, gpu: 7, class: inter, bandwidth: 1GB/s}]"},
-			"- The degraded inter link at node 1 gpu 7 (1.00 GB/s instead of 50.00 GB/s) adds %[3]v to the step (88.6 %% of it): %[1]v against %[2]v without cluster.link_overrides (8.74×), through the collectives crossing it.\n"},
+			"- The degraded inter link at node 1 gpu 7 (1.00 GB/s instead of 50.00 GB/s) adds %[3]v to the step (%[4]s %% of it): %[1]v against %[2]v without cluster.link_overrides (%[5]s×), through the collectives crossing it.\n"},
 		{"one node's inter link", []string{"cluster.nodes=1", "parallelism.dp=8", "cluster.link_overrides=[{node: 0, class: inter, bandwidth: 1GB/s}]"},
 			"- The degraded inter link at node 0 (1.00 GB/s instead of 50.00 GB/s) costs nothing here: the step is %[2]v without cluster.link_overrides too.\n"},
 		{"no override", nil, ""},
@@ -362,14 +382,32 @@ func TestRunLinkFinding(t *testing.T) {
 				}
 				return
 			}
-			if len(tc.sets) == 1 && without.String() != "418.902ms" {
-				t.Fatalf("the default example's step %v, the README's 418.902ms", without)
+			if readme := readmeStep(t); len(tc.sets) == 1 && without.String() != readme {
+				t.Fatalf("the default example's step %v, the README's %s", without, readme)
 			}
-			if want := fmt.Sprintf(tc.want, step, without, step-without); !strings.Contains(out, want) {
+			share, ratio := fmt.Sprintf("%.1f", 100*float64(step-without)/float64(step)), fmt.Sprintf("%.2f", float64(step)/float64(without))
+			if want := fmt.Sprintf(tc.want, step, without, step-without, share, ratio); !strings.Contains(out, want) {
 				t.Errorf("findings lack %q:\n%s", want, out)
 			}
 		})
 	}
+}
+
+// readmeStep is the step of the README's `zerosim run` console block (the
+// default example; TestREADMEExamples holds the block as real output).
+func readmeStep(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok1 := strings.Cut(string(data), "\n$ zerosim run\n")
+	_, rest, ok2 := strings.Cut(block, "\nstep time:")
+	step, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	if !ok1 || !ok2 || step == "" {
+		t.Fatal("README.md has no \"$ zerosim run\" block with a \"step time:\" line")
+	}
+	return step
 }
 
 // A ZeRO-3 step whose bucket size stages 0–2 cannot lay out (30 KB cuts

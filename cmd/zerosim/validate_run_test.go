@@ -1,11 +1,14 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -57,24 +60,41 @@ func TestValidateAgreesWithRun(t *testing.T) {
 		{[]string{"default", "--set", "training.attention_efficiency=1e-30"},
 			"zerosim: default.yaml: --set training.attention_efficiency=1e-30: attention_efficiency=1e-30 is out of range (use a fraction in [0.0001, 1] such as 0.6)"},
 		// (6·(P − 32000·4096) + 12·32·4096²) FLOPs a token × 200000·4096
-		// tokens / (989 TFLOPS × 0.0001) = 3.8174e8 s.
+		// tokens / (989 TFLOPS × 0.0001) = 3.8174e8 s ("%v": the figure,
+		// checked against that arithmetic below).
 		{[]string{"default", "--set", "training.mfu=0.0001", "--set", "training.micro_batch=200000"},
-			"zerosim: default.yaml: --set training.mfu=0.0001: the step's compute at mfu 0.0001 takes 3.8173984989573306e+08 s, longer than 4611686.018s, the longest zerosim times (raise training.mfu, or lower training.micro_batch or model.seq_len)"},
+			"zerosim: default.yaml: --set training.mfu=0.0001: the step's compute at mfu 0.0001 takes %v s, longer than 4611686.018s, the longest zerosim times (raise training.mfu, or lower training.micro_batch or model.seq_len)"},
 		{[]string{"default", "--set", "model.hidden=1"},
 			"zerosim: default.yaml: --set model.hidden=1: hidden=1 is not a multiple of heads=32 (use a multiple of 32, or set model.heads to a divisor of 1)"},
 		// An attention efficiency in range whose attention overflows:
 		// said "(check cluster.peak_bf16, cluster.hbm_bandwidth and
 		// training.compute_efficiency)", and "longer than 9223372.037s"
-		// of 5.08e6 s.
+		// of 5.08e6 s: the block's backward, byhand.Llama27B at that
+		// sequence and efficiency ("%v", checked below).
 		{[]string{"default", "--set", "training.attention_efficiency=0.0001", "--set", "model.seq_len=4194304"},
-			`zerosim: default.yaml: layer "block.0": 5.083176762425909e+06 s of compute is longer than 4611686.018s, the longest zerosim times (half the range of int64 picoseconds) (check cluster.peak_bf16, cluster.hbm_bandwidth, training.compute_efficiency and training.attention_efficiency, or lower training.micro_batch or model.seq_len)`},
+			`zerosim: default.yaml: layer "block.0": %v s of compute is longer than 4611686.018s, the longest zerosim times (half the range of int64 picoseconds) (check cluster.peak_bf16, cluster.hbm_bandwidth, training.compute_efficiency and training.attention_efficiency, or lower training.micro_batch or model.seq_len)`},
 	} {
+		// A "%v" in want is a duration in seconds worked by hand: the
+		// message must give it to 1e-12.
+		seconds := map[string]float64{
+			"default --set training.mfu=0.0001 --set training.micro_batch=200000":            float64(6*(byhand.DefaultParams-32000*4096)+12*32*4096*4096) * 200000 * 4096 / (989e12 * 0.0001),
+			"default --set training.attention_efficiency=0.0001 --set model.seq_len=4194304": byhand.Llama27B(4194304, 0.0001).BlockBwd,
+		}[strings.Join(c.args, " ")]
 		for _, cmd := range []string{"validate", "run"} {
 			args := append([]string{cmd}, c.args...)
 			code, out, errOut := runMain(t, "", args...)
 			oneLine(t, args, code, out, errOut)
-			if errOut != c.want+"\n" {
-				t.Errorf("%q:\n got %q\nwant %q", args, errOut, c.want+"\n")
+			want := c.want
+			if pre, post, ok := strings.Cut(want, "%v"); ok {
+				num := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(errOut, "\n"), pre), post)
+				got, err := strconv.ParseFloat(num, 64)
+				if err != nil || seconds == 0 || math.Abs(got-seconds) > 1e-12*seconds {
+					t.Errorf("%q: %q gives %q s; by hand %v s", args, errOut, num, seconds)
+				}
+				want = pre + num + post
+			}
+			if errOut != want+"\n" {
+				t.Errorf("%q:\n got %q\nwant %q", args, errOut, want+"\n")
 			}
 		}
 	}

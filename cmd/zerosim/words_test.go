@@ -1,11 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/zerosim/zerosim/internal/byhand"
+	"github.com/zerosim/zerosim/reports"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // tableLines are the lines of the terminal tables (box drawing).
@@ -105,9 +112,25 @@ func TestMemorySummaryFirst(t *testing.T) {
 		t.Errorf("memory --estimator all --detail: %d tables", strings.Count(detail, "\n# default: ZeRO stage"))
 	}
 	_, run, _ := runMain(t, "", "run")
-	if !strings.Contains(run, "\n# the 8 longest of the 424 tasks on the critical path\n") ||
-		!strings.Contains(run, "\ncritical path: the chain of tasks that sets the step time; each task counts until the next one on the path starts; by kind: forward 112.284ms (26.8 %)") {
-		t.Errorf("run does not name its critical-path table for what it shows")
+	// The path's forward is every unit's forward, one after the other
+	// (zero's TestDefaultComputeByHand works each by hand).
+	r := replayDefault(t)
+	data, _ := scenarios.Example("default")
+	sc, err := scenarios.Load("default", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := zero.Costs(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fwd units.Duration
+	for _, c := range costs {
+		fwd += c.Fwd
+	}
+	if !strings.Contains(run, "\n# the 8 longest of the "+reports.Commas(int64(len(r.CriticalPath)))+" tasks on the critical path\n") ||
+		!strings.Contains(run, fmt.Sprintf("\ncritical path: the chain of tasks that sets the step time; each task counts until the next one on the path starts; by kind: forward %v (%.1f %%)", fwd, 100*float64(fwd)/float64(r.StepTime))) {
+		t.Errorf("run does not name its critical-path table for what it shows (forward %v of %v)", fwd, r.StepTime)
 	}
 }
 
@@ -116,15 +139,27 @@ func TestMemorySummaryFirst(t *testing.T) {
 // four micro-steps read "the 8 longest of the 1598 tasks").
 func TestCountsReadRight(t *testing.T) {
 	_, big, _ := runMain(t, "", "run", "llama2-13b-a100-eth")
-	if !strings.Contains(big, "\n# the 8 longest of the 1,599 tasks on the critical path\n") {
-		t.Errorf("run llama2-13b-a100-eth: the critical-path title does not separate thousands")
+	data, _ := scenarios.Example("llama2-13b-a100-eth")
+	sc, err := scenarios.Load("llama2-13b-a100-eth", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := zero.Replay(sc, zero.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.CriticalPath); n < 1000 || !strings.Contains(big, "\n# the 8 longest of the "+reports.Commas(int64(n))+" tasks on the critical path\n") {
+		t.Errorf("run llama2-13b-a100-eth: the critical-path title does not separate thousands (%d tasks)", n)
 	}
 	// Exact bytes in prose are separated as in the tables: the offload
 	// host line printed "(53907324928 B)". The default example is on H100s:
-	// DGX H100's 2 TiB of host RAM.
+	// DGX H100's 2 TiB of host RAM. DeepSpeed's offload_optimizer keeps
+	// 16 B per element of the rank's shard on the host (memory/offload.go):
+	// 16·P/16 = P = 6,738,415,616 B a rank, 8 ranks a node.
+	const P = byhand.DefaultParams
 	_, off, _ := runMain(t, "", "run", "--set", "offload.optimizer=cpu")
-	if !strings.Contains(off, "\nhost RAM: 6.28 GiB per rank, 50.21 GiB (53,907,324,928 B) per node, fits in 2.00 TiB") {
-		t.Errorf("run with offload: the host RAM line does not separate thousands")
+	if want := fmt.Sprintf("\nhost RAM: %.2f GiB per rank, %.2f GiB (%s B) per node, fits in 2.00 TiB", float64(P)/(1<<30), float64(8*P)/(1<<30), reports.Commas(8*P)); !strings.Contains(off, want) {
+		t.Errorf("run with offload: the host RAM line does not say %q", want)
 	}
 	_, out, _ := runMain(t, "", "run", "seed002-tiny")
 	if !strings.Contains(out, "cluster:             1 node × 2 A100-80GB") || strings.Contains(out, "(s)") {
@@ -136,7 +171,10 @@ func TestCountsReadRight(t *testing.T) {
 	}
 	// One unit system: GiB by default, GB everywhere with --units gb.
 	_, out, _ = runMain(t, "", "run", "--units", "gb")
-	if !strings.Contains(out, "│ backward reduce-scatter   │         337 │ ring      │     13.48 GB │") || !strings.Contains(out, "fits in GPU memory:  yes: peak 58.14 GB of 85.52 GB") ||
+	// 337 = ⌈2P / 40 MB⌉ buckets of the bf16 gradients, 2P = 13.48 GB a
+	// rank; the peak by hand (byhand.DefaultPeak) of H100-80GB's 81,559 MiB
+	// = 85.52 GB (scenarios/presets.go).
+	if !strings.Contains(out, fmt.Sprintf("│ backward reduce-scatter   │ %11d │ ring      │ %9.2f GB │", (2*P+40_000_000-1)/40_000_000, 2*P/1e9)) || !strings.Contains(out, fmt.Sprintf("fits in GPU memory:  yes: peak %.2f GB of %.2f GB", float64(byhand.DefaultPeak())/1e9, 81559*(1<<20)/1e9)) ||
 		strings.Contains(out, "GiB") {
 		t.Errorf("run --units gb does not print GB throughout")
 	}
