@@ -740,7 +740,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		}
 		var params []Param
 		for _, u := range g.units {
-			ps, err := unitParams(s.Model.LayerList[u], u)
+			ps, err := unitParams(&s.Model, u, r.Stage, padding)
 			if err != nil {
 				return nil, err
 			}
@@ -795,12 +795,31 @@ func expertParallel(s *scenarios.Scenario, name string) int {
 	return 1
 }
 
-// unitParams returns a layer's tensors as layout params (one param for the
-// whole layer when it lists no tensors). The scenario checked the shapes
-// and that they add up to the layer's params.
-func unitParams(l scenarios.Layer, u int) ([]Param, error) {
+// unitParams returns unit u's tensors as layout params: the tensors the
+// layer lists, else at stages 0–2 the tensors of the stack whose module
+// tree the padding rule follows (unitTensors, tensorStyleOf), else one
+// param for the whole unit. Megatron-Core's _ParamAndGradBuffer lays out
+// and buckets parameter tensors (`for param in params[::-1]`,
+// megatron/core/distributed/param_and_grad_buffer.py at NVIDIA/Megatron-LM
+// 001199898c4badd01eaf0785c212d8ed7ce83042), so a block's fused linear_fc1
+// and linear_fc2 may close buckets of their own; at stage 3 a unit is one
+// FSDP flat parameter and stays one param. The scenario checked the listed
+// shapes and that they add up to the layer's params.
+func unitParams(m *scenarios.Model, u, stage int, pad Padding) ([]Param, error) {
+	l := m.LayerList[u]
 	if len(l.Tensors) == 0 {
-		return []Param{{Name: l.Name, Numel: int64(l.Params), Unit: u}}, nil
+		var ts []paramTensor
+		if stage < 3 {
+			ts = unitTensors(m, u, tensorStyleOf(pad))
+		}
+		if len(ts) == 0 {
+			return []Param{{Name: l.Name, Numel: int64(l.Params), Unit: u}}, nil
+		}
+		ps := make([]Param, len(ts))
+		for i, t := range ts {
+			ps[i] = Param{Name: l.Name + "." + t.fqn(), Numel: t.numel, Unit: u}
+		}
+		return ps, nil
 	}
 	var ps []Param
 	for _, t := range l.Tensors {
@@ -815,8 +834,8 @@ func unitParams(l scenarios.Layer, u int) ([]Param, error) {
 
 // BufferLayouts returns the buffer layout of every parameter group of s at
 // its stage, exactly as Analyze builds them (one code path): groups in
-// declaration order ("dense" first unless declared), the layer list's
-// tensors in forward order with Unit = layer index, Shards = N/K at stages
+// declaration order ("dense" first unless declared), the units' tensors
+// (unitParams) in forward order with Unit = layer index, Shards = N/K at stages
 // 1–3 and 1 at stage 0, one bucket per unit at stage 3, otherwise buckets of
 // communication.bucket_size bytes / the group's grad element size, and the
 // scenario's padding rules. The zero/ replay and numerics should use these
