@@ -130,7 +130,7 @@ func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
 	var ps []unitParam
 	switch {
 	case l.Block && BlockStyle(&m) == "llama" && (l.Dims == nil || (l.Dims.FFN == 0 && l.Dims.HeadDim == 0)):
-		for _, p := range llamaBlockTensors(&m, styleSeparate) {
+		for _, p := range llamaBlockParams(&m) {
 			ps = append(ps, unitParam{p.numel, p.dim0})
 		}
 	case l.Name == "embedding" || l.Name == "lm_head":

@@ -124,41 +124,66 @@ func tensorModules(ls []scenarios.Layer) (LargestModule, bool) {
 // gptModules are GPT2LMHeadModel's leaf modules (transformers
 // src/transformers/models/gpt2/modeling_gpt2.py at
 // c44b2d9976e8eafbdcb89cb2710141b2bc9b138f): wte Embedding(V, h), wpe
-// Embedding(positions, h), and a block's modules with their own tensors
-// (gptBlockTensors: ln_1 and ln_2, attn.c_attn Conv1D(h, h+2kv) — q, k and
-// v in one module, so with grouped-query kv heads h·(h + 2·kv), as
-// Megatron's fused linear_qkv —, attn.c_proj, mlp.c_fc, mlp.c_proj, all
-// with biases); lm_head shares wte's weight.
+// Embedding(positions, h), per block ln_1 and ln_2 LayerNorm(h) (weight and
+// bias), attn.c_attn Conv1D(h, 3h) — q, k and v in one module, with bias —,
+// attn.c_proj Conv1D(h, h), mlp.c_fc Conv1D(h, ffn), mlp.c_proj Conv1D(ffn,
+// h), all with biases; lm_head shares wte's weight. With grouped-query kv
+// heads c_attn is h·(h + 2·kv) (Megatron's fused linear_qkv likewise).
 func gptModules(m *scenarios.Model) []moduleCount {
-	h := m.Hidden
-	cs := []moduleCount{
+	h, ffn := m.Hidden, m.FFN
+	kv := h / m.Heads * m.KVHeads
+	qkv := h + 2*kv
+	return []moduleCount{
 		{fmt.Sprintf("wte Embedding(%d, %d)", m.Vocab, h), m.Vocab * h},
 		{fmt.Sprintf("wpe Embedding(%d, %d)", m.SeqLen, h), m.SeqLen * h},
+		{fmt.Sprintf("attn.c_attn (%d×%d + bias)", h, qkv), h*qkv + qkv},
+		{fmt.Sprintf("attn.c_proj (%d×%d + bias)", h, h), h*h + h},
+		{fmt.Sprintf("mlp.c_fc (%d×%d + bias)", h, ffn), h*ffn + ffn},
+		{fmt.Sprintf("mlp.c_proj (%d×%d + bias)", ffn, h), ffn*h + h},
 	}
-	ts := gptBlockTensors(m, styleSeparate)
-	for i := 0; i+1 < len(ts); i += 2 {
-		w, b := ts[i], ts[i+1] // weight and bias of one module
-		if w.numel == w.dim0 {
-			continue // a LayerNorm: never the largest
-		}
-		cs = append(cs, moduleCount{fmt.Sprintf("%s (%d×%d + bias)", w.module, w.dim0, b.numel), w.numel + b.numel})
-	}
-	return cs
 }
 
 // llamaModules are LlamaForCausalLM's leaf modules (transformers
 // src/transformers/models/llama/modeling_llama.py at 002272831fba):
 // embed_tokens Embedding(V, h); per layer the Linear modules of
-// llamaBlockTensors, no biases; an untied lm_head Linear(h, V).
+// llamaBlockParams, no biases; an untied lm_head Linear(h, V).
 func llamaModules(m *scenarios.Model) []moduleCount {
 	h := m.Hidden
 	cs := []moduleCount{{fmt.Sprintf("embed_tokens Embedding(%d, %d)", m.Vocab, h), m.Vocab * h}}
-	for _, p := range llamaBlockTensors(m, styleSeparate) {
+	for _, p := range llamaBlockParams(m) {
 		if p.in > 0 {
 			cs = append(cs, moduleCount{fmt.Sprintf("%s Linear(%d, %d)", p.module, p.in, p.dim0), p.numel})
 		}
 	}
 	return append(cs, moduleCount{fmt.Sprintf("lm_head Linear(%d, %d)", h, m.Vocab), m.Vocab * h})
+}
+
+// llamaParam is one parameter of a Llama block: the module holding it, its
+// numel and dim-0 size, and for a Linear weight (out × in, out = dim0) its
+// input features (0: a norm's weight).
+type llamaParam struct {
+	module          string
+	numel, dim0, in int64
+}
+
+// llamaBlockParams are a Llama block's parameters in module order
+// (torchtitan's TransformerBlock: attention.wq, wk, wv, wo,
+// feed_forward.w1, w2, w3, attention_norm, ffn_norm; transformers'
+// LlamaDecoderLayer names them q_proj, k_proj, v_proj, o_proj, gate_proj,
+// down_proj, up_proj, input_layernorm, post_attention_layernorm): q and o
+// Linear(h, h), k and v Linear(h, kv·head_dim) with head_dim = h/heads
+// (all heads without kv_heads), gate and up Linear(h, ffn), down
+// Linear(ffn, h), two RMSNorms of h.
+func llamaBlockParams(m *scenarios.Model) []llamaParam {
+	h, f := m.Hidden, m.FFN
+	kv := h
+	if m.Heads > 0 && m.KVHeads > 0 {
+		kv = h / m.Heads * m.KVHeads
+	}
+	lin := func(name string, in, out int64) llamaParam { return llamaParam{name, in * out, out, in} }
+	return []llamaParam{lin("q_proj", h, h), lin("k_proj", h, kv), lin("v_proj", h, kv), lin("o_proj", h, h),
+		lin("gate_proj", h, f), lin("down_proj", f, h), lin("up_proj", h, f),
+		{"input_layernorm", h, h, 0}, {"post_attention_layernorm", h, h, 0}}
 }
 
 // hfModules is the largest module of an imported Hugging Face model. The

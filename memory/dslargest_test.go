@@ -203,8 +203,7 @@ func TestMegatronEstimateExperts(t *testing.T) {
 }
 
 // TestLlamaBlockParams pins the Llama block's parameters that the allocator
-// replay (simUnitParams), the buffer layout (unitParams) and DeepSpeed's
-// largest module (llamaModules) all
+// replay (simUnitParams) and DeepSpeed's largest module (llamaModules) both
 // read, against the published shapes: Llama 2 7B (meta-llama/Llama-2-7b-hf
 // config.json: hidden 4096, intermediate 11008, 32 heads, no GQA) has
 // 202,383,360 parameters per layer (6,738,415,616 in all less 2·32000·4096
@@ -226,7 +225,7 @@ func TestLlamaBlockParams(t *testing.T) {
 	} {
 		var got []string
 		var sum int64
-		for _, p := range llamaBlockTensors(&tc.m, styleSeparate) {
+		for _, p := range llamaBlockParams(&tc.m) {
 			got = append(got, fmt.Sprintf("%s %d/%d", p.module, p.numel, p.dim0))
 			sum += p.numel
 			if p.in > 0 && p.in*p.dim0 != p.numel {
@@ -244,6 +243,6 @@ func TestLlamaBlockParams(t *testing.T) {
 		u++
 	}
 	if ps := simUnitParams(s, u); len(ps) != 9 || ps[4] != (unitParam{45_088_768, 11008}) {
-		t.Errorf("simUnitParams(block %d) = %v, want llamaBlockTensors' nine", u, ps)
+		t.Errorf("simUnitParams(block %d) = %v, want llamaBlockParams' nine", u, ps)
 	}
 }

@@ -1,52 +1,56 @@
 package memory
 
 import (
+	"fmt"
+
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// This file is the one list of a derived unit's parameter tensors: the
-// tensors a training stack's module tree registers for the embedding, a
-// GPT or Llama block, the final norm and the output head of a model built
-// from its dimensions (a preset, or an import that resolves to arch gpt or
-// llama), in named_parameters order. The buffer layout (unitParams: the
-// tensors Megatron-Core's _ParamAndGradBuffer never splits), the
-// allocator replay (simUnitParams: FSDP's per-parameter shards) and
-// DeepSpeed's largest module (gptModules, llamaModules) all read it. A unit
-// whose tensors zerosim does not know (a layer list without tensors, an
-// imported block with dims, routed experts) has none here, and its callers
-// treat it as one parameter.
+// This file lists a unit's parameter tensors for the buffer layout
+// (unitParams) in the module tree of the stack whose buffer the padding
+// rule follows: transformers' (scenarios.Model.UnitShapes, the one list of
+// the tensors a Hugging Face or torchtitan model registers, which the qgZ
+// replay reads too) or Megatron-Core's (megatronTensors, below: q, k, v
+// and gate, up fused). A unit whose tensors neither knows (a layer list
+// without tensors or dims, an attention Megatron does not build here, a
+// unit whose dims do not add up to its parameters) has none, and the
+// layout takes it as one parameter.
 
-// tensorStyle is how a stack builds a block's parameter tensors.
+// tensorStyle is the module tree whose tensors a buffer lays out.
 type tensorStyle int
 
 const (
-	// styleSeparate is transformers' module tree (LlamaDecoderLayer's
-	// q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj and two
-	// RMSNorms; GPT2Block's ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
-	// mlp.c_proj with biases), which torchtitan's TransformerBlock (wq, wk,
-	// wv, wo, w1, w2, w3) and DeepSpeed on a Hugging Face model share at
-	// tensor granularity.
+	// styleSeparate is transformers' module tree (scenarios.UnitShapes:
+	// LlamaDecoderLayer's q_proj, k_proj, v_proj, o_proj, gate_proj,
+	// up_proj, down_proj and two norms; GPT-2's c_attn; one module per
+	// routed expert), which torchtitan's TransformerBlock and DeepSpeed on
+	// a Hugging Face model share at tensor granularity.
 	styleSeparate tensorStyle = iota
 	// styleMegatron is Megatron-Core's GPTModel under the Transformer
 	// Engine layer spec (get_gpt_layer_with_transformer_engine_spec,
 	// megatron/core/models/gpt/gpt_layer_specs.py at NVIDIA/Megatron-LM
-	// 001199898c4badd01eaf0785c212d8ed7ce83042): input_layernorm and
-	// pre_mlp_layernorm are IdentityOp and the norms live in the fused
-	// TELayerNormColumnParallelLinear modules, q, k and v are one
+	// 001199898c4badd01eaf0785c212d8ed7ce83042): input_layernorm and a
+	// dense block's pre_mlp_layernorm are IdentityOp and the norms live in
+	// the fused TELayerNormColumnParallelLinear modules; q, k and v are one
 	// linear_qkv, gate and up one linear_fc1. A block registers, in order
 	// (Attention.__init__ builds linear_proj before SelfAttention.__init__
-	// builds linear_qkv, megatron/core/transformer/attention.py; MLP builds
-	// linear_fc1 then linear_fc2, mlp.py): self_attention.linear_proj
-	// weight (and bias), self_attention.linear_qkv layer_norm_weight (and
-	// layer_norm_bias under LayerNorm), weight (and bias), mlp.linear_fc1
-	// likewise, mlp.linear_fc2 weight (and bias). Transformer Engine's
-	// LayerNormLinear registers layer_norm_weight, layer_norm_bias, then
-	// weight and bias (transformer_engine/pytorch/module/layernorm_linear.py
-	// at NVIDIA/TransformerEngine d0067d0da6cb01811b8072a7d304f0e00344ce2b).
-	// The model holds embedding.word_embeddings (and
-	// embedding.position_embeddings, learned positions), the blocks,
-	// decoder.final_layernorm and an untied output_layer
-	// (megatron/core/models/gpt/gpt_model.py,
+	// builds linear_qkv and its q_layernorm, k_layernorm,
+	// megatron/core/transformer/attention.py; MLP builds linear_fc1 then
+	// linear_fc2, mlp.py): self_attention.linear_proj weight (and bias),
+	// self_attention.linear_qkv layer_norm_weight (and layer_norm_bias
+	// under LayerNorm), weight (and bias), mlp.linear_fc1 likewise,
+	// mlp.linear_fc2 weight (and bias). Transformer Engine's LayerNormLinear
+	// registers layer_norm_weight, layer_norm_bias, then weight and bias
+	// (transformer_engine/pytorch/module/layernorm_linear.py at
+	// NVIDIA/TransformerEngine d0067d0da6cb01811b8072a7d304f0e00344ce2b).
+	// A MoE block has a TENorm pre_mlp_layernorm, then MoELayer's
+	// router.weight (experts × h) and shared_experts (moe_layer.py,
+	// router.py); its routed experts, in their own buffer, are
+	// SequentialMLP's local_experts.{e}.linear_fc1 and linear_fc2 (the
+	// default without --moe-grouped-gemm, moe/experts.py). The model holds
+	// embedding.word_embeddings (and embedding.position_embeddings, learned
+	// positions), the blocks, decoder.final_layernorm and an untied
+	// output_layer (models/gpt/gpt_model.py,
 	// common/embeddings/language_model_embedding.py).
 	styleMegatron
 )
@@ -55,7 +59,7 @@ const (
 // lays out: Megatron-Core's under its padding rules (the only rules under
 // which a tensor boundary places a bucket boundary), transformers'
 // otherwise (PadToy cuts buckets at exact element counts, so there the
-// names are all the tensors change).
+// tensors change no bucket).
 func tensorStyleOf(pad Padding) tensorStyle {
 	if pad == PadMegatron {
 		return styleMegatron
@@ -63,167 +67,25 @@ func tensorStyleOf(pad Padding) tensorStyle {
 	return styleSeparate
 }
 
-// paramTensor is one parameter tensor: the module holding it (its path
-// within the unit), its name in the module, its numel and dim-0 size, and
-// for a Linear weight (out × in, out = dim0) its input features (0: a
-// norm's weight, a bias, an embedding, or GPT-2's Conv1D, whose weight is
-// in × out).
+// paramTensor is one parameter tensor of a unit: its name within the unit
+// and its numel; expert is 1 + the index of the routed expert whose own
+// module holds it (0: none).
 type paramTensor struct {
-	module, name string
-	numel, dim0  int64
-	in           int64
-}
-
-// fqn is the tensor's name within its unit, as named_parameters spells it.
-func (p paramTensor) fqn() string { return p.module + "." + p.name }
-
-// linearWeight is a Linear(in, out) weight of module.
-func linearWeight(module, name string, in, out int64) paramTensor {
-	return paramTensor{module: module, name: name, numel: in * out, dim0: out, in: in}
-}
-
-// vector is a one-dimensional parameter of n elements.
-func vector(module, name string, n int64) paramTensor {
-	return paramTensor{module: module, name: name, numel: n, dim0: n}
-}
-
-// kvWidth is the key/value projection's output width: kv_heads·h/heads
-// (h without kv_heads).
-func kvWidth(m *scenarios.Model) int64 {
-	if m.Heads > 0 && m.KVHeads > 0 {
-		return m.Hidden / m.Heads * m.KVHeads
-	}
-	return m.Hidden
-}
-
-// llamaBlockTensors are a Llama block's parameters in module order. Under
-// styleSeparate (torchtitan's TransformerBlock: attention.wq, wk, wv, wo,
-// feed_forward.w1, w2, w3, attention_norm, ffn_norm; transformers'
-// LlamaDecoderLayer names them q_proj, k_proj, v_proj, o_proj, gate_proj,
-// down_proj, up_proj, input_layernorm, post_attention_layernorm): q and o
-// Linear(h, h), k and v Linear(h, kv) with kv = kv_heads·h/heads (h
-// without kv_heads), gate and up Linear(h, ffn), down Linear(ffn, h), two
-// RMSNorms of h. Under styleMegatron (RMSNorm, no biases, SwiGLU):
-// linear_proj Linear(h, h), linear_qkv's norm of h and Linear(h, h+2kv),
-// linear_fc1's norm of h and Linear(h, 2·ffn), linear_fc2 Linear(ffn, h).
-func llamaBlockTensors(m *scenarios.Model, style tensorStyle) []paramTensor {
-	h, f, kv := m.Hidden, m.FFN, kvWidth(m)
-	if style == styleMegatron {
-		return []paramTensor{
-			linearWeight("self_attention.linear_proj", "weight", h, h),
-			vector("self_attention.linear_qkv", "layer_norm_weight", h),
-			linearWeight("self_attention.linear_qkv", "weight", h, h+2*kv),
-			vector("mlp.linear_fc1", "layer_norm_weight", h),
-			linearWeight("mlp.linear_fc1", "weight", h, 2*f),
-			linearWeight("mlp.linear_fc2", "weight", f, h),
-		}
-	}
-	lin := func(module string, in, out int64) paramTensor { return linearWeight(module, "weight", in, out) }
-	return []paramTensor{lin("q_proj", h, h), lin("k_proj", h, kv), lin("v_proj", h, kv), lin("o_proj", h, h),
-		lin("gate_proj", h, f), lin("down_proj", f, h), lin("up_proj", h, f),
-		vector("input_layernorm", "weight", h), vector("post_attention_layernorm", "weight", h)}
-}
-
-// gptBlockTensors are a GPT block's parameters in module order (LayerNorms
-// and every Linear with a bias; scenarios' buildLayers counts the same
-// 2h² + 2h·kv + 2h·ffn + ffn + 2kv + 7h). Under styleSeparate, transformers'
-// GPT2Block (src/transformers/models/gpt2/modeling_gpt2.py at
-// c44b2d9976e8eafbdcb89cb2710141b2bc9b138f): ln_1, attn.c_attn Conv1D(h,
-// h+2kv) — q, k and v in one module —, attn.c_proj Conv1D(h, h), ln_2,
-// mlp.c_fc Conv1D(h, ffn), mlp.c_proj Conv1D(ffn, h); a Conv1D weight is in
-// × out. Under styleMegatron, Megatron-Core's LayerNorm block
-// (styleMegatron): linear_proj, linear_qkv (norm weight and bias, weight,
-// bias), linear_fc1 (likewise, ffn wide: GELU), linear_fc2.
-func gptBlockTensors(m *scenarios.Model, style tensorStyle) []paramTensor {
-	h, f := m.Hidden, m.FFN
-	qkv := h + 2*kvWidth(m)
-	if style == styleMegatron {
-		return []paramTensor{
-			linearWeight("self_attention.linear_proj", "weight", h, h), vector("self_attention.linear_proj", "bias", h),
-			vector("self_attention.linear_qkv", "layer_norm_weight", h), vector("self_attention.linear_qkv", "layer_norm_bias", h),
-			linearWeight("self_attention.linear_qkv", "weight", h, qkv), vector("self_attention.linear_qkv", "bias", qkv),
-			vector("mlp.linear_fc1", "layer_norm_weight", h), vector("mlp.linear_fc1", "layer_norm_bias", h),
-			linearWeight("mlp.linear_fc1", "weight", h, f), vector("mlp.linear_fc1", "bias", f),
-			linearWeight("mlp.linear_fc2", "weight", f, h), vector("mlp.linear_fc2", "bias", h),
-		}
-	}
-	conv := func(module string, in, out int64) []paramTensor {
-		return []paramTensor{{module: module, name: "weight", numel: in * out, dim0: in}, vector(module, "bias", out)}
-	}
-	norm := func(module string) []paramTensor {
-		return []paramTensor{vector(module, "weight", h), vector(module, "bias", h)}
-	}
-	var ts []paramTensor
-	for _, part := range [][]paramTensor{norm("ln_1"), conv("attn.c_attn", h, qkv), conv("attn.c_proj", h, h),
-		norm("ln_2"), conv("mlp.c_fc", h, f), conv("mlp.c_proj", f, h)} {
-		ts = append(ts, part...)
-	}
-	return ts
-}
-
-// derivedArch is the block family of a model built from its dimensions
-// whose tensors this file knows: "llama" for arch llama, "gpt" for arch gpt
-// (or unset), "" otherwise (an imported Hugging Face model, a layer list,
-// a toy kind).
-func derivedArch(m *scenarios.Model) string {
-	if m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Vocab <= 0 {
-		return ""
-	}
-	switch m.Arch {
-	case scenarios.ArchLlama:
-		return "llama"
-	case scenarios.ArchGPT, "":
-		return "gpt"
-	}
-	return ""
+	name   string
+	numel  int64
+	expert int64
 }
 
 // unitTensors lists unit u's parameter tensors under style, in
-// named_parameters order, or nil when zerosim does not know them (see the
-// file comment) or they do not add up to the unit's parameters (a model
-// whose units an import sized otherwise).
+// named_parameters order, or nil when they are not known or do not add up
+// to the unit's parameters.
 func unitTensors(m *scenarios.Model, u int, style tensorStyle) []paramTensor {
 	l := m.LayerList[u]
-	if len(l.Tensors) > 0 || l.Dims != nil {
-		return nil
-	}
-	arch := derivedArch(m)
-	h, v := m.Hidden, m.Vocab
 	var ts []paramTensor
-	switch {
-	case arch == "":
-		return nil
-	case l.Block && arch == "llama":
-		ts = llamaBlockTensors(m, style)
-	case l.Block:
-		ts = gptBlockTensors(m, style)
-	case l.Name == "embedding" && style == styleMegatron:
-		ts = []paramTensor{{module: "word_embeddings", name: "weight", numel: v * h, dim0: v}}
-		if arch == "gpt" {
-			ts = append(ts, paramTensor{module: "position_embeddings", name: "weight", numel: m.SeqLen * h, dim0: m.SeqLen})
-		}
-	case l.Name == "embedding" && arch == "gpt":
-		ts = []paramTensor{{module: "wte", name: "weight", numel: v * h, dim0: v}, {module: "wpe", name: "weight", numel: m.SeqLen * h, dim0: m.SeqLen}}
-	case l.Name == "embedding":
-		ts = []paramTensor{{module: "embed_tokens", name: "weight", numel: v * h, dim0: v}}
-	case l.Name == "final_norm":
-		mod := "norm"
-		switch {
-		case style == styleMegatron:
-			mod = "final_layernorm"
-		case arch == "gpt":
-			mod = "ln_f"
-		}
-		ts = []paramTensor{vector(mod, "weight", h)}
-		if arch == "gpt" {
-			ts = append(ts, vector(mod, "bias", h))
-		}
-	case l.Name == "lm_head":
-		mod := "lm_head"
-		if style == styleMegatron {
-			mod = "output_layer"
-		}
-		ts = []paramTensor{linearWeight(mod, "weight", h, v)}
+	if style == styleMegatron {
+		ts = megatronTensors(m, l)
+	} else {
+		ts = separateTensors(m, l)
 	}
 	var sum int64
 	for _, t := range ts {
@@ -231,6 +93,138 @@ func unitTensors(m *scenarios.Model, u int, style tensorStyle) []paramTensor {
 	}
 	if len(ts) == 0 || sum != int64(l.Params) {
 		return nil
+	}
+	return ts
+}
+
+// separateTensors are scenarios.UnitShapes' tensors, named by their index;
+// a routed-experts unit's two-dimensional tensors, one nn.Linear set per
+// expert, carry their expert.
+func separateTensors(m *scenarios.Model, l scenarios.Layer) []paramTensor {
+	shapes := m.UnitShapes(l)
+	perExpert := 0
+	if d := l.Dims; d != nil && d.ExpertsOnly() && d.Experts > 0 && len(shapes)%int(d.Experts) == 0 {
+		perExpert = len(shapes) / int(d.Experts)
+		for _, sh := range shapes {
+			if len(sh) > 2 {
+				perExpert = 0 // 3-D: every expert in one tensor
+			}
+		}
+	}
+	ts := make([]paramTensor, len(shapes))
+	for i, sh := range shapes {
+		n, _ := scenarios.ShapesNumel([][]int64{sh}) // UnitShapes checked the total
+		ts[i] = paramTensor{name: fmt.Sprintf("%d", i), numel: n}
+		if perExpert > 0 {
+			ts[i].expert = int64(i/perExpert) + 1
+		}
+	}
+	return ts
+}
+
+// megatronTensors are unit l's tensors in Megatron-Core's module tree
+// (styleMegatron), or nil for a unit it does not describe: the gpt and
+// llama presets' units and imported blocks and routed experts with dims
+// whose attention is plain multi-head or grouped-query (no latent or
+// linear attention, no gated query).
+func megatronTensors(m *scenarios.Model, l scenarios.Layer) []paramTensor {
+	if m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || len(l.Tensors) > 0 {
+		return nil
+	}
+	h, v := m.Hidden, m.Vocab
+	gpt := m.Arch == scenarios.ArchGPT || m.Arch == ""
+	var ts []paramTensor
+	add := func(name string, numel int64) { ts = append(ts, paramTensor{name: name, numel: numel}) }
+	lin := func(module string, in, out int64, bias bool) {
+		add(module+".weight", in*out)
+		if bias {
+			add(module+".bias", out)
+		}
+	}
+	switch {
+	case l.Name == "embedding":
+		add("word_embeddings.weight", v*h)
+		if pos := int64(l.Params) - v*h; gpt && pos > 0 {
+			add("position_embeddings.weight", pos) // learned positions
+		}
+		return ts
+	case l.Name == "final_norm":
+		add("final_layernorm.weight", h)
+		if gpt {
+			add("final_layernorm.bias", h)
+		}
+		return ts
+	case l.Name == "lm_head":
+		add("output_layer.weight", v*h)
+		return ts
+	}
+	d := l.Dims
+	layerNorm := false
+	if d == nil {
+		if !l.Block || m.Heads <= 0 || (m.Arch != scenarios.ArchGPT && m.Arch != scenarios.ArchLlama) {
+			return nil
+		}
+		// The presets' blocks (scenarios' buildLayers): GPT's LayerNorms,
+		// biases and GELU MLP; Llama's RMSNorms and SwiGLU, no biases.
+		d = &scenarios.BlockDims{Hidden: h, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: h / m.Heads, FFN: m.FFN}
+		if m.Arch == scenarios.ArchGPT {
+			d.QKVBias, d.OBias, d.MLPBias, layerNorm = true, true, true, true
+		}
+	}
+	fc1 := func(ffn int64) int64 { // SwiGLU's gate and up, or GELU's one
+		if layerNorm {
+			return ffn
+		}
+		return 2 * ffn
+	}
+	mlp := func(prefix string, ffn int64, bias bool, expert int64) {
+		n := len(ts)
+		lin(prefix+"linear_fc1", h, fc1(ffn), bias)
+		lin(prefix+"linear_fc2", ffn, h, bias)
+		for i := n; i < len(ts); i++ {
+			ts[i].expert = expert
+		}
+	}
+	norm := func(module string) {
+		add(module+"layer_norm_weight", h)
+		if layerNorm {
+			add(module+"layer_norm_bias", h)
+		}
+	}
+	if d.ExpertsOnly() {
+		if d.Experts <= 0 || d.ExpertFFN <= 0 {
+			return nil
+		}
+		for e := range d.Experts {
+			mlp(fmt.Sprintf("local_experts.%d.", e), d.ExpertFFN, d.MLPBias, e+1)
+		}
+		return ts
+	}
+	if d.Heads <= 0 || d.HeadDim <= 0 || d.LinearAttention != "" || d.KVLoRARank > 0 || d.OutputGate {
+		return nil
+	}
+	q, kv := d.Heads*d.HeadDim, d.KVHeads*d.HeadDim
+	lin("self_attention.linear_proj", d.Heads*d.VHeadDim(), h, d.OBias)
+	norm("self_attention.linear_qkv.")
+	lin("self_attention.linear_qkv", h, q+2*kv, d.QKVBias)
+	if d.QKNorm == scenarios.QKNormRMSHead {
+		// --qk-layernorm: TENorm over head_dim (attention.py).
+		add("self_attention.q_layernorm.weight", d.HeadDim)
+		add("self_attention.k_layernorm.weight", d.HeadDim)
+	}
+	switch {
+	case d.FFN > 0:
+		norm("mlp.linear_fc1.")
+		mlp("mlp.", d.FFN, d.MLPBias, 0)
+	case d.Experts > 0:
+		add("pre_mlp_layernorm.weight", h)
+		add("mlp.router.weight", d.Experts*h)
+		if d.SharedFFN > 0 {
+			mlp("mlp.shared_experts.", d.SharedFFN, false, 0)
+		}
+		if d.SharedGate {
+			add("mlp.shared_experts.gate_weight", h)
+		}
 	}
 	return ts
 }

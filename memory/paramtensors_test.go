@@ -34,13 +34,15 @@ const (
 	tinyGPT   = "kind: transformer, arch: gpt, hidden: 64, layers: 2, heads: 4, ffn: 256, vocab: 256, seq_len: 128"
 )
 
-// TestUnitTensors pins each stack's tensors of a block, from the
-// architecture formulas: Llama's q, o Linear(64, 64) = 4,096, k, v
-// Linear(64, 32) = 2,048, gate, up, down 64·128 = 8,192, norms 64;
+// TestUnitTensors pins each stack's tensors of a unit, from the
+// architecture formulas. The tiny Llama: q, o Linear(64, 64) = 4,096, k,
+// v Linear(64, 32) = 2,048, gate, up, down 64·128 = 8,192, norms 64;
 // Megatron fuses linear_qkv Linear(64, 64+2·32) = 8,192 and linear_fc1
 // Linear(64, 2·128) = 16,384 and keeps each norm in the Linear after it.
-// GPT-2's c_attn is Conv1D(64, 3·64) = 12,288 + bias 192, c_fc and
-// c_proj 64·256 = 16,384 + biases. Both sum to buildLayers' block.
+// The tiny GPT under Megatron: linear_qkv Linear(64, 3·64) = 12,288 + bias
+// 192, linear_fc1 and linear_fc2 64·256 = 16,384 + biases, LayerNorms of
+// weight and bias. Both sum to buildLayers' block. transformers' tensors
+// are scenarios.UnitShapes', named by index.
 func TestUnitTensors(t *testing.T) {
 	for _, tc := range []struct {
 		model string
@@ -48,21 +50,26 @@ func TestUnitTensors(t *testing.T) {
 		style tensorStyle
 		want  string
 	}{
-		{tinyLlama, 1, styleSeparate, "q_proj.weight 4096, k_proj.weight 2048, v_proj.weight 2048, o_proj.weight 4096, gate_proj.weight 8192, down_proj.weight 8192, up_proj.weight 8192, input_layernorm.weight 64, post_attention_layernorm.weight 64"},
+		{tinyLlama, 1, styleSeparate, "0 64, 1 64, 2 4096, 3 2048, 4 2048, 5 4096, 6 8192, 7 8192, 8 8192"},
 		{tinyLlama, 1, styleMegatron, "self_attention.linear_proj.weight 4096, self_attention.linear_qkv.layer_norm_weight 64, self_attention.linear_qkv.weight 8192, mlp.linear_fc1.layer_norm_weight 64, mlp.linear_fc1.weight 16384, mlp.linear_fc2.weight 8192"},
 		{tinyLlama, 0, styleMegatron, "word_embeddings.weight 16384"},
-		{tinyLlama, 0, styleSeparate, "embed_tokens.weight 16384"},
 		{tinyLlama, 3, styleMegatron, "final_layernorm.weight 64"},
 		{tinyLlama, 4, styleMegatron, "output_layer.weight 16384"},
-		{tinyGPT, 1, styleSeparate, "ln_1.weight 64, ln_1.bias 64, attn.c_attn.weight 12288, attn.c_attn.bias 192, attn.c_proj.weight 4096, attn.c_proj.bias 64, ln_2.weight 64, ln_2.bias 64, mlp.c_fc.weight 16384, mlp.c_fc.bias 256, mlp.c_proj.weight 16384, mlp.c_proj.bias 64"},
 		{tinyGPT, 1, styleMegatron, "self_attention.linear_proj.weight 4096, self_attention.linear_proj.bias 64, self_attention.linear_qkv.layer_norm_weight 64, self_attention.linear_qkv.layer_norm_bias 64, self_attention.linear_qkv.weight 12288, self_attention.linear_qkv.bias 192, mlp.linear_fc1.layer_norm_weight 64, mlp.linear_fc1.layer_norm_bias 64, mlp.linear_fc1.weight 16384, mlp.linear_fc1.bias 256, mlp.linear_fc2.weight 16384, mlp.linear_fc2.bias 64"},
 		{tinyGPT, 0, styleMegatron, "word_embeddings.weight 16384, position_embeddings.weight 8192"},
-		{tinyGPT, 3, styleSeparate, "ln_f.weight 64, ln_f.bias 64"},
+		{tinyGPT, 3, styleMegatron, "final_layernorm.weight 64, final_layernorm.bias 64"},
+		// An imported block with dims: Llama 3.1 8B (hidden 4096, 32
+		// heads, 8 kv heads of 128, ffn 14336) holds TestLlamaBlockParams'
+		// 218,112,000 per layer; Qwen2.5 7B (hidden 3584, 28 heads, 4 kv
+		// heads of 128, ffn 18944) has q, k and v biases: linear_qkv
+		// Linear(3584, 3584 + 2·512) = 16,515,072 + bias 4,608.
+		{"preset: llama3.1-8b, layers: 1", 1, styleMegatron, "self_attention.linear_proj.weight 16777216, self_attention.linear_qkv.layer_norm_weight 4096, self_attention.linear_qkv.weight 25165824, mlp.linear_fc1.layer_norm_weight 4096, mlp.linear_fc1.weight 117440512, mlp.linear_fc2.weight 58720256"},
+		{"preset: qwen2.5-7b, layers: 1", 1, styleMegatron, "self_attention.linear_proj.weight 12845056, self_attention.linear_qkv.layer_norm_weight 3584, self_attention.linear_qkv.weight 16515072, self_attention.linear_qkv.bias 4608, mlp.linear_fc1.layer_norm_weight 3584, mlp.linear_fc1.weight 135790592, mlp.linear_fc2.weight 67895296"},
 	} {
 		s := loadTensorModel(t, tc.model, "")
 		var got []string
 		for _, p := range unitTensors(&s.Model, tc.unit, tc.style) {
-			got = append(got, fmt.Sprintf("%s %d", p.fqn(), p.numel))
+			got = append(got, fmt.Sprintf("%s %d", p.name, p.numel))
 		}
 		if g := strings.Join(got, ", "); g != tc.want {
 			t.Errorf("%s unit %d style %d:\n got %s\nwant %s", s.Model.LayerList[tc.unit].Name, tc.unit, tc.style, g, tc.want)
@@ -159,6 +166,44 @@ func TestMegatronTensorBucketCounts(t *testing.T) {
 		}
 		if n := gs[0].Buckets; n != tc.want {
 			t.Errorf("%s: %d buckets, want %d", tc.name, n, tc.want)
+		}
+	}
+}
+
+// TestExpertTensors lays out Mixtral 8x7B's routed experts (hidden 4096,
+// 8 experts of ffn 14336; mistralai/Mixtral-8x7B-v0.1 config.json) at ep 4:
+// a rank holds 2 whole experts, each transformers' gate, up and down
+// Linear(4096, 14336) of 58,720,256 (scenarios.UnitShapes), or
+// Megatron's SequentialMLP linear_fc1 Linear(4096, 2·14336) of 117,440,512
+// and linear_fc2 of 58,720,256. The block beside them is, under Megatron,
+// linear_proj 4096² = 16,777,216, the qkv norm 4096, linear_qkv
+// 4096·(4096 + 2·8·128) = 25,165,824, pre_mlp_layernorm 4096 and the
+// router Linear(4096, 8) = 32,768.
+func TestExpertTensors(t *testing.T) {
+	for _, tc := range []struct {
+		comm  string
+		group string
+		want  string
+	}{
+		{"padding: megatron", "expert", "experts.0.local_experts.0.linear_fc1.weight 117440512, experts.0.local_experts.0.linear_fc2.weight 58720256, experts.0.local_experts.1.linear_fc1.weight 117440512, experts.0.local_experts.1.linear_fc2.weight 58720256"},
+		{"padding: toy", "expert", "experts.0.0 58720256, experts.0.1 58720256, experts.0.2 58720256, experts.0.3 58720256, experts.0.4 58720256, experts.0.5 58720256"},
+		{"padding: megatron", "dense", "block.0.self_attention.linear_proj.weight 16777216, block.0.self_attention.linear_qkv.layer_norm_weight 4096, block.0.self_attention.linear_qkv.weight 25165824, block.0.pre_mlp_layernorm.weight 4096, block.0.mlp.router.weight 32768"},
+	} {
+		s := loadTensorModel(t, "preset: mixtral-8x7b, layers: 1", tc.comm, "parallelism.ep=4")
+		gs, err := BufferLayouts(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, g := range gs {
+			for _, p := range g.Layout.Params {
+				if g.Name == tc.group && strings.HasPrefix(p.Name, "experts.0") == (tc.group == "expert") && (tc.group == "expert" || strings.HasPrefix(p.Name, "block.0")) {
+					got = append(got, fmt.Sprintf("%s %d", p.Name, p.Numel))
+				}
+			}
+		}
+		if g := strings.Join(got, ", "); g != tc.want {
+			t.Errorf("%s, group %s:\n got %s\nwant %s", tc.comm, tc.group, g, tc.want)
 		}
 	}
 }
