@@ -207,3 +207,34 @@ func TestExpertTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestListedTensorsKept: a layer list's own tensors are laid out as
+// listed, at every stage. Unit a lists w and v of 32×64 = 2,048 each;
+// unit b (64) lists none. Buckets of 4,000 B are 2,000 bf16 elements, so
+// under Megatron's rules at stage 1 b, then a.v (span 2,112) close bucket
+// 0 = [0, 2,176) (2,112 padded to 128), a.w bucket 1 = [2,176, 4,224); at
+// stage 3 a is one bucket of its two tensors.
+func TestListedTensorsKept(t *testing.T) {
+	model := "layer_list: [{name: a, params: 4096, tensors: [{name: w, shape: [32, 64]}, {name: v, shape: [32, 64]}]}, {name: b, params: 64}]"
+	for _, tc := range []struct {
+		stage   int
+		buckets []Bucket
+	}{
+		{1, []Bucket{{0, 2176, 2112, 1, 2}, {2176, 2048, 2048, 0, 0}}},
+		{3, []Bucket{{0, 128, 64, 2, 2}, {128, 4096, 4096, 0, 1}}},
+	} {
+		s := loadTensorModel(t, model, "padding: megatron, bucket_size: 4000B", fmt.Sprintf("parallelism.zero_stage=%d", tc.stage))
+		gs, err := BufferLayouts(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := gs[0].Layout
+		var names []string
+		for _, p := range l.Params {
+			names = append(names, p.Name)
+		}
+		if n := strings.Join(names, " "); n != "a.w a.v b" || !slices.Equal(l.Buckets, tc.buckets) {
+			t.Errorf("stage %d: params %s, buckets %v; want a.w a.v b, %v", tc.stage, n, l.Buckets, tc.buckets)
+		}
+	}
+}
