@@ -33,9 +33,10 @@ const (
 	// distributed optimizer (megatron/core/distributed/param_and_grad_buffer.py,
 	// NVIDIA/Megatron-LM at commit 001199898c4badd01eaf0785c212d8ed7ce83042,
 	// default pad_buckets_for_high_nccl_busbw=False):
-	//   - parameters are visited in reverse (backward) order and never split
-	//     across buckets; bucket 0 holds the model's last parameters and sits
-	//     at offset 0 of the buffer;
+	//   - parameters (tensors: unitParams lists a unit's) are visited in
+	//     reverse (backward) order and never split across buckets; bucket 0
+	//     holds the model's last parameters and sits at offset 0 of the
+	//     buffer;
 	//   - every parameter start is padded to a multiple of 64 elements
 	//     (_pad_start_of_param_if_needed: 128-byte alignment at ≥16-bit);
 	//   - a bucket is closed after the parameter whose end makes the bucket

@@ -745,10 +745,22 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 			continue
 		}
 		var params []Param
+		ep := max(g.info.EP, 1)
 		for _, u := range g.units {
-			ps, err := unitParams(s.Model.LayerList[u], u)
+			ps, local, err := unitParams(&s.Model, u, r.Stage, padding, ep)
 			if err != nil {
 				return nil, err
+			}
+			for i := range ps {
+				if local {
+					break
+				}
+				// The rank holds 1/ep of each tensor the unit does
+				// not list per expert.
+				if ps[i].Numel%int64(ep) != 0 {
+					return nil, fmt.Errorf("parallelism.ep %d does not divide tensor %s (%d elements) of group %q", ep, ps[i].Name, ps[i].Numel, name)
+				}
+				ps[i].Numel /= int64(ep)
 			}
 			params = append(params, ps...)
 		}
@@ -758,12 +770,6 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 		}
 		gshards := shards
 		if g.info.EP > 1 {
-			for i := range params {
-				if params[i].Numel%int64(g.info.EP) != 0 {
-					return nil, fmt.Errorf("parallelism.ep %d does not divide tensor %s (%d elements) of group %q", g.info.EP, params[i].Name, params[i].Numel, name)
-				}
-				params[i].Numel /= int64(g.info.EP)
-			}
 			gshards = max(shards/g.info.EP, 1)
 		}
 		if g.info.EP == 0 {
@@ -801,28 +807,58 @@ func expertParallel(s *scenarios.Scenario, name string) int {
 	return 1
 }
 
-// unitParams returns a layer's tensors as layout params (one param for the
-// whole layer when it lists no tensors). The scenario checked the shapes
-// and that they add up to the layer's params.
-func unitParams(l scenarios.Layer, u int) ([]Param, error) {
-	if len(l.Tensors) == 0 {
-		return []Param{{Name: l.Name, Numel: int64(l.Params), Unit: u}}, nil
-	}
-	var ps []Param
-	for _, t := range l.Tensors {
-		n := int64(1)
-		for _, d := range t.Shape {
-			n *= d // within int64: scenarios.Resolve checked the product
+// unitParams returns unit u's tensors as layout params: the tensors the
+// layer lists, else at stages 0–2 the tensors of the stack whose module
+// tree the padding rule follows (unitTensors, tensorStyleOf), else one
+// param for the whole unit. Megatron-Core's _ParamAndGradBuffer lays out
+// and buckets parameter tensors (`for param in params[::-1]`,
+// megatron/core/distributed/param_and_grad_buffer.py at NVIDIA/Megatron-LM
+// 001199898c4badd01eaf0785c212d8ed7ce83042), so a block's fused linear_fc1
+// and linear_fc2 may close buckets of their own; at stage 3 a unit is one
+// FSDP flat parameter and stays one param. The scenario checked the listed
+// shapes and that they add up to the layer's params.
+//
+// local reports that the params are already the rank's under
+// expert-parallel degree ep: routed experts kept one module per expert,
+// of which the rank holds its experts/ep whole (the first ones: the
+// experts are alike). Otherwise the caller takes 1/ep of every param.
+func unitParams(m *scenarios.Model, u, stage int, pad Padding, ep int) (ps []Param, local bool, err error) {
+	l := m.LayerList[u]
+	if len(l.Tensors) > 0 {
+		for _, t := range l.Tensors {
+			n := int64(1)
+			for _, d := range t.Shape {
+				n *= d // within int64: scenarios.Resolve checked the product
+			}
+			ps = append(ps, Param{Name: l.Name + "." + t.Name, Numel: n, Unit: u})
 		}
-		ps = append(ps, Param{Name: l.Name + "." + t.Name, Numel: n, Unit: u})
+		return ps, false, nil
 	}
-	return ps, nil
+	var ts []paramTensor
+	if stage < 3 {
+		ts = unitTensors(m, u, tensorStyleOf(pad))
+	}
+	if len(ts) == 0 {
+		return []Param{{Name: l.Name, Numel: int64(l.Params), Unit: u}}, false, nil
+	}
+	experts := int64(0)
+	if l.Dims != nil {
+		experts = l.Dims.Experts
+	}
+	local = ep > 1 && ts[0].expert > 0 && experts%int64(ep) == 0
+	for _, t := range ts {
+		if local && t.expert > experts/int64(ep) {
+			break
+		}
+		ps = append(ps, Param{Name: l.Name + "." + t.name, Numel: t.numel, Unit: u})
+	}
+	return ps, local, nil
 }
 
 // BufferLayouts returns the buffer layout of every parameter group of s at
 // its stage, exactly as Analyze builds them (one code path): groups in
-// declaration order ("dense" first unless declared), the layer list's
-// tensors in forward order with Unit = layer index, Shards = N/K at stages
+// declaration order ("dense" first unless declared), the units' tensors
+// (unitParams) in forward order with Unit = layer index, Shards = N/K at stages
 // 1–3 and 1 at stage 0, one bucket per unit at stage 3, otherwise buckets of
 // communication.bucket_size bytes / the group's grad element size, and the
 // scenario's padding rules. The zero/ replay and numerics should use these
