@@ -846,7 +846,9 @@ func (b *builder) regathers(m int) bool {
 // edaa7221267243c7be7fb49c5d5f5c4fb97b4641; engine.allreduce_gradients
 // runs it on every micro-step at stage ≥ 2), and FSDP's
 // SHARD_GRAD_OP ends it with the same root _post_backward_final_callback
-// wait as stage 3 (microStep3). It returns the syncs' last tasks and the
+// wait as stage 3 (microStep3). Under DeepSpeed's ZeRO-1/2 with overlap
+// the backward after a bucket's launch also waits for the bucket launched
+// before it (bucketPace). It returns the syncs' last tasks and the
 // micro-step's last compute-stream task (or a2aAfter's node phase).
 func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, prevSync []int32, reduce bool) ([]int32, int32, error) {
 	sc := b.sc
@@ -867,22 +869,34 @@ func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, p
 		prev = b.a2a(u, PhaseForwardA2A, prev)
 	}
 	var synced []int32
+	var pace *bucketPace // DeepSpeed's one bucket of reductions in flight (bucketpace.go)
+	if reduce && b.bucketPaced() {
+		pace = &bucketPace{}
+	}
 	for u := L - 1; u >= 0; u-- {
+		first := len(sc.Tasks)
 		var after []int32
 		if in := b.a2a(u, PhaseBackwardA2A, b.recomputeA2A(u, prev, nil)); in != prev {
 			after = []int32{in}
 		}
 		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: after})
+		pace.hold(sc.Tasks, first)
+		out := len(sc.Tasks)
 		prev = b.a2a(u, PhaseBackwardA2A, bw)
 		if !reduce {
 			continue
 		}
+		launched := len(synced)
 		for _, i := range readyAt[u] {
 			ts, err := b.offloadGrad(-1, i, sc.Buckets[i].GradBytes, []int32{b.gradSync(i, -1, sc.Buckets[i].GradBytes, bw)})
 			if err != nil {
 				return nil, 0, err
 			}
 			synced = append(synced, ts...)
+		}
+		pace.launch(synced[launched:])
+		if prev != bw {
+			pace.hold(sc.Tasks, out) // the all-to-all after the backward
 		}
 	}
 	return synced, prev, nil
