@@ -271,7 +271,7 @@ func TestLoadErrors(t *testing.T) {
 		{"layer params overflow", rep("preset: gpt3-125m", "layer_list:\n  - {name: a, params: 9000000000000000000}\n  - {name: b, params: 9000000000000000000}"),
 			"s.yaml:6:1: the layers' parameters add up to more than 2^63 (use a smaller model)"},
 		{"master dtype", baseYAML + "training:\n  master_dtype: bf16\n",
-			"s.yaml:12:3: master_dtype \"bf16\" is unknown (use fp32)"},
+			"s.yaml:12:3: master_dtype \"bf16\" is unknown (use fp32 or none)"},
 		{"beta2 of 1", baseYAML + "training:\n  beta2: 1\n",
 			"s.yaml:12:3: beta2=1 is out of range (use a value in [0, 1) such as 0.999)"},
 		{"mfu infinite", baseYAML + "training:\n  mfu: .inf\n",

@@ -211,6 +211,39 @@ func TestOptimizerBytesPerElem(t *testing.T) {
 	}
 }
 
+// TestOptimizerBytesPerElemNoMaster: under training.master_dtype none every
+// tensor access of the same kernels moves a param_dtype element (bf16 2 B,
+// fp32 4 B) and no master copy or gradient cast is added, so each count is
+// its fp32-shard count above halved for bf16: fused 28/2, foreach 72/2 and
+// 80/2, composer 88/2; an unset implementation moves the fused kernel's
+// seven tensors; clipping by norm adds its 12/2.
+func TestOptimizerBytesPerElemNoMaster(t *testing.T) {
+	for _, c := range []struct {
+		impl  scenarios.OptimizerImpl
+		wd    float64
+		clip  scenarios.GradClip
+		param scenarios.DType
+		stage int
+		want  int64
+	}{
+		{scenarios.OptimizerFused, 0.1, "", scenarios.BF16, 3, 14},
+		{scenarios.OptimizerFused, 0.1, scenarios.GradClipNorm, scenarios.BF16, 0, 14 + 6},
+		{scenarios.OptimizerForeach, 0, "", scenarios.BF16, 3, 36},
+		{scenarios.OptimizerForeach, 0.1, "", scenarios.BF16, 3, 40},
+		{scenarios.OptimizerComposer, 0.1, "", scenarios.BF16, 2, 44},
+		{"", 0, "", scenarios.BF16, 0, 14},
+		{scenarios.OptimizerSeed, 0.1, "", scenarios.FP16, 1, 14},
+		{scenarios.OptimizerFused, 0, "", scenarios.FP32, 3, 28},
+	} {
+		s := scenarios.Scenario{Training: scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip,
+			ParamDType: c.param, MasterDType: scenarios.MasterNone}}
+		s.Parallelism.Stage = c.stage
+		if got := OptimizerBytesPerElem(&s); got != c.want {
+			t.Errorf("master none, %q, weight decay %g, clip %q, %s, stage %d: %d B per element, want %d", c.impl, c.wd, c.clip, c.param, c.stage, got, c.want)
+		}
+	}
+}
+
 // TestFlatParamGradCopy: with training.flat_param_views (PyTorch FSDP1's
 // flat parameter) every unit's backward reads and writes its unsharded
 // bf16 gradient once more, 4 B per parameter at the memory-bound rate, and
