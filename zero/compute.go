@@ -629,8 +629,9 @@ func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 	return int64(eff), nil
 }
 
-// OptimizerTime is the time of the fp32 Adam step over elems elements of the
-// rank's shard, limited by HBM bandwidth (OptimizerBytesPerElem per element,
+// OptimizerTime is the time of the Adam step over elems elements of the
+// rank's shard (fp32 states, or param_dtype's under training.master_dtype
+// none), limited by HBM bandwidth (OptimizerBytesPerElem per element,
 // gradient clipping included).
 func OptimizerTime(s *scenarios.Scenario, elems int64) (units.Duration, error) {
 	bw := s.Cluster.HBMBandwidth
