@@ -23,6 +23,7 @@ func TestMasterNone(t *testing.T) {
 		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=1"}, ""}, // no shard below stage 3
 		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 2"},
 		{[]string{"offload.optimizer=cpu"}, "DeepSpeed"},
+		{[]string{"offload.params=cpu"}, "DeepSpeed"},
 		{[]string{"communication.boundary=deepspeed"}, "DeepSpeed"},
 		{[]string{"stack=deepspeed"}, "DeepSpeed"},
 		{[]string{"stack=megatron", "parallelism.zero_stage=1"}, "stack megatron"},
