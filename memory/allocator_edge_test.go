@@ -112,16 +112,18 @@ func TestAllocatorEdgeRules(t *testing.T) {
 // 21); FSDP2 chunks each parameter on dim 0, so rank 0 of a 1000×1024
 // weight over 3 ranks holds ⌈1000/3⌉ = 334 rows, 342,016 elements, and
 // AdamW's exp_avg and exp_avg_sq (zeros_like of the local shard) are
-// 1,368,064 B each.
+// 1,368,064 B each in fp32, 684,032 B in bf16 (training.master_dtype none).
 func TestAdamStatesRank0(t *testing.T) {
 	if got := rank0Slices([]unitParam{{10, 10}, {10, 10}}, 3); len(got) != 1 || got[0] != 7 {
 		t.Errorf("rank0Slices = %v, want [7]", got)
 	}
-	a, _ := NewAllocator(SegmentsDefault, 0)
-	st := &simState{a: a, fsdp2: true, live: map[simKey]*simTensors{}}
-	st.adamStates([]simUnit{{ps: []unitParam{{1000 * 1024, 1000}}, n: 3}})
-	if got := st.tensors(key("adam", -1)).sizes; len(got) != 2 || got[0] != 1368064 || got[1] != 1368064 {
-		t.Errorf("adam state sizes %v, want [1368064 1368064]", got)
+	for _, c := range []struct{ state, want int64 }{{4, 1368064}, {2, 684032}} {
+		a, _ := NewAllocator(SegmentsDefault, 0)
+		st := &simState{a: a, fsdp2: true, live: map[simKey]*simTensors{}}
+		st.adamStates([]simUnit{{ps: []unitParam{{1000 * 1024, 1000}}, n: 3, state: c.state}})
+		if got := st.tensors(key("adam", -1)).sizes; len(got) != 2 || got[0] != c.want || got[1] != c.want {
+			t.Errorf("%d-byte states: adam state sizes %v, want [%d %d]", c.state, got, c.want, c.want)
+		}
 	}
 }
 

@@ -154,12 +154,13 @@ func simUnitParams(s *scenarios.Scenario, u int) []unitParam {
 // shards/ep ranks holding them), and the element sizes of the shard (fp32
 // under training.shard_dtype fp32, the group's param_dtype beside a master
 // copy otherwise), of the unsharded parameters (1 B under torchao's fp8
-// all-gather) and of autograd's gradients.
+// all-gather) and of autograd's gradients, and of each Adam moment (4,
+// or the parameters' under training.master_dtype none: GroupInfo.StateBytes).
 type simUnit struct {
-	ps                  []unitParam
-	n                   int64
-	shard, gather, grad int64
-	fp32Shard           bool
+	ps                         []unitParam
+	n                          int64
+	shard, gather, grad, state int64
+	fp32Shard                  bool
 }
 
 // simUnits lists the units of r with their sizes; a unit with no
@@ -182,7 +183,7 @@ func simUnits(s *scenarios.Scenario, r *Report) []simUnit {
 			if u < 0 || u >= len(us) || us[u].ps != nil {
 				continue
 			}
-			x := simUnit{n: max(shards/ep, 1), shard: g.ParamBytes, gather: g.ParamBytes, grad: g.GradBytes, fp32Shard: fp32}
+			x := simUnit{n: max(shards/ep, 1), shard: g.ParamBytes, gather: g.ParamBytes, grad: g.GradBytes, state: g.StateBytes, fp32Shard: fp32}
 			if fp32 {
 				x.shard = 4
 			}
@@ -837,7 +838,9 @@ func (st *simState) rootEvent(e Event, params []simUnit, copyOut func(int, bool)
 // the optimizer holds at its first step (pytorch/pytorch torch/optim/adamw.py
 // at 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0, _init_group →
 // init_state_per_param: zeros_like per parameter, exp_avg then exp_avg_sq,
-// in the parameters' order; the step counter stays on the CPU).
+// in the parameters' order, in the parameter's dtype: fp32 beside a master
+// or an fp32 shard, 16-bit under training.master_dtype none; the step
+// counter stays on the CPU).
 func (st *simState) adamStates(params []simUnit) {
 	if st.count("adam", -1) > 0 {
 		return // allocated at the first step already
@@ -855,8 +858,8 @@ func (st *simState) adamStates(params []simUnit) {
 			sizes = rank0Slices(pu.ps, n)
 		}
 		for _, x := range sizes {
-			st.alloc("adam", -1, StreamCompute, x*4)
-			st.alloc("adam", -1, StreamCompute, x*4)
+			st.alloc("adam", -1, StreamCompute, x*pu.state)
+			st.alloc("adam", -1, StreamCompute, x*pu.state)
 		}
 	}
 }

@@ -42,11 +42,13 @@ communication: {boundary: fsdp2}
 // rounding; its reserved peak is at least that.
 //
 // It holds for a 16-bit shard beside the fp32 master (training.shard_dtype
-// bf16), for a MoE at parallelism.ep 8 (the rank's local experts only) and
-// for torchao's fp8 all-gather (1 B unsharded weights).
+// bf16), for pure bf16 training (training.master_dtype none: bf16 Adam
+// moments), for a MoE at parallelism.ep 8 (the rank's local experts only)
+// and for torchao's fp8 all-gather (1 B unsharded weights).
 func TestSimulateReservedFollowsTheTimeline(t *testing.T) {
 	for _, sets := range [][]string{nil, {"communication.boundary=fsdp1"}, {"training.recompute=op"}, {"memory.expandable_segments=true"}, {"training.grad_accum=2"},
 		{"training.shard_dtype=bf16"}, {"training.shard_dtype=bf16", "communication.boundary=fsdp1"},
+		{"training.shard_dtype=bf16", "training.master_dtype=none"},
 		{"moe", "parallelism.ep=8"}, {"moe", "parallelism.ep=8", "communication.boundary=fsdp1"}, {"moe", "parallelism.ep=8", "training.shard_dtype=bf16"},
 		{"training.fp8=torchao"}} {
 		var s *scenarios.Scenario

@@ -251,6 +251,11 @@ type GroupInfo struct {
 	GradBytes   int64
 	MasterBytes int64
 	ReduceBytes int64
+	// StateBytes is the element size of each Adam moment (exp_avg,
+	// exp_avg_sq): 4, or ParamBytes under training.master_dtype none,
+	// where the optimizer keeps its states in the parameters' dtype
+	// (scenarios.MasterNone) and MasterBytes is 0.
+	StateBytes int64
 	// Numel is the group's real elements; Size its padded buffer length;
 	// ShardElems/RankNumel the rank's shard (padded / real).
 	Numel      int64
@@ -707,7 +712,14 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 			if err != nil {
 				return nil, fmt.Errorf("group %q: %w", gname, err)
 			}
-			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb, ReduceBytes: gb},
+			sb := int64(4)
+			if s.Training.NoMaster() {
+				// Pure 16-bit training: no master copy, Adam's moments in
+				// the parameters' dtype (scenarios.MasterNone cites
+				// torch.optim.AdamW's zeros_like(param)).
+				mb, sb = 0, pb
+			}
+			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb, ReduceBytes: gb, StateBytes: sb},
 				perUnit: map[int]int64{}, bucketGradBytes: gb}
 			if s.Training.FP32Reduce() && gb < 4 {
 				g.info.ReduceBytes = 4

@@ -357,9 +357,15 @@ func (m *model) atRest() {
 			} else {
 				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
 			}
-			m.set(CompMaster, c.Mul(P, em), "full fp32 copy")
-			m.set(CompAdamM, c.Mul(P, 4), "full, fp32")
-			m.set(CompAdamV, c.Mul(P, 4), "full, fp32")
+			if m.s.Training.NoMaster() {
+				m.set(CompMaster, 0, noMasterNote(g))
+				m.set(CompAdamM, c.Mul(P, g.info.StateBytes), "full, "+dt+" (master_dtype: none)")
+				m.set(CompAdamV, c.Mul(P, g.info.StateBytes), "full, "+dt+" (master_dtype: none)")
+			} else {
+				m.set(CompMaster, c.Mul(P, em), "full fp32 copy")
+				m.set(CompAdamM, c.Mul(P, 4), "full, fp32")
+				m.set(CompAdamV, c.Mul(P, 4), "full, fp32")
+			}
 		case 1, 2, 3:
 			fp32 := r.Stage == 3 && fp32Shard(m.s, g)
 			if r.Stage == 3 && m.s.Offload.Params != scenarios.OffloadNone {
@@ -403,15 +409,23 @@ func (m *model) atRest() {
 				m.offload(g) // host RAM per rank and node (offload.go)
 			}
 			if m.s.Offload.Optimizer == scenarios.OffloadNone {
-				if fp32 {
+				sb := g.info.StateBytes
+				switch {
+				case fp32:
 					em = 0
 					m.set(CompMaster, 0, "none: the fp32 param shard is the master (FSDP mixed precision)")
-				} else {
+				case m.s.Training.NoMaster():
+					m.set(CompMaster, 0, noMasterNote(g))
+				default:
 					m.set(CompMaster, c.Mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
 				}
-				m.set(CompAdamM, c.Mul(R, 4), "fp32 shard")
-				m.set(CompAdamV, c.Mul(R, 4), "fp32 shard")
-				m.set(CompPadding, c.Mul(S-R, c.Add(em, 8)), "")
+				stateNote := "fp32 shard"
+				if m.s.Training.NoMaster() {
+					stateNote = dt + " shard (master_dtype: none)"
+				}
+				m.set(CompAdamM, c.Mul(R, sb), stateNote)
+				m.set(CompAdamV, c.Mul(R, sb), stateNote)
+				m.set(CompPadding, c.Mul(S-R, c.Add(em, 2*sb)), "")
 			} else {
 				m.set(CompMaster, 0, "fp32 shard offloaded to "+m.s.Offload.Optimizer.String())
 			}
@@ -443,6 +457,53 @@ func (m *model) atRest() {
 	}
 	m.set(CompLogits, logits, "logits the model returned ("+string(m.s.Training.KeepLogits)+
 		"), held by the training loop until the next forward returns (training.keep_logits)")
+}
+
+// noMasterStepTemp is the optimizer step's temporaries for group g under
+// training.master_dtype none, in elements of the parameters' dtype, and
+// what they are. The gradients are already in that dtype: nothing casts
+// them (no grad.float()). What remains is the update's own intermediates,
+// in the states' dtype (torch/optim/adamw.py at pytorch/pytorch
+// 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0):
+//
+//   - fused: torch._fused_adamw_ updates in place, one kernel: none.
+//   - foreach: _multi_tensor_adamw's exp_avg_sq_sqrt =
+//     torch._foreach_sqrt(device_exp_avg_sqs), the whole shard at once,
+//     divided and added to in place.
+//   - unset, seed and composer: one parameter at a time,
+//     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+//     (_single_tensor_adamw; Composer's DecoupledAdamW computes the same
+//     denom, composer/optim/decoupled_weight_decay.py at v0.13.4): two
+//     temporaries of the largest parameter the rank steps, counted as the
+//     largest unit's share (one flat parameter per FSDP unit; at stage 0
+//     the unit is an upper bound on its largest tensor).
+func (m *model) noMasterStepTemp(g *group) (int64, string) {
+	dt := g.info.Precision
+	switch m.s.Training.OptimizerImpl {
+	case scenarios.OptimizerFused:
+		return 0, ""
+	case scenarios.OptimizerForeach:
+		elems := g.info.ShardElems
+		if m.r.Stage == 0 {
+			elems = g.layout.Numel
+		}
+		return elems, "torch._foreach_sqrt of exp_avg_sq over the whole shard, " + dt + " (foreach Adam; master_dtype: none)"
+	}
+	shards := int64(1)
+	if m.r.Stage > 0 {
+		shards = int64(max(m.r.Shards/g.info.EP, 1))
+	}
+	var largest int64
+	for _, u := range g.units {
+		largest = max(largest, (g.perUnit[u]+shards-1)/shards)
+	}
+	return m.c.Mul(2, largest), "exp_avg_sq.sqrt() and its quotient, " + dt + ", of the largest unit's share (master_dtype: none)"
+}
+
+// noMasterNote says why group g has no master copy under
+// training.master_dtype none.
+func noMasterNote(g *group) string {
+	return "none: the optimizer steps the " + g.info.Precision + " params (master_dtype: none)"
 }
 
 // gradBufferNote is note with the buffer's dtype when training.reduce_dtype
@@ -917,6 +978,14 @@ func (m *model) buildEvents() {
 	var temp, fp8 int64
 	var notes []string // what the temporaries are, as the model counts them
 	for _, g := range m.groups {
+		if m.s.Training.NoMaster() {
+			elems, note := m.noMasterStepTemp(g)
+			temp = c.Add(temp, c.Mul(elems, g.info.ParamBytes))
+			if elems > 0 && !slices.Contains(notes, note) {
+				notes = append(notes, note)
+			}
+			continue
+		}
 		if g.info.MasterBytes == 0 || (m.s.Offload.Optimizer != scenarios.OffloadNone && r.Stage > 0) {
 			continue // fp32 params: the grad is already fp32; offload: the step runs on the host
 		}

@@ -133,6 +133,7 @@ func TestNotFollowed(t *testing.T) {
 		{"default", []string{"training.grad_clip=norm", "training.max_grad_norm=0.5"}, nil, 0, 0}, // followed: clip.go
 		{"default", []string{"training.grad_clip=none"}, nil, 0, 0},
 		{"default", []string{"training.master_dtype=fp32"}, nil, 0, 0},
+		{"default", []string{"training.master_dtype=none"}, []string{"training.master_dtype"}, 0, 0},
 		{"default", []string{"stack=torchtitan"}, []string{"training.shard_dtype", "training.reduce_dtype", "training.optimizer_impl"}, 0, 0},
 		{"default", []string{"stack=megatron"}, []string{"training.reduce_dtype"}, 0, 0},
 		// Change no value: timing, placement, exact sums in any order.

@@ -106,7 +106,7 @@ func verifyRuns(u numerics.Unfollowed) string {
 	case "training.param_dtype":
 		return "bf16 parameters"
 	case "training.master_dtype":
-		return "an fp32 master"
+		return "an fp32 master and fp32 Adam moments"
 	case "training.fp8":
 		return "bf16 GEMMs"
 	case "training.dropout":

@@ -143,6 +143,7 @@ func TestNotModelledWords(t *testing.T) {
 		load("default", "training.grad_accum=4", "training.micro_batch=8", "training.reduce_dtype=fp32", "training.shard_dtype=fp32", "training.param_dtype=fp16"),
 		load("seed000-k4", "training.micro_batch=4"),
 		load("default", "training.fp8=te", "training.dropout=0.1", "training.optimizer_impl=fused", "offload.optimizer=cpu"),
+		load("default", "training.master_dtype=none"),
 	} {
 		for _, m := range NewNotModelled(numerics.NotFollowed(s)) {
 			got[s.Name+" "+m.Key+" "+m.Value] = m.Runs
@@ -159,6 +160,7 @@ func TestNotModelledWords(t *testing.T) {
 		"default training.dropout 0.1":          "no dropout",
 		"default training.optimizer_impl fused": "torch.optim.Adam(foreach=False)'s operation order",
 		"default offload.optimizer cpu":         "Adam on the GPU in torch.optim.Adam(foreach=False)'s order",
+		"default training.master_dtype none":    "an fp32 master and fp32 Adam moments",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("not modelled\n%v\nwant\n%v", got, want)

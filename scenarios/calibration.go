@@ -175,6 +175,12 @@ type CalCompute struct {
 	// training.attention_efficiency itself.
 	AttentionEfficiency float64 `yaml:"attention_efficiency,omitempty"`
 	AttentionKernel     string  `yaml:"attention_kernel,omitempty"`
+	// Compile is the scenario's training.compile a step-time fit ran with
+	// ("none" for eager): the measured step holds torch.compile's
+	// speed-up, which the model charges only in part, so the fitted
+	// efficiency carries the rest into a row of another compile setting
+	// (qa31 M2). Files written before it have none.
+	Compile string `yaml:"compile,omitempty"`
 	// GEMMMS, AttentionMS and OtherMS are the trace's compute kernel time
 	// per step by class (ms; method trace): what each efficiency was
 	// fitted to (other is not fitted).
@@ -420,6 +426,9 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		}
 		if k := AttentionKernel(cc.AttentionKernel); k != "" && !slices.Contains([]AttentionKernel{KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager}, k) {
 			return nil, bad("compute.attention_kernel", fmt.Sprintf("%q is not an attention kernel (training.attention_kernel's: %s, %s, %s, %s, %s, %s, or absent)", k, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager))
+		}
+		if k := Compile(cc.Compile); k != "" && !slices.Contains([]Compile{CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss}, k) {
+			return nil, bad("compute.compile", fmt.Sprintf("%q is not a compile setting (training.compile's: %s, %s, %s, %s, or absent)", k, CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss))
 		}
 		if err := checkCalSetup(bad, "compute.", cc.CalSetup); err != nil {
 			return nil, err

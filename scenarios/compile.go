@@ -26,6 +26,14 @@ const (
 	CompileBlocksLoss Compile = "blocks+loss"
 )
 
+// CompileName is c's name, none for unset (eager).
+func CompileName(c Compile) string {
+	if c == "" {
+		return string(CompileNone)
+	}
+	return string(c)
+}
+
 // Blocks reports whether the transformer blocks run compiled.
 func (c Compile) Blocks() bool { return c == CompileBlocks || c == CompileBlocksLoss }
 

@@ -368,6 +368,7 @@ func (l *loader) warnCalibratedSetup(s *Scenario) {
 		d.add("training.fp8", c.FP8, now.FP8, "GEMMs in another precision reach another fraction of the peak")
 		if c.Method == CalMethodStepTime {
 			d.add("training.attention_kernel", c.AttentionKernel, string(s.Training.AttentionKernel), "the fitted step held that kernel's attention time")
+			d.add("training.compile", c.Compile, CompileName(s.Training.Compile), "the fitted efficiency holds the part of torch.compile's speed-up the model does not charge")
 		}
 		d.warn(l, s, "the compute efficiency")
 	}

@@ -169,7 +169,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
 		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
-		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveGradSync, l.resolveNormImpl, l.resolveCPAttention, l.resolveOpForce}
+		l.resolveZeroPP, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveMaster, l.resolveGradSync, l.resolveNormImpl, l.resolveCPAttention, l.resolveOpForce}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err
@@ -1082,7 +1082,7 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 	if err := enum(l, "training.param_dtype", &t.ParamDType, BF16, BF16, FP16, FP32); err != nil {
 		return err
 	}
-	if err := enum(l, "training.master_dtype", &t.MasterDType, FP32, FP32); err != nil {
+	if err := enum(l, "training.master_dtype", &t.MasterDType, FP32, FP32, MasterNone); err != nil {
 		return err
 	}
 	if err := enum(l, "training.optimizer", &t.Optimizer, OptimizerAdam, OptimizerAdam, OptimizerAdamW); err != nil {

@@ -16,7 +16,22 @@ const (
 	// token and its backward writes one gradient in the logits' dtype.
 	// llm-foundry's MPT uses it by default (loss_fn: fused_crossentropy).
 	CrossEntropyFused CrossEntropy = "fused"
+	// A 16-bit param_dtype's name (bf16, fp16) is F.cross_entropy on the
+	// 16-bit logits as they come, without an upcast (KempnerForge's
+	// F.cross_entropy(logits.view(...)) on its bf16 output head,
+	// scripts/train.py and kempnerforge/model/embedding.py at 01b461a):
+	// cross_entropy_loss_symint runs nll_loss_nd(at::log_softmax(self,
+	// class_dim, self.scalar_type())) (aten/src/ATen/native/LossNLL.cpp at
+	// pytorch/pytorch 0321fa774888a7c86501b3cb31ed6b4fc1010230), so
+	// log_softmax writes and saves 16-bit log-probabilities, 2·t·V, and
+	// its backward's two gradients are 16-bit: Training.Loss16.
 )
+
+// Loss16 reports whether the loss is cross-entropy on the 16-bit logits
+// without an upcast (training.cross_entropy: param_dtype's name).
+func (t *Training) Loss16() bool {
+	return t.ParamDType != FP32 && t.ParamDType != "" && t.CrossEntropy == CrossEntropy(t.ParamDType)
+}
 
 // KeepLogits is training.keep_logits: whether the training loop keeps the
 // logits the model returns referenced through backward, and in which
@@ -157,7 +172,12 @@ func (t *Training) FP32Reduce() bool {
 func (l *loader) resolveStack(s *Scenario) *Error {
 	t := &s.Training
 	if l.has("training.cross_entropy") {
-		if err := oneOf(l, "training.cross_entropy", t.CrossEntropy, CrossEntropyFP32, CrossEntropyFused); err != nil {
+		allowed := []CrossEntropy{CrossEntropyFP32, CrossEntropyFused}
+		if t.ParamDType != FP32 {
+			allowed = append(allowed, CrossEntropy(t.ParamDType))
+		}
+		if err := oneOf(l, "training.cross_entropy", t.CrossEntropy, allowed...); err != nil {
+			err.Alone = false // the names follow training.param_dtype
 			return err
 		}
 	}
@@ -193,6 +213,9 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 		if t.KeepLogits == KeepLogitsFP32 && t.Compile.Loss() {
 			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.compile="+string(t.Compile)+
 				": the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or an eager loss)")
+		}
+		if t.KeepLogits == KeepLogitsFP32 && t.Loss16() {
+			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy="+string(t.CrossEntropy)+": a loss on fp32 logits is the fp32 one (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
 		}
 		if t.KeepLogits == KeepLogitsFP32 && t.CrossEntropy == CrossEntropyFused {
 			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")

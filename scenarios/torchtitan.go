@@ -95,6 +95,9 @@ type Torchtitan struct {
 	MicroBatch, GradAccum, GlobalBatch int64
 	ParamDType                         DType
 	ReduceDType                        ReduceDType
+	// MasterNone is training.dtype = "bfloat16": the model is built in
+	// bf16 and trains without an fp32 copy (training.master_dtype none).
+	MasterNone                         bool
 	Optimizer                          Optimizer
 	OptimizerImpl                      OptimizerImpl
 	LR, Beta1, Beta2, Eps, WeightDecay float64
@@ -1010,14 +1013,29 @@ func (t *Torchtitan) readTraining(d *ttDoc) error {
 	} else if on {
 		return d.errf(k, "training.enable_cpu_offload = true: FSDP2's CPUOffloadPolicy is not modelled (zerosim's offload is DeepSpeed's ZeRO-Offload); set it false to import the run on the GPUs")
 	}
-	if dt, k, err := d.str("float32", "training.dtype"); err != nil {
+	// training.dtype (job_config.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1:
+	// "setting training_dtype=bfloat16 will put all parameters, gradients,
+	// and optimizer states in bfloat16, without an extra copy of fp32
+	// weights"; train.py builds the model under
+	// set_default_dtype(TORCH_DTYPE_MAP[job_config.training.dtype])).
+	dt, dk, err := d.str("float32", "training.dtype")
+	if err != nil {
 		return err
-	} else if dt != "float32" {
-		return d.errf(k, "training.dtype = %s is not modelled: it trains without an fp32 copy, and zerosim's optimizer keeps fp32 state (training.master_dtype); use \"float32\" (the default) for mixed precision", strconv.Quote(dt))
+	}
+	switch dt {
+	case "float32":
+	case "bfloat16":
+		t.MasterNone = true
+		t.src("master_dtype", d.show(dk, "")+": bf16 parameters, gradients and AdamW states, no fp32 copy")
+	default:
+		return d.errf(dk, "training.dtype = %s is not a dtype torchtitan allows (use \"float32\" or \"bfloat16\")", strconv.Quote(dt))
 	}
 	pd, pk, err := d.str("bfloat16", "training.mixed_precision_param")
 	if err != nil {
 		return err
+	}
+	if t.MasterNone && pd != "bfloat16" {
+		return d.errf(pk, "training.mixed_precision_param = %s beside training.dtype = \"bfloat16\" is not modelled: it would compute in fp32 on bf16 parameters (use \"bfloat16\")", strconv.Quote(pd))
 	}
 	switch pd {
 	case "bfloat16":
@@ -1449,7 +1467,20 @@ func (t *Torchtitan) Scenario() []byte {
 		w("  grad_accum: SET_GRAD_ACCUM  # training.global_batch_size %d / (local_batch_size %d × dp)\n", t.GlobalBatch, t.MicroBatch)
 	}
 	w("  param_dtype: %s  # %s\n", t.ParamDType, t.Sources["param_dtype"])
-	w("  reduce_dtype: %s  # %s\n", t.ReduceDType, t.Sources["reduce_dtype"])
+	if t.MasterNone && t.Stage < 3 {
+		// mixed_precision_reduce "only takes effect when
+		// data_parallel_shard_degree > 1" (job_config.py at 238fa99):
+		// DDP reduces the bf16 gradients in their dtype.
+		w("  reduce_dtype: param_dtype  # training.dtype bfloat16 without FSDP: DDP reduces the bf16 gradients (mixed_precision_reduce applies under FSDP only)\n")
+	} else {
+		w("  reduce_dtype: %s  # %s\n", t.ReduceDType, t.Sources["reduce_dtype"])
+	}
+	if t.MasterNone {
+		w("  master_dtype: none  # %s\n", t.Sources["master_dtype"])
+		if t.Stage == 3 {
+			w("  shard_dtype: bf16  # FSDP2 shards the bf16 parameters the optimizer steps\n")
+		}
+	}
 	w("  optimizer: %s  # %s\n", t.Optimizer, t.Sources["optimizer"])
 	w("  optimizer_impl: %s  # %s\n", t.OptimizerImpl, t.Sources["optimizer_impl"])
 	w("  lr: %s\n  beta1: %s\n  beta2: %s\n  eps: %s\n  weight_decay: %s\n", ttFloat(t.LR), ttFloat(t.Beta1), ttFloat(t.Beta2), ttFloat(t.Eps), ttFloat(t.WeightDecay))

@@ -29,6 +29,7 @@ func FuzzImportTorchtitan(f *testing.F) {
 		"model = {flavor = \"8B\"}\n[x.y]\nz = 1979-05-27T07:32:00Z\n",
 		"model = {flavor = \"8B\"}\n[job]\ndescription = 1979-05-27T07:32:00Z\n",
 		"[model]\nflavor = \"8B\"\n[training]\nlocal_batch_sise = 2\n[trainng]\nseq_len = 8192\n",
+		"[model]\nflavor = \"8B\"\n[training]\ndtype = \"bfloat16\"\n[parallelism]\ndata_parallel_shard_degree = 1\ndata_parallel_replicate_degree = 8\n",
 		"[job]\ncustom_config_module = \"m\"\n[model]\nflavor = \"8B\"\n[m]\nx = 1\n",
 		"[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n[parallelism]\nexpert_parallel_degree = 8\ncontext_parallel_degree = 2\n",
 		"[model]\nname = \"deepseek_v3\"\nflavor = \"671B\"\nconverters = [\"quantize.grouped_mm.float8\"]\n[parallelism]\nexpert_parallel_degree = 64\ndata_parallel_shard_degree = 128\n",

@@ -214,7 +214,8 @@ func TestImportTorchtitanErrors(t *testing.T) {
 		{"global batch", "llama3_8b.toml", []string{"local_batch_size = 1", "local_batch_size = 1\nglobal_batch_size = 100"}, ttH100x16, "llama3_8b.toml:33:1: training.global_batch_size 100 is not a multiple of local_batch_size 1 × data-parallel degree 128"},
 		{"memory_budget", "llama3_8b.toml", []string{`mode = "selective"`, `mode = "memory_budget"`}, ttH100x16, `llama3_8b.toml:58:1: activation_checkpoint.mode = "memory_budget"`},
 		{"cpu offload", "llama3_8b.toml", []string{"[training]", "[training]\nenable_cpu_offload = true"}, ttH100x16, "llama3_8b.toml:32:1: training.enable_cpu_offload = true: FSDP2's CPUOffloadPolicy is not modelled"},
-		{"bf16", "llama3_8b.toml", []string{"[training]", "[training]\ndtype = \"bfloat16\""}, ttH100x16, `llama3_8b.toml:32:1: training.dtype = "bfloat16" is not modelled`},
+		{"dtype", "llama3_8b.toml", []string{"[training]", "[training]\ndtype = \"float16\""}, ttH100x16, `llama3_8b.toml:32:1: training.dtype = "float16" is not a dtype torchtitan allows`},
+		{"bf16 fp32 param", "llama3_8b.toml", []string{"[training]", "[training]\ndtype = \"bfloat16\"\nmixed_precision_param = \"float32\""}, ttH100x16, `llama3_8b.toml:33:1: training.mixed_precision_param = "float32" beside training.dtype = "bfloat16" is not modelled`},
 		{"float8 on A100", "llama3_405b.toml", []string{"tensor_parallel_degree = 8", "tensor_parallel_degree = 1"}, TorchtitanCluster{Nodes: 16, GPUsPerNode: 8, GPU: "A100-80GB"}, "llama3_405b.toml:21:1: float8 training needs fp8 tensor cores, and --gpu A100-80GB has none"},
 		{"both schemas", "llama3_8b.toml", []string{"local_batch_size = 1", "local_batch_size = 1\nbatch_size = 2"}, ttH100x16, "llama3_8b.toml:33:1: training.batch_size and training.local_batch_size are the same setting"},
 		{"gpu flag", "llama3_8b.toml", nil, TorchtitanCluster{Nodes: 1, GPU: "H100"}, `llama3_8b.toml: --gpu "H100" is not a GPU preset`},
@@ -222,6 +223,41 @@ func TestImportTorchtitanErrors(t *testing.T) {
 		_, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), c.cl)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\n\r") {
 			t.Errorf("%s: %v\nwant one line starting %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestImportTorchtitanBF16: training.dtype = "bfloat16" (job_config.py at
+// 238fa99: "all parameters, gradients, and optimizer states in bfloat16,
+// without an extra copy of fp32 weights") imports as master_dtype none with
+// a bf16 shard under FSDP2, and under DDP (data_parallel_shard_degree 1)
+// with the gradients reduced in bf16, mixed_precision_reduce applying under
+// FSDP only.
+func TestImportTorchtitanBF16(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		edits  []string
+		cl     TorchtitanCluster
+		stage  int
+		reduce ReduceDType
+		shard  DType
+	}{
+		{"fsdp", []string{"[training]", "[training]\ndtype = \"bfloat16\""}, ttH100x16, 3, ReduceFP32, BF16},
+		{"ddp", []string{"[training]", "[training]\ndtype = \"bfloat16\"", "data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 8", "data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1"},
+			TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: "H100-80GB"}, 0, ReduceParamDType, ShardFP32},
+	} {
+		tt, err := ImportTorchtitan("llama3_8b.toml", ttFile(t, "llama3_8b.toml", c.edits...), c.cl)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out := tt.Scenario()
+		s, err := Load("bf16.yaml", out, nil)
+		if err != nil {
+			t.Fatalf("%s: the imported scenario does not load: %v\n%s", c.name, err, out)
+		}
+		tr := s.Training
+		if !tr.NoMaster() || s.Parallelism.Stage != c.stage || tr.ReduceDType != c.reduce || tr.ShardDType != c.shard || tr.ParamDType != BF16 {
+			t.Errorf("%s: master %s stage %d reduce %s shard %s param %s, want none %d %s %s bf16\n%s", c.name, tr.MasterDType, s.Parallelism.Stage, tr.ReduceDType, tr.ShardDType, tr.ParamDType, c.stage, c.reduce, c.shard, out)
 		}
 	}
 }

@@ -267,7 +267,10 @@ type Training struct {
 	// stack (Scenario.GradSyncEvery). DeepSpeed's stages 2 and 3 reduce
 	// every micro-step whatever it says (Scenario.NoSyncRefused).
 	GradSync GradSync `yaml:"grad_sync,omitempty"`
-	// ParamDType is bf16 (default) or fp16; MasterDType is fp32.
+	// ParamDType is bf16 (default), fp16 or fp32; MasterDType is fp32
+	// (default: an fp32 master copy and fp32 Adam states) or none (the
+	// optimizer steps the param_dtype parameters and keeps its states in
+	// their dtype: MasterNone).
 	ParamDType  DType     `yaml:"param_dtype,omitempty"`
 	MasterDType DType     `yaml:"master_dtype,omitempty"`
 	Optimizer   Optimizer `yaml:"optimizer,omitempty"` // adam (default) or adamw

@@ -1219,7 +1219,9 @@ func activationShare(src Source, c Candidate) float64 {
 }
 
 // lossToFit is training.cross_entropy=fused when c fits under it and s's
-// loss is the fp32 one, with the replayed peak; nil otherwise. Models
+// loss is not the fused one (the fp32 loss, or the 16-bit one, which keeps
+// 2·t·V of log-probabilities and writes two gradients), with the replayed
+// peak; nil otherwise. Models
 // without a vocabulary have no loss kernel to change.
 func lossToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) ([]string, int64) {
 	if s.Model.Vocab == 0 || s.Training.CrossEntropy == scenarios.CrossEntropyFused {

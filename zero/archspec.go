@@ -287,11 +287,18 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			out[u].UnitCompute, out[u].ok = p[0], true
 		case u == head && base.Vocab > 0:
 			// The loss reads the bf16 logits, writes them in fp32, and
-			// log_softmax reads and writes them again: 14 B per logit.
+			// log_softmax reads and writes them again: 14 B per logit;
+			// on the 16-bit logits without an upcast
+			// (training.cross_entropy: bf16, Training.Loss16) only
+			// log_softmax's read and write, 4 B.
 			// DeepSeek-V3's MTP modules each add one more pass through
 			// the shared head and a loss (scenarios.Model.MTPModules).
+			perLogit := int64(14)
+			if s.Training.Loss16() {
+				perLogit = 4
+			}
 			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadPasses: 1 + s.Model.MTPModules(), HeadElementwise: 14 * base.Seq * base.Batch * base.Vocab})
+				HeadPasses: 1 + s.Model.MTPModules(), HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
 			if err != nil {
 				return nil, err
 			}

@@ -96,8 +96,16 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // read of the 16-bit gradient and write of the fp32 copy (30 B), and a
 // set implementation beside a 16-bit shard adds only the copy back of the
 // master into the 16-bit params (4 + 2; _copy_main_params_to_model_params).
+//
+// Under training.master_dtype none (scenarios.MasterNone) the optimizer
+// steps the param_dtype parameters with gradients and moments in the same
+// dtype, so every tensor access above moves param-dtype elements (2 B for
+// bf16) and nothing is cast or copied back: noMasterBytesPerElem.
 func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 	t := &s.Training
+	if t.NoMaster() {
+		return noMasterBytesPerElem(s)
+	}
 	fp32Grads := t.FP32Reduce() && s.Parallelism.Stage < 3
 	var n int64
 	switch t.OptimizerImpl {
@@ -131,6 +139,43 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 		n += 4 + 8
 	}
 	return n
+}
+
+// noMasterBytesPerElem is OptimizerBytesPerElem under training.master_dtype
+// none: the same kernels (OptimizerBytesPerElem cites them), each tensor
+// access moving one element of param_dtype instead of fp32: fused 7
+// accesses (read p, g, m, v; write p, m, v), foreach 18 (20 with weight
+// decay), composer 20 (22), and an unset or seed implementation the fused
+// count's 7 (there is no fp32 copy to make); gradient clipping by norm 3
+// (read for the norm, read and write to scale). No master copy, no cast of
+// the gradient. DeepSpeed's ZeRO-3 step is not reached: the loader refuses
+// master_dtype none under DeepSpeed (scenarios/master.go).
+func noMasterBytesPerElem(s *scenarios.Scenario) int64 {
+	t := &s.Training
+	var n int64
+	switch t.OptimizerImpl {
+	case scenarios.OptimizerForeach:
+		n = 3 + 2 + 3 + 2 + 2 + 2 + 4
+	case scenarios.OptimizerComposer:
+		n = 2 + 3 + 2 + 3 + 2 + 2 + 2 + 4
+	default: // fused, seed, unset
+		n = 4 + 3
+	}
+	if t.WeightDecay > 0 && (t.OptimizerImpl == scenarios.OptimizerForeach || t.OptimizerImpl == scenarios.OptimizerComposer) {
+		n += 2
+	}
+	if t.GradClip == scenarios.GradClipNorm {
+		n += 1 + 2
+	}
+	return n * paramBytes(t.ParamDType)
+}
+
+// paramBytes is the element size of param_dtype d.
+func paramBytes(d scenarios.DType) int64 {
+	if d == scenarios.FP32 {
+		return 4
+	}
+	return 2
 }
 
 // Costs derives per-layer forward and backward times. The blocks, output
@@ -584,8 +629,9 @@ func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 	return int64(eff), nil
 }
 
-// OptimizerTime is the time of the fp32 Adam step over elems elements of the
-// rank's shard, limited by HBM bandwidth (OptimizerBytesPerElem per element,
+// OptimizerTime is the time of the Adam step over elems elements of the
+// rank's shard (fp32 states, or param_dtype's under training.master_dtype
+// none), limited by HBM bandwidth (OptimizerBytesPerElem per element,
 // gradient clipping included).
 func OptimizerTime(s *scenarios.Scenario, elems int64) (units.Duration, error) {
 	bw := s.Cluster.HBMBandwidth

@@ -211,6 +211,80 @@ func TestOptimizerBytesPerElem(t *testing.T) {
 	}
 }
 
+// TestOptimizerBytesPerElemNoMaster: under training.master_dtype none every
+// tensor access of the same kernels moves a param_dtype element (bf16 2 B,
+// fp32 4 B) and no master copy or gradient cast is added, so each count is
+// its fp32-shard count above halved for bf16: fused 28/2, foreach 72/2 and
+// 80/2, composer 88/2; an unset implementation moves the fused kernel's
+// seven tensors; clipping by norm adds its 12/2.
+func TestOptimizerBytesPerElemNoMaster(t *testing.T) {
+	for _, c := range []struct {
+		impl  scenarios.OptimizerImpl
+		wd    float64
+		clip  scenarios.GradClip
+		param scenarios.DType
+		stage int
+		want  int64
+	}{
+		{scenarios.OptimizerFused, 0.1, "", scenarios.BF16, 3, 14},
+		{scenarios.OptimizerFused, 0.1, scenarios.GradClipNorm, scenarios.BF16, 0, 14 + 6},
+		{scenarios.OptimizerForeach, 0, "", scenarios.BF16, 3, 36},
+		{scenarios.OptimizerForeach, 0.1, "", scenarios.BF16, 3, 40},
+		{scenarios.OptimizerComposer, 0.1, "", scenarios.BF16, 2, 44},
+		{"", 0, "", scenarios.BF16, 0, 14},
+		{scenarios.OptimizerSeed, 0.1, "", scenarios.FP16, 1, 14},
+		{scenarios.OptimizerFused, 0, "", scenarios.FP32, 3, 28},
+	} {
+		s := scenarios.Scenario{Training: scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip,
+			ParamDType: c.param, MasterDType: scenarios.MasterNone}}
+		s.Parallelism.Stage = c.stage
+		if got := OptimizerBytesPerElem(&s); got != c.want {
+			t.Errorf("master none, %q, weight decay %g, clip %q, %s, stage %d: %d B per element, want %d", c.impl, c.wd, c.clip, c.param, c.stage, got, c.want)
+		}
+	}
+}
+
+// TestLoss16Traffic: under training.cross_entropy: bf16 the head's loss
+// moves log_softmax's read and write of the bf16 logits, 4 B per logit,
+// where the fp32 loss moves 14 (the upcast's read 2 and write 4, then
+// log_softmax's 4 + 4): the head's forward is 10·t·V B shorter at the
+// memory-bound rate and its backward twice that; no other unit moves.
+func TestLoss16Traffic(t *testing.T) {
+	load := func(sets ...string) []LayerCost {
+		t.Helper()
+		s, err := scenarios.Load("s.yaml", []byte(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-7b}
+parallelism: {dp: 8, zero_stage: 3}
+training: {micro_batch: 2}
+`), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Costs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	f32, b16 := load("training.cross_entropy=fp32"), load("training.cross_entropy=bf16")
+	hbm := 2039e9 * DefaultHBMEfficiency
+	const tv = 2 * 4096 * 32000 // micro-batch 2 of llama2-7b's 4,096 tokens, vocabulary 32,000
+	for i := range f32 {
+		var wantF, wantB float64
+		if f32[i].Name == "lm_head" {
+			wantF = 10 * tv / hbm
+			wantB = 2 * wantF
+		}
+		if got := (f32[i].Fwd - b16[i].Fwd).Seconds(); math.Abs(got-wantF) > 2e-12 {
+			t.Errorf("unit %s: forward %.6g s shorter, want %.6g s", f32[i].Name, got, wantF)
+		}
+		if got := (f32[i].Bwd - b16[i].Bwd).Seconds(); math.Abs(got-wantB) > 2e-12 {
+			t.Errorf("unit %s: backward %.6g s shorter, want %.6g s", f32[i].Name, got, wantB)
+		}
+	}
+}
+
 // TestFlatParamGradCopy: with training.flat_param_views (PyTorch FSDP1's
 // flat parameter) every unit's backward reads and writes its unsharded
 // bf16 gradient once more, 4 B per parameter at the memory-bound rate, and

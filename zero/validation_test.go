@@ -76,7 +76,9 @@ type validationRow struct {
 	// allocator's reserved peak (torch.cuda.max_memory_reserved, what
 	// torchtitan logs), compared with zerosim's reserved peak; or
 	// "nvidia-smi", the device memory nvidia-smi shows (reserved plus the
-	// CUDA context and NCCL's buffers), compared with zerosim's device peak.
+	// CUDA context and NCCL's buffers), compared with zerosim's device peak;
+	// or "allocated", torch.cuda.max_memory_allocated (KempnerForge's
+	// peak_gb), compared with zerosim's allocated peak.
 	MemoryKind string `json:"memory_kind"`
 	// Optional per-row settings for sources whose rows differ in more than
 	// size and batch (fms-fsdp, llm-foundry's other tables): grouped-query
@@ -566,7 +568,8 @@ func TestValidation(t *testing.T) {
 	b.WriteString("(torchtitan: max reserved) against zerosim's reserved peak: under PyTorch FSDP at stage 3 the step's allocations replayed through\n")
 	b.WriteString("a simulation of PyTorch's caching allocator (memory/allocator.go; memory.expandable_segments as the run's launcher set it),\n")
 	b.WriteString("elsewhere allocated × (1 + memory.allocator_overhead),\n")
-	b.WriteString("or, where the source gives what nvidia-smi shows (FlagPerf), against zerosim's device peak (reserved + CUDA context + NCCL buffers);\n")
+	b.WriteString("or, where the source gives what nvidia-smi shows (FlagPerf), against zerosim's device peak (reserved + CUDA context + NCCL buffers),\n")
+	b.WriteString("or, where it gives torch.cuda.max_memory_allocated (KempnerForge), against zerosim's allocated peak;\n")
 	b.WriteString("a source that also gives the allocator's peak active bytes (torchtitan 83c879f) has them compared with zerosim's allocated peak in a table of their own.\n")
 	b.WriteString("A throughput published as a range is compared at its midpoint (the range in parentheses).\n")
 	b.WriteString("Every row ran, so each must be predicted to fit: the last column is zerosim's verdict (the allocated peak within the GPU's memory,\n")
@@ -1107,14 +1110,18 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		c.tokenErr = c.tokens/r.TokensPerGPU - 1
 		// Published memory is the caching allocator's reserved peak
 		// (torchtitan: max_reserved), or the device memory nvidia-smi
-		// shows (memory_kind nvidia-smi), compared with the device peak.
+		// shows (memory_kind nvidia-smi), compared with the device peak,
+		// or torch.cuda.max_memory_allocated (memory_kind allocated:
+		// KempnerForge), compared with the allocated peak.
 		c.peakGiB = float64(res.ReservedPeak) / float64(units.GiB)
 		switch r.MemoryKind {
 		case "":
 		case "nvidia-smi":
 			c.peakGiB = float64(res.DevicePeak) / float64(units.GiB)
+		case "allocated":
+			c.peakGiB = float64(slices.Max(res.PeakMemory)) / float64(units.GiB)
 		default:
-			t.Fatalf("%s row %d: memory_kind %q, want unset or nvidia-smi", name, i, r.MemoryKind)
+			t.Fatalf("%s row %d: memory_kind %q, want unset, nvidia-smi or allocated", name, i, r.MemoryKind)
 		}
 		alloc := slices.Max(res.PeakMemory)
 		// Short of memory, the allocator waits for the GPU and reuses

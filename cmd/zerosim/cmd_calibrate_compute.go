@@ -268,8 +268,10 @@ func calCompute(o *calibrateOpts, s *scenarios.Scenario, method string, measured
 		Scenario: s.Name, GPU: s.Cluster.GPU, PeakTFLOPS: math.Round(float64(s.Cluster.PeakBF16)/1e9) / 1e3, CalModel: scenarios.CalModelOf(&s.Model),
 		CalSetup: scenarios.CalSetupOf(s)}
 	if method == scenarios.CalMethodStepTime {
-		// The step holds attention at this kernel's rate (qa20 M2).
+		// The step holds attention at this kernel's rate (qa20 M2), and
+		// torch.compile's speed-up as the run had it.
 		cc.AttentionKernel = string(s.Training.AttentionKernel)
+		cc.Compile = scenarios.CompileName(s.Training.Compile)
 	}
 	if trace != nil {
 		cc.Source = o.trace

@@ -1,0 +1,73 @@
+package memory
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestNoMasterStateBytes holds training.master_dtype none to its bytes,
+// derived by hand on two bf16 units of 600 and 400 parameters over N = 2
+// (P = 1000, the rank's shard R = 300 + 200 = 500, no padding): the
+// parameters, gradients and both Adam moments in bf16 (2 B) and no master
+// copy, against mixed precision's fp32 master and moments (4 B each). The
+// optimizer's temporaries follow the implementation in bf16: fused none,
+// foreach the whole shard (torch._foreach_sqrt), composer and unset two of
+// the largest unit's share (600 at stage 0, 300 at stage 3).
+func TestNoMasterStateBytes(t *testing.T) {
+	const yaml = `version: 1
+cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
+model:
+  kind: generic
+  layer_list: [{name: a, params: 600}, {name: b, params: 400}]
+parallelism: {dp: 2, zero_stage: 0}
+training: {micro_batch: 1}
+memory: {activations: false}
+`
+	for _, c := range []struct {
+		stage                         int
+		master                        string
+		impl                          string
+		params, grads, mst, m, v, tmp int64
+	}{
+		// Stage 0: everything whole. Mixed precision: bf16 params and
+		// grads, fp32 master, m, v; the unset implementation's
+		// grad.float() copy of the 1000 gradients (4000 B).
+		{0, "fp32", "", 2000, 2000, 4000, 4000, 4000, 4000},
+		{0, "none", "", 2000, 2000, 0, 2000, 2000, 2 * 600 * 2},
+		{0, "none", "fused", 2000, 2000, 0, 2000, 2000, 0},
+		{0, "none", "foreach", 2000, 2000, 0, 2000, 2000, 1000 * 2},
+		{0, "none", "composer", 2000, 2000, 0, 2000, 2000, 2 * 600 * 2},
+		// Stage 3: the rank's 500-element shard; gradients freed at rest.
+		{3, "fp32", "fused", 1000, 0, 2000, 2000, 2000, 500 * 4},
+		{3, "none", "fused", 1000, 0, 0, 1000, 1000, 0},
+		{3, "none", "foreach", 1000, 0, 0, 1000, 1000, 500 * 2},
+		{3, "none", "", 1000, 0, 0, 1000, 1000, 2 * 300 * 2},
+	} {
+		sets := []string{"parallelism.zero_stage=" + itoa(c.stage), "training.master_dtype=" + c.master}
+		if c.impl != "" {
+			sets = append(sets, "training.optimizer_impl="+c.impl)
+		}
+		s, err := scenarios.Load("s.yaml", []byte(yaml), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustAnalyze(t, s, Options{})
+		for _, x := range []struct {
+			comp Comp
+			got  int64
+			want int64
+		}{
+			{CompParams, r.Component(CompParams).AtRest, c.params},
+			{CompGrads, r.Component(CompGrads).AtRest, c.grads},
+			{CompMaster, r.Component(CompMaster).AtRest, c.mst},
+			{CompAdamM, r.Component(CompAdamM).AtRest, c.m},
+			{CompAdamV, r.Component(CompAdamV).AtRest, c.v},
+			{CompStepTemp, r.Component(CompStepTemp).Peak, c.tmp},
+		} {
+			if x.got != x.want {
+				t.Errorf("stage %d, master_dtype %s, optimizer_impl %q: %s %d B, want %d", c.stage, c.master, c.impl, x.comp, x.got, x.want)
+			}
+		}
+	}
+}

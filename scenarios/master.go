@@ -1,0 +1,66 @@
+package scenarios
+
+import "fmt"
+
+// MasterNone is training.master_dtype: none, pure 16-bit training: no fp32
+// master copy, the optimizer steps the param_dtype parameters and keeps its
+// states in their dtype. torch.optim.AdamW allocates exp_avg and exp_avg_sq
+// as torch.zeros_like(param) (torch/optim/adamw.py init_state_per_param at
+// pytorch/pytorch 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0), so a model
+// built in bf16 (KempnerForge's build_parallel_model:
+// Transformer(model_config).to(device=device, dtype=param_dtype),
+// kempnerforge/distributed/parallel.py at KempnerInstitute/KempnerForge
+// 01b461a78f57a4d231bc995b528005be15b1b917, param_dtype bf16 from
+// config/schema.py's mixed_precision = "bf16"; torchtitan's training.dtype
+// = "bfloat16", job_config.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1:
+// "all parameters, gradients, and optimizer states in bfloat16, without an
+// extra copy of fp32 weights") holds 2 + 2 + 2 bytes of parameter and
+// Adam state per parameter, plus its gradient, where mixed precision holds
+// 2 + 4 + 4 + 4. Gradients reach the optimizer in the parameter's dtype
+// (a tensor's .grad has its dtype): FSDP2 casts the reduce-scattered
+// gradient back to the sharded parameter's dtype under a reduce_dtype fp32
+// policy (foreach_reduce's _to_dtype_if_needed(reduce_output, orig_dtype),
+// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py at
+// 010ae4a89516fa3be548ab16dff711414ec12d0b).
+const MasterNone DType = "none"
+
+// NoMaster reports whether the optimizer steps the param_dtype parameters
+// with its states in their dtype (training.master_dtype: none).
+func (t *Training) NoMaster() bool { return t.MasterDType == MasterNone }
+
+// resolveMaster refuses master_dtype: none beside the settings that keep an
+// fp32 copy or an fp32 gradient the optimizer steps with.
+func (l *loader) resolveMaster(s *Scenario) *Error {
+	t := &s.Training
+	if !t.NoMaster() {
+		return nil
+	}
+	const key = "training.master_dtype"
+	for _, g := range s.Model.Groups {
+		if g.Precision == FP8 {
+			return l.errPath(key, fmt.Sprintf("master_dtype none does not go with model group %q in fp8: fp8 weights are stepped through an fp32 master (use master_dtype: fp32, or give the group bf16)", g.Name))
+		}
+	}
+	switch {
+	case s.Offload.Any(),
+		s.Stack == "deepspeed", s.Parallelism.Stage == 3 && s.Communication.Boundary == BoundaryDeepSpeed:
+		// DeepSpeed's ZeRO optimizers, offloaded or not, always step an
+		// fp32 partition (stage_1_and_2.py single_partition_of_fp32_groups,
+		// stage3.py fp32_partitioned_groups_flat at deepspeedai/DeepSpeed
+		// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; memory/offload.go).
+		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed or offload): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
+	case s.Stack == "megatron":
+		// Megatron-LM's optimizers step fp32 main params (shard_main_param,
+		// megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
+		// d580efc68a9f0dbf1945f834f6f6200cd01d3343).
+		return l.errPath(key, "master_dtype none does not go with stack megatron: Megatron-LM's optimizers step fp32 main params (use master_dtype: fp32)")
+	case t.FP32Shard() && s.Parallelism.Stage == 3:
+		return l.errPath(key, "master_dtype none does not go with training.shard_dtype fp32: an fp32 shard is the optimizer's fp32 parameter (FSDP's mixed precision); pure "+string(t.ParamDType)+" training shards the "+string(t.ParamDType)+" parameters (set shard_dtype: "+string(t.ParamDType)+", or use master_dtype: fp32)")
+	case t.FP32Reduce() && s.Parallelism.Stage < 3:
+		// At stages 0–2 reduce_dtype fp32 is Megatron's fp32 main_grad
+		// buffer (scenarios/stack.go, ReduceFP32), which its fp32 main
+		// params step with.
+		return l.errPath(key, fmt.Sprintf("master_dtype none does not go with training.reduce_dtype fp32 at zero_stage %d: there the fp32 gradient buffer is Megatron's main_grad, stepped by an fp32 master; pure %s training keeps %s gradients (use reduce_dtype: param_dtype, or zero_stage: 3, where FSDP casts the fp32-reduced shard back to %s)", s.Parallelism.Stage, t.ParamDType, t.ParamDType, t.ParamDType))
+	}
+	return nil
+}
