@@ -247,9 +247,26 @@ func collectiveNICs(o *collectiveOpts, c *scenarios.Cluster) error {
 	case c.NICs != scenarios.NICPerNode && n != gpn:
 		return inputError{fmt.Errorf("--nics-per-node %d: the cluster has one NIC per GPU (nics: per_gpu), %d per node (add --nics per_node for NICs shared by a node's GPUs, or drop --nics-per-node)", n, gpn)}
 	case n > gpn:
-		return inputError{fmt.Errorf("--nics-per-node %d: more NICs than the node's %d GPUs (use at most %d: one NIC per GPU)", n, gpn, gpn)}
+		return inputError{fmt.Errorf("--nics-per-node %d: more NICs than the node's %d GPUs (use at most %d: one NIC per GPU)%s", n, gpn, gpn, mergedPorts(n, gpn, c.Inter.Bandwidth))}
 	}
 	return nil
+}
+
+// mergedPorts is the advice for more NIC ports than GPUs: NCCL merges the
+// ports of a multi-port NIC into one device of their summed bandwidth
+// (NCCL_IB_MERGE_NICS, default 1: ncclIbMatchVfPath "Merge multi-port NICs
+// into the same PCI device", NVIDIA/nccl src/transport/net_ib.cc at
+// 48bb7fec7953112ff37499a272317f6663f8f600), so OCI BM.GPU4.8's 16 × 100
+// Gb/s ports on 8 A100 are 8 NICs of 200 Gb/s to NCCL (the accuracy test
+// describes that node so). "" unless the ports divide evenly among the
+// GPUs.
+func mergedPorts(ports, gpus int, port units.Bandwidth) string {
+	if ports%gpus != 0 || port <= 0 {
+		return ""
+	}
+	k := ports / gpus
+	gbps := func(b units.Bandwidth) string { return strconv.FormatFloat(float64(b)*8/1e9, 'f', -1, 64) + "Gbps" }
+	return fmt.Sprintf(": if they are the ports of %d-port NICs, NCCL merges the ports of one NIC into one device (NCCL_IB_MERGE_NICS, src/transport/net_ib.cc), so give one NIC per GPU at %d× a port's speed: drop --nics and --nics-per-node and give --inter-bw %s (%d × %s)", k, k, gbps(units.Bandwidth(k)*port), k, gbps(port))
 }
 
 // collectiveShape applies --nodes and --gpus-per-node: every GPU becomes a

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNICPortsMerged (QA30 LOW-7): OCI BM.GPU4.8 has 16 × 100 Gb/s RoCE
+// ports for 8 A100 (two per GPU); NCCL merges the ports of one NIC into
+// one device (NCCL_IB_MERGE_NICS, src/transport/net_ib.cc; the OCI log of
+// collectives' accuracy test is described as 8 NICs of 200 Gb/s), so the
+// refusal of 16 NICs on 8 GPUs says so and gives the bandwidth that
+// describes the node; ports that do not divide among the GPUs get the
+// refusal alone. One line, exit 2.
+func TestNICPortsMerged(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nics-per-node", "16", "--inter-bw", "100Gbps"}, "--nics-per-node 16: more NICs than the node's 8 GPUs (use at most 8: one NIC per GPU): if they are the ports of 2-port NICs, NCCL merges the ports of one NIC into one device (NCCL_IB_MERGE_NICS, src/transport/net_ib.cc), so give one NIC per GPU at 2× a port's speed: drop --nics and --nics-per-node and give --inter-bw 200Gbps (2 × 100Gbps)\n"},
+		{[]string{"--nics-per-node", "32", "--set", "cluster.inter.preset=RoCE200"}, "give --inter-bw 800Gbps (4 × 200Gbps)\n"},
+		{[]string{"--nics-per-node", "9"}, "--nics-per-node 9: more NICs than the node's 8 GPUs (use at most 8: one NIC per GPU)\n"},
+	} {
+		args := append([]string{"collective", "--nics", "per_node", "--size", "1GiB"}, c.args...)
+		out, errOut, code := runCLI(args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasSuffix(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want it to end %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
