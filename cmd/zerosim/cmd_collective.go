@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -170,7 +171,25 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 	if err := scenarios.Resolve(s); err != nil {
 		return nil, inputError{err}
 	}
+	if o.changed("nodes") || o.changed("gpus-per-node") {
+		// The loader warned of the file's shape on a GB200/GB300 cluster;
+		// the run's is the flags' (QA30 LOW-5).
+		trayWarningOfFlags(a, s)
+	}
 	return s, nil
+}
+
+// trayWarningOfFlags replaces the loader's MNNVL warning, which read the
+// scenario file's nodes and gpus_per_node, by the one of the shape
+// --nodes and --gpus-per-node made, in their words.
+func trayWarningOfFlags(a *app, s *scenarios.Scenario) {
+	notMNNVL := func(w string) bool { return !strings.Contains(w, scenarios.MNNVLNote) }
+	a.pending = slices.DeleteFunc(a.pending, func(w string) bool { return !notMNNVL(w) })
+	s.Warnings = slices.DeleteFunc(s.Warnings, func(w string) bool { return !notMNNVL(w) })
+	if note := scenarios.NVLTrayNote(&s.Cluster, true); note != "" {
+		a.pending = append(a.pending, note)
+		s.Warnings = append(s.Warnings, note)
+	}
 }
 
 // collectiveLinks applies the link and NIC flags.

@@ -28,3 +28,26 @@ func TestNICPortsMerged(t *testing.T) {
 		}
 	}
 }
+
+// TestTrayWarningOfFlags (QA30 LOW-5): on a GB300 cluster the MNNVL
+// warning speaks of the shape --nodes and --gpus-per-node make, in their
+// words (3 × 4 = 12 GPUs: one rack's node of 12), not of the scenario
+// file's 2 × 8 at its line; a shape that is one NVLink domain draws none;
+// without the flags the file's warning stays, at its key.
+func TestTrayWarningOfFlags(t *testing.T) {
+	gb300 := []string{"collective", "--op", "allgather", "--set", "cluster.gpu=GB300", "--set", "cluster.intra.preset=NVLink5", "--size", "1GiB"}
+	for _, c := range []struct {
+		flags      []string
+		want, not  string
+		shouldWarn bool
+	}{
+		{[]string{"--nodes", "3", "--gpus-per-node", "4"}, "zerosim: warning: --gpus-per-node 4 is a GB300 compute tray or less, but NCCL's MNNVL counts the NVL72 rack as one node, and the traffic between its trays would be modelled over the NICs instead of NVLink: describe the trays of one rack as one node: --nodes 1 --gpus-per-node 12 (docs/scenario-format.md, cluster)\n", "gpus_per_node", true},
+		{[]string{"--nodes", "1", "--gpus-per-node", "12"}, "", "", false},
+		{nil, "zerosim: warning: default.yaml:11:3: gpus_per_node=8 is not a whole GB300 NVLink domain", "--gpus-per-node", true},
+	} {
+		_, errOut, code := runCLI(append(gb300, c.flags...)...)
+		if code != 0 || c.shouldWarn != strings.Contains(errOut, "MNNVL") || !strings.Contains(errOut, c.want) || c.not != "" && strings.Contains(errOut, c.not) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant %q", c.flags, code, errOut, c.want)
+		}
+	}
+}
