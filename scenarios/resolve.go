@@ -254,7 +254,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	if l.has("cluster.gpu") {
 		g, ok := findGPU(c.GPU)
 		if !ok {
-			return l.errAlone("cluster.gpu", fmt.Sprintf("gpu %q is unknown %s", c.GPU, unknownValue(c.GPU, gpuNames(), "or give gpu_memory, peak_bf16 and hbm_bandwidth")))
+			return l.errAlone("cluster.gpu", fmt.Sprintf("gpu %q is unknown %s", c.GPU, unknownGPUValue(c.GPU)))
 		}
 		gpu = g
 		if !l.has("cluster.gpu_memory") {

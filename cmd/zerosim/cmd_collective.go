@@ -509,15 +509,16 @@ func collectiveCalibration(a *app, o *collectiveOpts, s *scenarios.Scenario) (*s
 
 // collectiveTiming names what times b: zerosim's alpha–beta lowering, or
 // NCCL's (RCCL's) cost model with the NCCL_ALGO and NCCL_PROTO it runs
-// under (--algo's and --proto's, or the link preset's: TCPXO); "" for
-// auto without a model (the alpha–beta lowerings of a cluster without a
-// GPU preset).
+// under (--algo's and --proto's, or the link preset's: TCPXO); for auto
+// without a model (a cluster without a GPU preset, zero.Model), the
+// alpha–beta lowerings and why, as run's "auto (alpha–beta)" (QA30 LOW-6:
+// the header said "(auto)" alone, a GPU given by its figures).
 func collectiveTiming(b *collectives.Bench, calibrated string) string {
 	if b.Algo != collectives.Auto {
 		return "zerosim's alpha–beta lowering"
 	}
 	if b.Model == nil {
-		return ""
+		return noModelTiming
 	}
 	t := b.Model.Tuner()
 	if hw := b.Model.HW; hw.Algos != 0 {
@@ -528,6 +529,10 @@ func collectiveTiming(b *collectives.Bench, calibrated string) string {
 	}
 	return t + calibrated
 }
+
+// noModelTiming is collectiveTiming's words for auto on a cluster that
+// names no GPU preset.
+const noModelTiming = "alpha–beta; NCCL's cost model is not used: its tables are per GPU generation and the cluster names no GPU preset (--set cluster.gpu=H100-80GB, or the preset of the GPU's generation, runs it)"
 
 // collectiveRow is r as the report's row.
 func collectiveRow(r collectives.BenchRow) reports.CollectiveRow {

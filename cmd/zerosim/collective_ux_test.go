@@ -1,8 +1,12 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // TestNICPortsMerged (QA30 LOW-7): OCI BM.GPU4.8 has 16 × 100 Gb/s RoCE
@@ -49,5 +53,28 @@ func TestTrayWarningOfFlags(t *testing.T) {
 		if code != 0 || c.shouldWarn != strings.Contains(errOut, "MNNVL") || !strings.Contains(errOut, c.want) || c.not != "" && strings.Contains(errOut, c.not) {
 			t.Errorf("%v: exit %d, stderr:\n%s\nwant %q", c.flags, code, errOut, c.want)
 		}
+	}
+}
+
+// TestCollectiveNoGPUPreset (QA30 LOW-6): a cluster whose GPU is given by
+// its figures (an H20: 96 GiB, 148 TFLOPS bf16, 4 TB/s, no preset) has no
+// NCCL model (zero.Model: its tables are per GPU generation), so auto runs
+// the alpha–beta lowerings; the header says so and why, as run says "auto
+// (alpha–beta)", where it said "(auto)" alone. With a preset it names
+// NCCL's model.
+func TestCollectiveNoGPUPreset(t *testing.T) {
+	def, _ := scenarios.Example("default")
+	h20 := strings.Replace(string(def), "gpu: H100-80GB", "gpu_memory: 96GiB\n  peak_bf16: 148TFLOPS\n  hbm_bandwidth: 4000GB/s", 1)
+	file := filepath.Join(t.TempDir(), "h20.yaml")
+	if h20 == string(def) || os.WriteFile(file, []byte(h20), 0o644) != nil {
+		t.Fatal("cannot write the H20 scenario")
+	}
+	out, errOut, code := runCLI("collective", "--size", "1GiB", "--scenario", file)
+	if code != 0 || !strings.HasPrefix(out, "# allreduce (auto: alpha–beta; NCCL's cost model is not used: its tables are per GPU generation and the cluster names no GPU preset (--set cluster.gpu=H100-80GB, or the preset of the GPU's generation, runs it)) over 16 ranks") {
+		t.Errorf("no GPU preset: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ = runCLI("collective", "--size", "1GiB")
+	if strings.Contains(out, "alpha–beta") || !strings.HasPrefix(out, "# allreduce (auto: NCCL") {
+		t.Errorf("H100-80GB:\n%s", out)
 	}
 }
