@@ -8,153 +8,30 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/jsonschema"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/zero"
 )
 
-// schema is the subset of JSON Schema (2020-12) that docs/*.schema.json
-// use: type (one or a list), enum (of strings), properties, required,
-// additionalProperties (false or a schema), items and oneOf. It is enough to hold every key and type of
-// the files zerosim writes; a general validator would be a new dependency
-// for seven keywords.
-type schema struct {
-	Type        any                `json:"type"`
-	Enum        []string           `json:"enum"`
-	Properties  map[string]*schema `json:"properties"`
-	Required    []string           `json:"required"`
-	Additional  json.RawMessage    `json:"additionalProperties"`
-	Items       *schema            `json:"items"`
-	OneOf       []*schema          `json:"oneOf"`
-	Description string             `json:"description"`
-}
-
-func loadSchema(t *testing.T, path string) *schema {
+// loadSchema reads a docs/*.schema.json file (jsonschema.Load).
+func loadSchema(t *testing.T, path string) *jsonschema.Schema {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	s, err := jsonschema.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return &s
-}
-
-// typeOf names v's JSON type; numbers without a fraction are integers.
-func typeOf(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case json.Number:
-		if strings.ContainsAny(x.String(), ".eE") {
-			return "number"
-		}
-		return "integer"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// check validates v against s and returns the first violations, each with
-// the path of the value.
-func (s *schema) check(v any, path string) []string {
-	var errs []string
-	if len(s.OneOf) > 0 {
-		var match []string
-		for i, b := range s.OneOf {
-			e := b.check(v, path)
-			if len(e) == 0 {
-				match = append(match, fmt.Sprint(i))
-			}
-			errs = append(errs, e...)
-		}
-		switch len(match) {
-		case 1:
-			errs = nil
-		case 0:
-			return append([]string{fmt.Sprintf("%s: matches none of oneOf's %d schemas:", path, len(s.OneOf))}, errs...)
-		default:
-			return []string{fmt.Sprintf("%s: matches oneOf's schemas %s, want exactly one", path, strings.Join(match, ", "))}
-		}
-	}
-	var types []string
-	switch t := s.Type.(type) {
-	case string:
-		types = []string{t}
-	case []any:
-		for _, x := range t {
-			types = append(types, x.(string))
-		}
-	}
-	got := typeOf(v)
-	if len(types) > 0 && !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
-		return []string{fmt.Sprintf("%s: %s, want %s", path, got, strings.Join(types, " or "))}
-	}
-	switch x := v.(type) {
-	case string:
-		if len(s.Enum) > 0 && !slices.Contains(s.Enum, x) {
-			return []string{fmt.Sprintf("%s: %q, want one of %s", path, x, strings.Join(s.Enum, ", "))}
-		}
-	case map[string]any:
-		for _, k := range s.Required {
-			if _, ok := x[k]; !ok {
-				errs = append(errs, fmt.Sprintf("%s: no key %q", path, k))
-			}
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if p, ok := s.Properties[k]; ok {
-				errs = append(errs, p.check(x[k], path+"."+k)...)
-				continue
-			}
-			switch a := strings.TrimSpace(string(s.Additional)); {
-			case a == "false":
-				errs = append(errs, fmt.Sprintf("%s: key %q is not in the schema", path, k))
-			case strings.HasPrefix(a, "{"):
-				var as schema
-				if err := json.Unmarshal(s.Additional, &as); err != nil {
-					return append(errs, err.Error())
-				}
-				errs = append(errs, as.check(x[k], path+"."+k)...)
-			}
-		}
-	case []any:
-		if s.Items != nil {
-			for i, e := range x {
-				errs = append(errs, s.Items.check(e, fmt.Sprintf("%s[%d]", path, i))...)
-				if len(errs) > 10 {
-					break
-				}
-			}
-		}
-	}
-	return errs
+	return s
 }
 
 func decode(t *testing.T, b []byte) any {
 	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	v, err := jsonschema.Decode(b)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -231,7 +108,7 @@ func TestResultJSONSchema(t *testing.T) {
 				t.Errorf("result.json's calibration: %s, want the file and its memory part", got)
 			}
 		}
-		if errs := sch.check(doc, c.name); len(errs) > 0 {
+		if errs := sch.Check(doc, c.name); len(errs) > 0 {
 			t.Errorf("%s %v: result.json does not follow docs/result.schema.json:\n%s", c.name, c.sets, strings.Join(errs, "\n"))
 		}
 	}
@@ -239,7 +116,7 @@ func TestResultJSONSchema(t *testing.T) {
 	doc["surprise"] = 1
 	doc["stage"] = "3"
 	doc["collectives"].([]any)[0].(map[string]any)["group"] = ""
-	if errs := sch.check(doc, "mutated"); len(errs) != 3 {
+	if errs := sch.Check(doc, "mutated"); len(errs) != 3 {
 		t.Errorf("the validator let a stray key, a wrong type or a group outside the enum through: %q", errs)
 	}
 }
@@ -269,7 +146,7 @@ func TestSweepRowSchema(t *testing.T) {
 	enc := sweep.NewEncoder(&b, sweep.JSONL, sp.Keys())
 	meta := sweep.NewMeta(src, sp, sweep.Resolve(src, sp))
 	// The build zerosim sweep records (QA25 M6), every field given.
-	meta.Zerosim = &sweep.Build{Version: "v0.9.0", Revision: "0123456789abcdef0123456789abcdef01234567", Modified: true}
+	meta.Zerosim = &sweep.Build{Version: "v0.9.0", Revision: "0123456789abcdef0123456789abcdef01234567", Modified: true, Binary: strings.Repeat("ab", 32)}
 	if err := enc.WriteHeader(meta); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +161,7 @@ func TestSweepRowSchema(t *testing.T) {
 		doc := decode(t, sc.Bytes())
 		if m, ok := doc.(map[string]any); ok && len(m) == 1 && m["zerosim_sweep"] != nil {
 			metas++ // the meta line (sweep.Meta)
-			if errs := sch.check(doc, "meta"); len(errs) > 0 {
+			if errs := sch.Check(doc, "meta"); len(errs) > 0 {
 				t.Errorf("the meta line does not follow docs/sweep-row.schema.json:\n%s", strings.Join(errs, "\n"))
 			}
 			continue
@@ -293,7 +170,7 @@ func TestSweepRowSchema(t *testing.T) {
 		if m, ok := doc.(map[string]any); ok && m["error"] != nil {
 			invalid++
 		}
-		if errs := sch.check(doc, fmt.Sprintf("row %d", rows-1)); len(errs) > 0 {
+		if errs := sch.Check(doc, fmt.Sprintf("row %d", rows-1)); len(errs) > 0 {
 			t.Errorf("sweep row does not follow docs/sweep-row.schema.json:\n%s", strings.Join(errs, "\n"))
 		}
 	}
@@ -310,7 +187,7 @@ func TestSweepRowSchema(t *testing.T) {
 		}
 		return decode(t, j)
 	}
-	if errs := sch.check(line(meta), "meta with files"); len(errs) > 0 {
+	if errs := sch.Check(line(meta), "meta with files"); len(errs) > 0 {
 		t.Errorf("a meta line with files does not follow the schema:\n%s", strings.Join(errs, "\n"))
 	}
 	bad := line(meta).(map[string]any)
@@ -318,7 +195,7 @@ func TestSweepRowSchema(t *testing.T) {
 	noHash := line(meta).(map[string]any)
 	delete(noHash["zerosim_sweep"].(map[string]any)["files"].([]any)[0].(map[string]any), "sha256")
 	for _, doc := range []any{bad, noHash} {
-		if errs := sch.check(doc, "mutated meta"); len(errs) == 0 {
+		if errs := sch.Check(doc, "mutated meta"); len(errs) == 0 {
 			t.Errorf("the schema let a mutated meta line through: %v", doc)
 		}
 	}
@@ -335,9 +212,9 @@ func TestMemoryModelUnits(t *testing.T) {
 	if mm == nil {
 		t.Fatal("no memory_model in docs/result.schema.json")
 	}
-	var walk func(s *schema, path string)
+	var walk func(s *jsonschema.Schema, path string)
 	n := 0
-	walk = func(s *schema, path string) {
+	walk = func(s *jsonschema.Schema, path string) {
 		for k, p := range s.Properties {
 			walk(p, path+"."+k)
 		}

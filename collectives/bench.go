@@ -46,8 +46,12 @@ type BenchRow struct {
 // bf16 is the element size nccl-tests' count is taken in here.
 const bf16 = 2
 
-// BusFactor is nccl-tests' busbw/algbw (doc/PERFORMANCE.md): 2(n−1)/n for
-// all-reduce, (n−1)/n for reduce-scatter and all-gather.
+// BusFactor is nccl-tests' busbw/algbw: 2(n−1)/n for all-reduce, (n−1)/n
+// for reduce-scatter and all-gather (NVIDIA/nccl-tests at
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432: AllReduceGetBw,
+// src/all_reduce.cu lines 59–65; AllGatherGetBw, src/all_gather.cu lines
+// 38–44; ReduceScatterGetBw, src/reduce_scatter.cu lines 37–43; derived in
+// doc/PERFORMANCE.md lines 54–97).
 func BusFactor(op Op, n int) float64 {
 	if n < 1 {
 		return 0
@@ -147,8 +151,9 @@ func (b *Bench) Run(t *topology.Topology, size units.Bytes) (BenchRow, error) {
 	}
 	if n < 2 || size == 0 {
 		// Nothing crosses a link: no algorithm runs (NCCL copies a
-		// 1-rank collective locally, enqueue.cc updateCollCostTable
-		// line 1993; nccl-tests' 0-byte row launches nothing).
+		// 1-rank collective locally: updateCollCostTable, src/enqueue.cc
+		// lines 1993–1996 at NVIDIA/nccl 5067397c; nccl-tests' 0-byte row
+		// launches nothing).
 		row.Algo = "-"
 	}
 	if p.Timed && b.Model != nil && n >= 2 && size > 0 {

@@ -507,8 +507,9 @@ func (hw Hardware) Describe() string {
 }
 
 // ncclAlgoNames are NCCL's names of ncclAlgos (NCCL_ALGO's spellings,
-// init.cc ncclAlgoStr), in ncclAlgos' order: scenarios', which parses
-// NCCL_ALGO lists.
+// ncclAlgoStr, src/init.cc line 53 at NVIDIA/nccl
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027), in ncclAlgos' order:
+// scenarios', which parses NCCL_ALGO lists.
 var ncclAlgoNames = scenarios.NCCLAlgoNames
 
 // algoNames lists the algorithms of mask (bit 1<<a for Algo a) by NCCL's

@@ -60,8 +60,9 @@ func (m *Model) ChannelRange(op Op, sh Shape, c Choice, count, elem int64) (lo, 
 	comm := BufferChannels(m.HW, sh)
 	nvls := NVLSTune(m.HW, sh).Channels
 	if op == AllGather {
-		// ncclCollTaskAppend counts an all-gather in bytes (enqueue.cc
-		// lines 2727–2731).
+		// collTaskAppend counts an all-gather in bytes (src/enqueue.cc
+		// lines 2733–2737 at the commit above: count ×= elementSize,
+		// datatype ncclInt8).
 		count, elem = count*elem, 1
 	}
 	nBytes := count * elem

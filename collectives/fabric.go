@@ -1051,7 +1051,8 @@ func (lw *lowering) railTrees(p *Plan, spec Spec, blocks [][]int, sh Shape) erro
 	m, n := len(blocks), len(spec.Group)
 	C := railChannels(lw.t, sh)
 	at := crossingRank(railCrossings(lw.t, blocks, C))
-	// NCCL's depth estimate (connect.cc line 144), a step up and one down
+	// NCCL's depth estimate (src/graph/connect.cc line 144 at NVIDIA/nccl
+	// 5067397c: nRanks/nNodes − 1 + log2i(nNodes)), a step up and one down
 	// per level; a timed plan's latency is the model's (timePlan).
 	ph := Phase{Name: "tree", Steps: 2 * (n/m - 1 + log2i(m)), div: C}
 	ph.Bytes = ph.bytesFor(spec.Bytes)

@@ -118,7 +118,8 @@ type Hardware struct {
 	// ncclTopoTuneModel index1, ncclTopoGetAlgoTime).
 	CPU scenarios.HostCPU
 	// BuffSize is NCCL_BUFFSIZE, the Simple protocol's buffer per
-	// connection; zero is NCCL's default, 4 MiB (init.cc DEFAULT_BUFFSIZE).
+	// connection; zero is NCCL's default, 4 MiB (DEFAULT_BUFFSIZE, 1 << 22,
+	// src/init.cc line 813 at the commit above).
 	// A tree's Simple chunk is one of its NCCL_STEPS (8) steps.
 	BuffSize units.Bytes
 }
@@ -201,8 +202,10 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 		hw.IntraLatency = extraLatency(c.Intra.Latency, "NVLink4")
 	}
 	// NVLS needs an NVSwitch of the third generation or later, i.e. an
-	// SXM Hopper/Blackwell node on NVLink4 or later (search.cc: no NVLS
-	// graph when there is no NVS node or ccMin < 90).
+	// SXM Hopper/Blackwell node on NVLink4 or later: no NVLS graph when
+	// there is no NVS node or ccMin < 90 (src/graph/search.cc line 1124
+	// at 5067397c2676d5aed50042fc39e5c8ee96eb0027), and none on fewer
+	// than 2 GPUs (src/transport/nvls.cc line 262).
 	hw.NVLS = hw.Arch >= Hopper && !hw.PCI && c.GPUsPerNode > 1
 	if c.NICs == scenarios.NICPerNode {
 		hw.NICsPerNode = max(c.NICsPerNode, 1)
@@ -265,6 +268,11 @@ const (
 	numTuned
 )
 
+// NCCL's default tuner constants (ncclTunerConstantsDefaults, NVIDIA/nccl
+// src/graph/tuning.cc lines 147–211 at 5067397c, the commit above:
+// baseLatencies 149–154, hwLatencies 156–175, llMaxBws 177–182, the
+// per-channel caps 184–210; nvlsEfficiency lines 139–144), the CollNet
+// columns left out.
 var (
 	baseLat = [numTuned][numProtos]float64{
 		tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0}, tPAT: {8.0, 8.0, 8.0},
@@ -285,7 +293,7 @@ var (
 	perChMaxTreeLL128Bws = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
 	perChMaxTreeBws      = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}
 	perChMaxNVLSTreeBws  = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}
-	// nvlsEfficiency per generation (tuning.cc).
+	// nvlsEfficiency per generation (tuning.cc lines 139–144).
 	nvlsEfficiency = [4]float64{0, 0, 0.85, 0.74}
 	// treeCorrectionFactor[proto][log2(nBytes/64)], 64 B to 256 MiB
 	// (tuning.cc): trees run below their model at medium sizes.

@@ -20,13 +20,15 @@ import (
 // whose names ncclAlgoNames and ncclProtoNames are); a protocol named in NCCL_PROTO is enabled even where NCCL leaves LL128
 // off by default (pEnable 1, not 2: tuning.cc lines 443–447 and 518–536).
 
-// ncclProtoNames are NCCL's names of the protocols (init.cc ncclProtoStr),
-// in Proto's order: scenarios', which parses NCCL_PROTO lists.
+// ncclProtoNames are NCCL's names of the protocols (ncclProtoStr,
+// src/init.cc line 55 at the commit nccl.go models), in Proto's order:
+// scenarios', which parses NCCL_PROTO lists.
 var ncclProtoNames = scenarios.NCCLProtoNames
 
 // ErrNoAlgorithm is NCCL's refusal when NCCL_ALGO and NCCL_PROTO leave a
-// collective no algorithm and protocol (enqueue.cc topoGetAlgoInfo: "no
-// algorithm/protocol available").
+// collective no algorithm and protocol (topoGetAlgoInfo's "No
+// algorithm/protocol available for function ...", src/enqueue.cc line
+// 2063 at NVIDIA/nccl 5067397c2676d5aed50042fc39e5c8ee96eb0027).
 var ErrNoAlgorithm = errors.New("no algorithm/protocol available")
 
 // ErrTimeOverflow is a collective whose time passes the int64 picoseconds:

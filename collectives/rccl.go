@@ -40,8 +40,12 @@ package collectives
 //     with ll128Enabled (tuning.cc:509–517; enqueue.cc:1598 also skips it
 //     unless every GPU pair is xGMI-connected), so never on gfx942;
 //     tree/Simple is skipped on gfx94x when all ranks are on one node
-//     (tuning.cc:365); NVLS needs an NVSwitch (none on AMD) and CollNet is
-//     not modelled.
+//     (tuning.cc:365); never NVLS or NVLS-tree: every tuning model's
+//     bwRatio for them is 0 (tuning.cc:84–252, applied at 377–380), and
+//     the NVLS graph search needs an NVSwitch node (search.cc:997) that an
+//     AMD topology never has (xml.cc:770–797 adds one xgmi link per
+//     directly connected peer GPU, topo.cc:574–580 joins GPU to GPU).
+//     CollNet is not modelled.
 //
 // Which tuning model an 8-GPU MI300X node gets: its GPUs are fully
 // connected by 7 xGMI links each (nLinks 7). On one node RCCL drops the
@@ -91,21 +95,51 @@ package collectives
 // measured 661.1 µs (TestRCCLMeasured2NodeMI350X; docs/collectives.md).
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
-// AMD's one published cross-node RCCL time found and zerosim's for it: an
-// all-reduce of 64 MiB over 2 × 8 MI350X by tree/Simple, busbw 190.33
-// GB/s in ROCm/rocm-systems pull request 9406's sweep (2·15/16 × 64 MiB /
-// busbw = 661.1 µs), which auto on RoCE400 times at 934.39 µs
-// (TestRCCLMeasured2NodeMI350X holds both; docs/collectives.md).
+// AMD's one published cross-node RCCL time found: an all-reduce of 64 MiB
+// (67,108,864 B) over 2 × 8 MI350X, 64 channels, by TREE/SIMPLE at a
+// busbw of 190.33 GB/s in the "After" table of ROCm/rocm-systems pull
+// request 9406 ("fix(rccl): Fixing MI350X 2-node allreduce regression",
+// merged 2026-07-28; RING/LL128 at 155.58 GB/s in its "Before" table).
+// The sweep prints busbw only; rccl-tests keeps nccl-tests' busbw, algbw ×
+// 2(n−1)/n for an all-reduce (BusFactor), so the time is
+// 2·15/16 × 64 MiB / busbw = 661.1 µs.
 const (
-	RCCLMeasured2NodeUS = 661.1
-	RCCLModel2NodeUS    = 934.39
+	rccl2NodeBytes  = 64 << 20
+	rccl2NodeRanks  = 16
+	rccl2NodeBusBW  = 190.33e9 // B/s
+	rccl2NodeGPU    = "MI350X"
+	rccl2NodeFabric = "RoCE400"
 )
+
+// RCCL2NodeReference is that published time (measured, derived from the
+// pull request's busbw as above) and zerosim's time for the same
+// all-reduce on the MI350X preset over 2 nodes of 8, xGMI inside a node
+// and RoCE400 (one NIC per GPU) between them (model: Model.Time with auto,
+// which runs RCCL's ranking and the NCCL path's timing; the measured
+// cluster's network is not stated). Both are computed, not stored:
+// TestRCCLMeasured2NodeMI350X holds them against the pull request's figure
+// and docs/collectives.md.
+func RCCL2NodeReference() (measured, model units.Duration, err error) {
+	measured = sat(math.Round(BusFactor(AllReduce, rccl2NodeRanks) * rccl2NodeBytes / rccl2NodeBusBW * 1e12))
+	def, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + rccl2NodeGPU, "cluster.intra.preset=xGMI",
+		"cluster.inter.preset=" + rccl2NodeFabric, "cluster.nodes=2", "cluster.gpus_per_node=8", "parallelism.dp=16"})
+	if err != nil {
+		return 0, 0, fmt.Errorf("the 2-node MI350X reference cluster: %w", err)
+	}
+	c, err := NewModel(HardwareOf(s)).Time(AllReduce, Shape{Ranks: rccl2NodeRanks, Nodes: 2}, Auto, rccl2NodeBytes)
+	if err != nil {
+		return 0, 0, fmt.Errorf("the 2-node MI350X reference all-reduce: %w", err)
+	}
+	return measured, c.Time, nil
+}
 
 // RCCLArch is the LLVM target of an AMD GPU preset ("" for any other GPU):
 // scenarios.GPUTarget, which gives its source.
@@ -132,8 +166,9 @@ const xgmiLinks = 7
 // NCCL's: 2.0 µs on an AMD x86 host, 1.0 on any other, so rcclCost takes
 // netOverhead of the cluster's host CPU (cluster.host.cpu). Its default on
 // the MI300X and MI350-series presets is AMD (scenarios.DefaultHostCPU:
-// AMD's 8 × MI300X MLPerf Inference v4.1 system, 2 × EPYC 9374F,
-// mlcommons/inference_results_v4.1 8xMI300X_2xEPYC-9374F.json).
+// AMD's MLPerf Inference systems, 2 × EPYC 9374F beside 8 × MI300X,
+// mlcommons/inference_results_v4.1 8xMI300X_2xEPYC-9374F.json, and 2 ×
+// EPYC 9575F beside 8 × MI355X, v6.1 8xMI355X_2xEPYC_9575F.json).
 
 // rcclTuningModel is one of RCCL's per-platform tuning tables
 // (struct tuningModel, tuning.cc:67–72), its tree and ring columns only:

@@ -107,7 +107,9 @@ func DeepSpeedZero3(totalParams, largestLayer int64, totalGPUs int) (int64, erro
 }
 
 // Megatron is the bytes per GPU of Megatron-LM's model-state rule of thumb
-// (Megatron-LM docs, distributed optimizer): 18 bytes per parameter without
+// (docs/source/api-guide/dist_optimizer.md lines 5–10 at NVIDIA/Megatron-LM
+// d580efc68a9f0dbf1945f834f6f6200cd01d3343, the row "bf16 parameters, fp32
+// gradients": 18 and 6 + 12/d): 18 bytes per parameter without
 // the distributed optimizer (2 bf16 param + 4 fp32 grad + 4 fp32 master +
 // 4 Adam m + 4 Adam v), 6 + 12/DP with it (the 12 bytes of fp32 master and
 // Adam states are sharded over DP ranks). 12·P/DP is rounded up to a whole

@@ -51,7 +51,8 @@ const (
 	PadMegatron
 )
 
-// Megatron-Core alignment constants (see PadMegatron).
+// Megatron-Core alignment constants (see PadMegatron, which cites
+// param_and_grad_buffer.py at 001199898c4badd01eaf0785c212d8ed7ce83042).
 const (
 	megatronParamAlign  = 64
 	megatronBucketAlign = 128

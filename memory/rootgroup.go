@@ -24,9 +24,15 @@ import (
 // fires, and _root_post_backward_final_callback runs "post-backward in
 // case forward inputs did not require gradient" for every group still
 // unsharded (torch/distributed/_composable/fsdp/_fsdp_state.py at
-// 005da465b93443cc40d9e66d679637ada577f097, a later version than the runs';
-// FSDP2's single-module FSDPState of mid-2024 has the same callback and
-// comment). That post_backward reshards the group and then
+// pytorch/pytorch 325b98f20b8aa5f28176a0192b4c1fc03bb08b83: the
+// single-module FSDPState, init(module, device, mp_policy), without the
+// explicit prefetch lists of pull request 128884 (opened 2024-06-17) or
+// the post-optimizer event of pull request 128975 (opened 2024-06-18):
+// the FSDP2 contemporary with the torchtitan 40f8fd007 runs (2024-06-06).
+// Its _lazy_init and _root_post_backward_final_callback read as quoted;
+// the later multi-module FSDPState at
+// 005da465b93443cc40d9e66d679637ada577f097 keeps both unchanged). That
+// post_backward reshards the group and then
 // reduces its gradients (FSDPParamGroup.post_backward). So the output
 // projection's unsharded parameters and its gradient stay allocated from
 // the head's backward to the embedding's, and the group's reduce-scatter

@@ -1161,8 +1161,10 @@ func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 // odd-numbered, kept), bytes·k FLOPs; 0 otherwise. The recomputation
 // raises _StopRecomputationError from its pack hook once it has packed as
 // many tensors as the forward saved (torch/utils/checkpoint.py, early stop
-// the default since pytorch/pytorch#96866, PyTorch 2.1; the selective
-// policy's context_fn runs inside the same frame), and that mm's inputs
+// the default since pytorch/pytorch pull request 96866, PyTorch 2.1: its
+// landing commit not found, zero's earlyStopFLOPs says what was read;
+// the selective policy's context_fn runs inside the same frame), and that
+// mm's inputs
 // are the last tensors packed, before its kernel runs (zero's
 // earlyStopFLOPs, the same rule under full).
 func OpEarlyStopMMFLOPs(d BlockDims) (int64, error) {

@@ -14,7 +14,9 @@ type Hyper struct {
 }
 
 // DefaultHyper is torch.optim.Adam's default: lr 1e-3, betas (0.9, 0.999),
-// eps 1e-8, no weight decay.
+// eps 1e-8, no weight decay (Adam.__init__'s keyword defaults,
+// torch/optim/adam.py at pytorch/pytorch
+// dc80ccded5385cca3e777472d64cfe3d874fad89).
 var DefaultHyper = Hyper{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
 
 // Validate checks the ranges PyTorch checks.

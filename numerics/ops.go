@@ -115,7 +115,9 @@ func add[T num](ar arith[T], a, b []T) []T {
 	return y
 }
 
-// lnEps is LayerNorm's epsilon (PyTorch's default).
+// lnEps is LayerNorm's epsilon, PyTorch's default (LayerNorm.__init__'s
+// eps: float = 1e-5, torch/nn/modules/normalization.py at pytorch/pytorch
+// f3eef90335dca1b8b1d58e9df340629a5ad2ee1f).
 const lnEps = 1e-5
 
 // layerNorm normalises each row of x (width d) and applies gamma and beta;

@@ -35,7 +35,7 @@ func TestDurs(t *testing.T) {
 }
 
 // TestPlanReasonFiguresDiffer (QA24 L5): plan's why line printed "7.2 ms
-// less compute (433.64 s vs 433.64 s)" (Llama 3.1 405B on 128 MI300X,
+// less compute at full speed (433.64 s vs 433.64 s)" (Llama 3.1 405B on 128 MI300X,
 // global batch 2048): the two totals now carry the decimals that tell them
 // apart, 433.6365 s and 433.6437 s at 3 decimals, the difference as before.
 func TestPlanReasonFiguresDiffer(t *testing.T) {
@@ -46,7 +46,7 @@ func TestPlanReasonFiguresDiffer(t *testing.T) {
 	w := sweep.PlanRow{Candidate: c(1), StepTime: 450_000_000 * us, Compute: 433_636_500 * us, ExposedComm: 908_000 * us}
 	r := sweep.PlanRow{Candidate: c(2), StepTime: 460_000_000 * us, Compute: 433_643_700 * us, ExposedComm: 1_870_000 * us}
 	got := PlanReason(&sweep.Plan{N: 128, Rows: []sweep.PlanRow{w, r}})
-	for _, want := range []string{"7.2 ms less compute (433.637 s vs 433.644 s", "962 ms less exposed communication (908 ms vs 1.87 s)"} {
+	for _, want := range []string{"7.2 ms less compute at full speed (433.637 s vs 433.644 s", "962 ms less exposed communication (908 ms vs 1.87 s)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("PlanReason: %q\nwant %q", got, want)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
@@ -337,12 +338,22 @@ func writeMemorySummary(w io.Writer, rs []*memory.Report, st MemoryStyle) error 
 	return nil
 }
 
-// WriteMemoryJSON writes the reports as an indented JSON array with exact
-// integer bytes (memoryJSON).
-func WriteMemoryJSON(w io.Writer, rs []*memory.Report) error {
-	out := make([]*memoryJSON, len(rs))
+// memoryFileJSON is `zerosim memory --format json`: the build and the
+// resolved scenario that made the reports, as every other JSON output
+// carries them (it was a bare array, QA25 M6), and the reports, one per
+// stage and estimator (docs/memory.schema.json).
+type memoryFileJSON struct {
+	Zerosim        Build         `json:"zerosim"`
+	ScenarioSHA256 string        `json:"scenario_sha256"`
+	Reports        []*memoryJSON `json:"reports"`
+}
+
+// WriteMemoryJSON writes the reports of scenario s as an indented JSON
+// object with exact integer bytes (memoryFileJSON).
+func WriteMemoryJSON(w io.Writer, s *scenarios.Scenario, rs []*memory.Report) error {
+	out := &memoryFileJSON{Zerosim: ReadBuild(), ScenarioSHA256: ScenarioSHA256(s), Reports: make([]*memoryJSON, len(rs))}
 	for i, r := range rs {
-		out[i] = newMemoryJSON(r)
+		out.Reports[i] = newMemoryJSON(r)
 	}
 	return writeJSON(w, out)
 }

@@ -40,13 +40,13 @@ func sevenB() *scenarios.Scenario {
 	})
 }
 
-func memoryGolden(t *testing.T, name string, rs []*memory.Report, u MemoryUnits) {
+func memoryGolden(t *testing.T, name string, s *scenarios.Scenario, rs []*memory.Report, u MemoryUnits) {
 	t.Helper()
 	var tab, js, cs bytes.Buffer
 	if err := WriteMemoryTable(&tab, rs, u); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMemoryJSON(&js, rs); err != nil {
+	if err := WriteMemoryJSON(&js, s, rs); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMemoryCSV(&cs, rs); err != nil {
@@ -60,11 +60,12 @@ func memoryGolden(t *testing.T, name string, rs []*memory.Report, u MemoryUnits)
 // TestMemoryGoldenTiny: the four stages of seed 002's tiny model with the
 // seed-002 convention (4,160 / 2,600 / 2,340 / 2,080 B at rest).
 func TestMemoryGoldenTiny(t *testing.T) {
-	rs, err := memory.Stages(tinyScenario(), memory.Options{Convention: memory.ConventionSeed002})
+	s := tinyScenario()
+	rs, err := memory.Stages(s, memory.Options{Convention: memory.ConventionSeed002})
 	if err != nil {
 		t.Fatal(err)
 	}
-	memoryGolden(t, "memory_tiny_seed002", rs, MemoryGiB)
+	memoryGolden(t, "memory_tiny_seed002", s, rs, MemoryGiB)
 }
 
 // TestMemoryGoldenEstimators: seed 002's 7B at stages 2 and 3 with every
@@ -83,28 +84,47 @@ func TestMemoryGoldenEstimators(t *testing.T) {
 			rs = append(rs, r)
 		}
 	}
-	memoryGolden(t, "memory_7b_estimators", rs, MemoryGB)
+	memoryGolden(t, "memory_7b_estimators", sevenB(), rs, MemoryGB)
 }
 
+// TestMemoryJSONExact: memory --format json is one object, the build and
+// the scenario's digest (as run's result.json carries them) and the
+// reports with exact bytes (seed 002's tiny model: 4,160 / 2,600 / 2,340 /
+// 2,080 B at rest, its table's figures).
 func TestMemoryJSONExact(t *testing.T) {
-	rs, err := memory.Stages(tinyScenario(), memory.Options{Convention: memory.ConventionSeed002})
+	s := tinyScenario()
+	rs, err := memory.Stages(s, memory.Options{Convention: memory.ConventionSeed002})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteMemoryJSON(&buf, rs); err != nil {
+	if err := WriteMemoryJSON(&buf, s, rs); err != nil {
 		t.Fatal(err)
 	}
-	var back []struct {
-		Stage     int    `json:"stage"`
-		AtRest    int64  `json:"at_rest"`
-		PeakPhase string `json:"peak_phase"`
+	var back struct {
+		Zerosim        Build  `json:"zerosim"`
+		ScenarioSHA256 string `json:"scenario_sha256"`
+		Reports        []struct {
+			Stage     int    `json:"stage"`
+			AtRest    int64  `json:"at_rest"`
+			PeakPhase string `json:"peak_phase"`
+		} `json:"reports"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
+	digest, err := scenarios.Digest(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Zerosim.Version == "" || back.ScenarioSHA256 != digest {
+		t.Errorf("zerosim %+v, scenario_sha256 %q; want the build and scenarios.Digest %q", back.Zerosim, back.ScenarioSHA256, digest)
+	}
 	want := []int64{4160, 2600, 2340, 2080}
-	for i, b := range back {
+	if len(back.Reports) != len(want) {
+		t.Fatalf("%d reports, want %d", len(back.Reports), len(want))
+	}
+	for i, b := range back.Reports {
 		if b.Stage != i || b.AtRest != want[i] || b.PeakPhase == "" {
 			t.Errorf("report %d: %+v, want stage %d at rest %d", i, b, i, want[i])
 		}

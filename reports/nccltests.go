@@ -102,15 +102,18 @@ func WriteCollectiveNCCLTests(w io.Writer, r *CollectiveReport) error {
 	p := func(format string, a ...any) { b = fmt.Appendf(b, format, a...) }
 	p("# Collective test starting: %s\n", name)
 	if r.GPUsPerThread > 1 && len(r.Rows) > 0 {
-		// nccl-tests' run line (src/common.cu run): one thread driving
+		// nccl-tests' run line ("# nThread %d nGpus %d ...", src/util.cu
+		// line 625 at NVIDIA/nccl-tests
+		// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432): one thread driving
 		// GPUsPerThread GPUs, which `zerosim calibrate` reads back.
 		p("# nThread 1 nGpus %d minBytes %d maxBytes %d step: 2(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
 			r.GPUsPerThread, r.Rows[0].Size, r.Rows[len(r.Rows)-1].Size)
 	}
 	p("# zerosim %s (%s) over %d ranks on %s\n", r.Op, r.algorithmText(), len(r.Group), r.Cluster)
 	if len(r.Nodes) == len(r.Group) && len(r.Local) == len(r.Group) {
-		// nccl-tests' devices block (src/util.cu), one line per rank of the
-		// group: the rank's node names its host.
+		// nccl-tests' devices block (src/util.cu lines 667 and 687 at the
+		// commit above), one line per rank of the group: the rank's node
+		// names its host.
 		p("#\n# Using devices\n")
 		for i := range r.Group {
 			p("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", i, 0, 0, fmt.Sprintf("node%d", r.Nodes[i]), r.Local[i], 0, 0, 0, "zerosim")

@@ -248,7 +248,7 @@ func PlanReason(p *sweep.Plan) string {
 		diffWhy(name, "", wv, rv, f, costly)
 	}
 	diff("exposed communication", w.ExposedComm, r.ExposedComm, planDurAt, "exposed communication")
-	diffWhy("compute", recomputeNote(w.Candidate, r.Candidate, p.N), w.Compute, r.Compute, planDurAt, "compute")
+	diffWhy("compute at full speed", recomputeNote(w.Candidate, r.Candidate, p.N), w.Compute, r.Compute, planDurAt, "compute at full speed")
 	// The figures of zerosim run: its step line's two compute times
 	// (the busiest rank's compute and the same alone) and its waiting
 	// column.

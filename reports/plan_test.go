@@ -36,7 +36,7 @@ func TestPlanReason(t *testing.T) {
 		{"recomputation avoided, a near tie", []sweep.PlanRow{
 			row(c(3, 1, "selective"), 400, 395, 5, 40),
 			row(c(3, 1, "full"), 403, 398, 5, 30),
-		}, []string{"a near tie, 0.75 % faster", "3.0 ms less compute (395 ms vs 398 ms: selective vs full checkpointing)", "it pays 10.0 GiB more memory per GPU"},
+		}, []string{"a near tie, 0.75 % faster", "3.0 ms less compute at full speed (395 ms vs 398 ms: selective vs full checkpointing)", "it pays 10.0 GiB more memory per GPU"},
 			[]string{"exposed communication"}},
 		// Searched cp: Llama 2 7B at 32,768 tokens (sweep's TestPlanCP),
 		// cp 4 without checkpointing against cp 1 with full, rounded.
@@ -44,18 +44,18 @@ func TestPlanReason(t *testing.T) {
 			row(sweep.Candidate{CP: 4, DP: 4, Stage: 3, K: 2, MicroBatch: 1, GradAccum: 4, Recompute: "none", Prefetch: 1, Algorithm: "ring"}, 6092, 6001, 24, 62),
 			row(sweep.Candidate{CP: 1, DP: 16, Stage: 3, K: 2, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "ring"}, 6830, 6800, 6, 32),
 		}, []string{"12.1 % faster than the best alternative (#2: ZeRO stage 3 with hybrid shard (HSDP: 2 replicas of 8-GPU shards), no context parallelism (dp 16), micro-batch 1, full",
-			"799 ms less compute (6.00 s vs 6.80 s: none vs full checkpointing)", "it pays 18.0 ms more exposed communication and 30.0 GiB more memory per GPU"}, []string{"near tie"}},
+			"799 ms less compute at full speed (6.00 s vs 6.80 s: none vs full checkpointing)", "it pays 18.0 ms more exposed communication and 30.0 GiB more memory per GPU"}, []string{"near tie"}},
 		{"only cp differs", []sweep.PlanRow{
 			row(sweep.Candidate{CP: 2, DP: 8, Stage: 3, K: 1, MicroBatch: 1, GradAccum: 2, Recompute: "full", Prefetch: 1, Algorithm: "ring"}, 400, 390, 10, 50),
 			row(sweep.Candidate{CP: 4, DP: 4, Stage: 3, K: 1, MicroBatch: 1, GradAccum: 4, Recompute: "full", Prefetch: 1, Algorithm: "ring"}, 420, 405, 15, 40),
-		}, []string{"context parallelism 4 (ring attention, dp 4), micro-batch 1 × 4", "15.0 ms less compute (390 ms vs 405 ms: context parallelism 2 vs 4)"}, nil},
+		}, []string{"context parallelism 4 (ring attention, dp 4), micro-batch 1 × 4", "15.0 ms less compute at full speed (390 ms vs 405 ms: context parallelism 2 vs 4)"}, nil},
 		// The figures are the compute totals, the note why they differ:
-		// "30.5 ms less compute, the optimizer updating 1/32 vs 1/16 of
+		// "30.5 ms less compute at full speed, the optimizer updating 1/32 vs 1/16 of
 		// the model (3.33 s vs 3.37 s)" read as the optimizer's time.
 		{"only K differs", []sweep.PlanRow{
 			row(c(3, 1, "full"), 7000, 3334, 3230, 53),
 			row(c(3, 2, "full"), 8180, 3365, 4380, 70),
-		}, []string{"31.0 ms less compute (3.33 s vs 3.37 s: the optimizer updating 1/16 vs 1/8 of the model)"}, []string{"model (3.33 s"}},
+		}, []string{"31.0 ms less compute at full speed (3.33 s vs 3.37 s: the optimizer updating 1/16 vs 1/8 of the model)"}, []string{"model (3.33 s"}},
 		{"only communication settings differ", []sweep.PlanRow{
 			row(c(3, 1, "selective"), 400, 395, 5, 40),
 			row(c(3, 1, "selective"), 410, 395, 15, 40),
@@ -114,7 +114,7 @@ func TestPlanReasonNoEqualSides(t *testing.T) {
 	}{
 		{"equal shards", sweep.PlanRow{Candidate: c(3, 4, "full"), StepTime: 4600 * ms, Compute: 4340 * ms, ExposedComm: 211 * ms, PeakMemory: 60 << 30},
 			sweep.PlanRow{Candidate: c(1, 4, "full"), StepTime: 4628 * ms, Compute: 4347 * ms, ExposedComm: 242 * ms, PeakMemory: 58 << 30},
-			[]string{"7.0 ms less compute (4.34 s vs 4.35 s: ZeRO stage 3 vs 1)"}, []string{"1/8 vs 1/8", "of the model"}},
+			[]string{"7.0 ms less compute at full speed (4.34 s vs 4.35 s: ZeRO stage 3 vs 1)"}, []string{"1/8 vs 1/8", "of the model"}},
 		{"no memory difference", sweep.PlanRow{Candidate: c(3, 1, "none"), StepTime: 670_000 * ms / 1000, Compute: 461 * ms, ExposedComm: 125 * ms, PeakMemory: 47<<30 + 1<<20},
 			sweep.PlanRow{Candidate: c(3, 1, "selective"), StepTime: 670_010 * ms / 1000, Compute: 474 * ms, ExposedComm: 110 * ms, PeakMemory: 47 << 30},
 			[]string{"a near tie, under 0.01 % faster", "it pays 15.0 ms more exposed communication"}, []string{"GiB more memory", "0.00 %"}},

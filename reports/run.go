@@ -895,6 +895,9 @@ func (run *Run) timeTable() *table {
 			}
 			t.Rows = append(t.Rows, cells)
 		}
+		// Each cell is its own column's statistic, so a row need not add
+		// up as a rank's does (QA28 L2).
+		t.Notes = append(t.Notes, fmt.Sprintf("min, median and max: each column over the %d ranks separately (a row is not one rank's)", len(r.Ranks)))
 	}
 	// A straggler is named once, among the run's warnings. Without one,
 	// the note says where the waiting comes from.

@@ -182,6 +182,11 @@ func TestRunTimeTableSummary(t *testing.T) {
 		if len(tab.Rows) != tc.rows || tab.Rows[0][0] != tc.first {
 			t.Errorf("%s: %d rows, first %q; want %d, %q", tc.name, len(tab.Rows), tab.Rows[0][0], tc.rows, tc.first)
 		}
+		// The summary rows are per-column statistics, and say so (QA28 L2).
+		said := slices.Contains(tab.Notes, "min, median and max: each column over the 32 ranks separately (a row is not one rank's)")
+		if said != strings.HasPrefix(tc.first, "min of") {
+			t.Errorf("%s: notes %q", tc.name, tab.Notes)
+		}
 	}
 }
 

@@ -210,8 +210,10 @@ type CalHardware struct {
 	// restricted (GPUDirect-TCPXO: Simple); absent means all three.
 	Protos []string `yaml:"protos,omitempty"`
 	// BuffSize is NCCL_BUFFSIZE (bytes) when the cluster sets it
-	// (GPUDirect-TCPXO: 8 MiB); absent means NCCL's default, 4 MiB (init.cc
-	// DEFAULT_BUFFSIZE, as collectives.Hardware.BuffSize cites it).
+	// (GPUDirect-TCPXO: 8 MiB); absent means NCCL's default, 4 MiB
+	// (DEFAULT_BUFFSIZE, src/init.cc line 813 at NVIDIA/nccl
+	// 5067397c2676d5aed50042fc39e5c8ee96eb0027, as
+	// collectives.Hardware.BuffSize cites it).
 	BuffSize int64 `yaml:"nccl_buffsize,omitempty"`
 	// PluginLatencyUS is the latency (µs) the network plugin reports to
 	// NCCL when it is not the link's (aws-ofi-nccl on EFA: 75), by which
@@ -463,7 +465,13 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 	// gfx is the file's AMD target, as cluster.gfx is a scenario's
 	// (resolveGFX): one RCCL's cost model knows, beside no arch or the
 	// arch: Ampere files before ccde8df wrote (collectives.CalibrationOf
-	// reads only that one as legacy), and without NVLS, which RCCL has not.
+	// reads only that one as legacy), and without NVLS, which RCCL never
+	// runs (ROCm/rccl at 0cbce2a7571c907554199fad7e905f16ec0a565c: every
+	// tuning model's NVLS and NVLS-tree bwRatio is 0, src/graph/tuning.cc
+	// lines 84–252, and lines 377–380 scale the bus bandwidth by it; nor
+	// does its topology hold the NVSwitch node the NVLS search needs,
+	// src/graph/search.cc line 997, xGMI links running GPU to GPU,
+	// src/graph/xml.cc lines 770–797 and src/graph/topo.cc lines 574–580).
 	if h.GFX != "" {
 		switch {
 		case h.GFX != GFX942 && h.GFX != GFX950:

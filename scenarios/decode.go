@@ -51,7 +51,13 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 		}
 		x, err := u.parse(n.Value)
 		if err != nil {
-			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %v", leaf(path), err)))
+			msg := err.Error()
+			// A bare number as a bucket size means megabytes, not the
+			// GiB a bare GPU memory means (QA28 L3: "25" got "25GiB").
+			if f, ferr := strconv.ParseFloat(n.Value, 64); ferr == nil && f != 0 && math.Abs(f) < 1<<20 && t == reflect.TypeFor[units.Bytes]() && strings.Contains(leaf(path), "bucket") {
+				msg = fmt.Sprintf("%s what? use %sMB or %sMiB (a bucket size needs a unit; %sB for bytes)", n.Value, n.Value, n.Value, n.Value)
+			}
+			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s", leaf(path), msg)))
 			return
 		}
 		v.SetInt(x)

@@ -5,7 +5,8 @@ import "testing"
 // TestDefaultHostCPU: every GPU preset's default host, as the systems it
 // ships in have it (the sources are at hosts): DGX-1/DGX-2 Xeons, DGX
 // A100's EPYC 7742, DGX H100/H200/B200/B300 Xeons, Grace on GB200/GB300,
-// EPYC 9374F on AMD's MI300X platform, EPYC 7R32/7R13 on AWS g5/g6;
+// EPYC 9374F on AMD's MI300X platform, EPYC 9575F on its MI355X system,
+// EPYC 7R32/7R13 on AWS g5/g6;
 // intel where no system was found (L40S, the RTX cards). Review s19 A5: an
 // A10G row changed to intel passed every test.
 func TestDefaultHostCPU(t *testing.T) {

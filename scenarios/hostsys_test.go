@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/zerosim/zerosim/units"
@@ -20,6 +21,8 @@ import (
 //     direction a Grace, 225 a GPU; a tray of 4: 960 GB, 1.024 TB/s, 2.
 //   - AMD's MI300X platform: 24 × 64 GiB = 1.5 TiB, 24 channels at
 //     DDR5-4800 × 8 B = 921.6 GB/s, PCIe5.
+//   - AMD's MI355X system: 24 × 128 GiB = 3 TiB, the MI300X platform's
+//     921.6 GB/s (its DIMM speed not published), PCIe5.
 //   - B300 and L40S: no host table found, DGX A100's.
 func TestHostDefaultsFollowTheSystem(t *testing.T) {
 	const doc = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}\nmodel: {preset: gpt3-125m}\nparallelism: {dp: auto, zero_stage: 3}\noffload: {optimizer: cpu}\n"
@@ -39,11 +42,15 @@ func TestHostDefaultsFollowTheSystem(t *testing.T) {
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=72", "cluster.host.pcie_sharing=per_socket"}, 17_280_000_000_000, 18_432_000_000_000, 450_000_000_000, 36},
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=72", "cluster.host.pcie.preset=PCIe5"}, 17_280_000_000_000, 18_432_000_000_000, 63_015_384_615, 36},
 		{[]string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, 1536 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
-		// MI325X and MI355X take the MI300X platform's host (review s20 B
-		// M33: the MI3 prefix), and an odd GB200 tray of 3 GPUs has
-		// ⌈3/2⌉ = 2 Graces: 720 GB, 768 GB/s (M31, sockets rounded up).
+		// MI325X takes the MI300X platform's host (review s20 B M33: the
+		// MI3 prefix); MI350X and MI355X AMD's 8 × MI355X system's, whose
+		// MLPerf v6.1 file gives 3.0 TB of 24 × 128GB DIMMs (3 TiB) on
+		// PCIe Gen 5 x16 and no DIMM speed (the MI300X platform's 921.6
+		// GB/s kept); an odd GB200 tray of 3 GPUs has ⌈3/2⌉ = 2 Graces:
+		// 720 GB, 768 GB/s (M31, sockets rounded up).
 		{[]string{"cluster.gpu=MI325X", "cluster.intra.preset=xGMI"}, 1536 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
-		{[]string{"cluster.gpu=MI355X", "cluster.intra.preset=xGMI"}, 1536 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
+		{[]string{"cluster.gpu=MI355X", "cluster.intra.preset=xGMI"}, 3072 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
+		{[]string{"cluster.gpu=MI350X", "cluster.intra.preset=xGMI"}, 3072 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=3", "cluster.nodes=1"}, 720_000_000_000, 768_000_000_000, 225_000_000_000, 2},
 		{[]string{"cluster.gpu=B300"}, units.TiB, 409_600_000_000, 31_507_692_307, 2},
 		{[]string{"cluster.gpu=L40S"}, units.TiB, 409_600_000_000, 31_507_692_307, 2},
@@ -60,6 +67,24 @@ func TestHostDefaultsFollowTheSystem(t *testing.T) {
 		// Resolving again keeps them (the resolved scenario re-encodes).
 		if err := Resolve(s); err != nil || s.Cluster.Host != h {
 			t.Errorf("%q: re-resolve %v: %+v, want %+v", c.sets, err, s.Cluster.Host, h)
+		}
+	}
+}
+
+// TestHostDefaultsOfAGFXTarget: an AMD GPU described by its figures takes
+// the host of its target's system: gfx942 AMD's 8 × MI300X platform (1.5
+// TiB), gfx950 AMD's 8 × MI355X system (3 TiB of 24 × 128GB DIMMs, its
+// MLPerf Inference v6.1 system file); both AMD hosts on PCIe5.
+func TestHostDefaultsOfAGFXTarget(t *testing.T) {
+	const doc = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: 288GB, peak_bf16: 2300TFLOPS, hbm_bandwidth: 8TB/s, gfx: %s, intra: {preset: xGMI}, inter: {preset: RoCE400}}\n" +
+		"model: {preset: gpt3-125m}\nparallelism: {dp: auto, zero_stage: 3}\noffload: {optimizer: cpu}\n"
+	for gfx, mem := range map[string]units.Bytes{"gfx942": 1536 * units.GiB, "gfx950": 3072 * units.GiB} {
+		s, err := Load("h.yaml", []byte(fmt.Sprintf(doc, gfx)), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", gfx, err)
+		}
+		if h := s.Cluster.Host; h.Memory != mem || h.MemoryBandwidth != 921_600_000_000 || h.PCIe.Bandwidth != 63_015_384_615 || h.CPU != HostAMD {
+			t.Errorf("%s: host %+v, want %d B, 921.6 GB/s, PCIe5, amd", gfx, h, mem)
 		}
 	}
 }

@@ -457,12 +457,76 @@ func ImportLLMFoundry(file string, data []byte, o LLMFoundryOptions) (*LLMFoundr
 		o.GPUsPerNode = DefaultLLMFoundryGPUsPerNode
 	}
 	im := &lfImport{d: &lfDoc{file: name, root: top}, f: &LLMFoundry{File: file, Opt: o}}
-	for _, step := range []func() error{im.refuse, im.readModel, im.readParallelism, im.readBatch, im.readPrecision, im.readOptimizer, im.readRecompute, im.readComm, im.readOther} {
+	for _, step := range []func() error{im.readKeys, im.refuse, im.readModel, im.readParallelism, im.readBatch, im.readPrecision, im.readOptimizer, im.readRecompute, im.readComm, im.readOther} {
 		if err := step(); err != nil {
 			return nil, err
 		}
 	}
 	return im.f, nil
+}
+
+// lfTrainKeys are TrainConfig's fields at LLMFoundryCommit
+// (llmfoundry/utils/config_utils.py lines 99–200): make_dataclass_and_log_config
+// raises "Unused parameters [...] found in cfg" for any other top-level
+// key (lines 350–359).
+var lfTrainKeys = []string{"model", "tokenizer", "optimizer", "scheduler", "train_loader", "device_train_batch_size",
+	"device_eval_batch_size", "max_duration", "max_seq_len", "seed", "precision", "code_paths", "max_split_size_mb",
+	"expandable_segments", "cuda_load_lazy", "dist_timeout", "fsdp_config", "tp_config", "accumulate_train_batch_on_tokens",
+	"eval_interval", "eval_loader", "eval_loaders", "icl_tasks", "icl_tasks_str", "eval_gauntlet", "eval_gauntlet_str",
+	"icl_subset_num_batches", "icl_seq_len", "loggers", "progress_bar", "log_to_console", "python_log_level",
+	"console_log_interval", "log_config", "callbacks", "algorithms", "save_folder", "save_latest_filename", "save_overwrite",
+	"save_weights_only", "save_filename", "save_interval", "save_num_checkpoints_to_keep", "load_path", "load_weights_only",
+	"load_strict_model_weights", "load_ignore_keys", "save_ignore_keys", "only_hf_checkpoint", "only_composer_checkpoint",
+	"train_subset_num_batches", "device_train_microbatch_size", "global_train_batch_size", "spin_dataloaders",
+	"eval_subset_num_batches", "eval_first", "compile_config", "metadata", "flatten_metadata", "run_name", "autoresume",
+	"profiler", "variables", "n_gpus", "device_train_grad_accum"}
+
+// lfFSDPKeys are Composer's FSDPConfig fields at v0.32.1
+// (composer/utils/parallelism.py lines 14–43 at
+// 4bfb5fc44b8bbde26b035a43b9311003013a4252). Its __init__ sets any other
+// key as an attribute (lines 47–53) and nothing reads it, so a misspelled
+// key runs with the default of the key meant.
+var lfFSDPKeys = []string{"activation_checkpointing", "activation_checkpointing_reentrant", "activation_cpu_offload", "auto_wrap",
+	"te_checkpoint_wrapper", "te_shard_fp8_weight", "backward_prefetch", "backward_prefetch_limit", "cpu_offload",
+	"data_parallel_shard_degree", "data_parallel_replicate_degree", "forward_prefetch", "forward_prefetch_limit",
+	"ignored_modules", "keep_low_precision_grads", "limit_all_gathers", "load_monolith_rank0_only", "load_planner",
+	"mixed_precision", "process_group", "save_planner", "sharded_ckpt_prefix_dir", "sharding_strategy", "state_dict_type",
+	"sync_module_states", "use_orig_params", "verbose"}
+
+// readKeys checks the top-level and fsdp_config keys. A top-level key that
+// misspells a TrainConfig field the file does not give is refused, as
+// llm-foundry refuses it (older yamls' other top-level keys, such as
+// data_local before the variables: section, are left alone); an
+// fsdp_config key that is a misspelling of an FSDPConfig field is refused
+// too: Composer would run with the default of the field meant (a
+// misspelled activation_checkpointing turns checkpointing off), which no
+// import should do without a word. Other unknown fsdp_config keys are
+// noted: Composer keeps them and ignores them.
+func (im *lfImport) readKeys() error {
+	d := im.d
+	for _, k := range mappingKeys(d.root) {
+		near := nearKey(k.Value, lfTrainKeys)
+		if slices.Contains(lfTrainKeys, k.Value) || near == "" || near == "max_seq_len" || near == "global_train_batch_size" {
+			continue // older yamls' own keys (data_local); the two required keys' readers say more
+		}
+		if _, given, err := d.has(near); err != nil || !given {
+			return d.errAt(k, "%s is not a TrainConfig key (did you mean %s? llm-foundry %.7s refuses it: \"Unused parameters ... found in cfg\")", k.Value, near, LLMFoundryCommit)
+		}
+	}
+	fv, ok, err := d.has("fsdp_config")
+	if err != nil || !ok {
+		return err
+	}
+	for _, k := range mappingKeys(d.deref(fv.node)) {
+		switch near := nearKey(k.Value, lfFSDPKeys); {
+		case slices.Contains(lfFSDPKeys, k.Value):
+		case near != "":
+			return d.errAt(k, "fsdp_config.%s is not an FSDPConfig field (did you mean %s? Composer v0.32.1 keeps an unknown key as an attribute and runs with %s's default)", k.Value, near, near)
+		default:
+			im.note("fsdp_config.%s is not an FSDPConfig field: Composer v0.32.1 keeps it as an attribute and ignores it", k.Value)
+		}
+	}
+	return nil
 }
 
 // refuse rejects what zerosim does not model at all.

@@ -14,11 +14,13 @@ import (
 // (protocol) the list leaves out.
 
 // NCCLAlgoNames are NCCL's algorithms zerosim models, in NCCL's order
-// (init.cc ncclAlgoStr; CollNetDirect and CollNetChain need SHARP
-// switches, not modelled).
+// (ncclAlgoStr, src/init.cc line 53 at NVIDIA/nccl
+// 5067397c2676d5aed50042fc39e5c8ee96eb0027; CollNetDirect and
+// CollNetChain need SHARP switches, not modelled).
 var NCCLAlgoNames = []string{"Tree", "Ring", "NVLS", "NVLSTree", "PAT"}
 
-// NCCLProtoNames are NCCL's protocols (init.cc ncclProtoStr).
+// NCCLProtoNames are NCCL's protocols (ncclProtoStr, src/init.cc line 55,
+// same commit).
 var NCCLProtoNames = []string{"LL", "LL128", "Simple"}
 
 // ParseNCCLList is parseList's one list for every function: per name of

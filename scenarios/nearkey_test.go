@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -110,6 +111,15 @@ func TestLLMFoundryKeyNearMiss(t *testing.T) {
 	for _, c := range []struct{ old, new, want string }{
 		{"\nglobal_train_batch_size:", "\nglobal_train_batch_sz:", "mpt.yaml:81:1: global_train_batch_sz is not a TrainConfig key (did you mean global_train_batch_size? llm-foundry needs it to size the batch)"},
 		{"\nmax_seq_len:", "\nmax_seq_length:", "mpt.yaml:10:1: max_seq_length is not a TrainConfig key (did you mean max_seq_len? TrainConfig requires it)"},
+		// llm-foundry 8c8dd48 refuses any top-level key TrainConfig does not
+		// have (config_utils.py 350-359); before, the missing key read as
+		// "auto" with no position and --micro-batch then hid the typo.
+		{"\ndevice_train_microbatch_size: 8", "\ndevice_train_micro_batch_size: 8", "mpt.yaml:86:1: device_train_micro_batch_size is not a TrainConfig key (did you mean device_train_microbatch_size? llm-foundry 8c8dd48 refuses it: \"Unused parameters ... found in cfg\")"},
+		// Composer v0.32.1's FSDPConfig keeps an unknown key as an attribute
+		// (parallelism.py 47-53): the run goes without checkpointing; before,
+		// the import said so silently (11.96 -> 58.23 GiB on A100-40GB).
+		{"  activation_checkpointing: true", "  activation_checkpointng: true", "mpt.yaml:94:3: fsdp_config.activation_checkpointng is not an FSDPConfig field (did you mean activation_checkpointing? Composer v0.32.1 keeps an unknown key as an attribute and runs with activation_checkpointing's default)"},
+		{"  sharding_strategy: FULL_SHARD", "  sharding_stratgy: SHARD_GRAD_OP", "mpt.yaml:92:3: fsdp_config.sharding_stratgy is not an FSDPConfig field (did you mean sharding_strategy? Composer v0.32.1 keeps an unknown key as an attribute and runs with sharding_strategy's default)"},
 	} {
 		if !strings.Contains(src, c.old) {
 			t.Fatalf("mpt-7b.yaml has no %q", c.old)
@@ -136,6 +146,15 @@ func TestLLMFoundryKeyNearMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = "model.norm_epss is not an MPTConfig key (did you mean norm_eps? MPTConfig keeps it as an attribute and uses norm_eps's default)"
+	if !slices.Contains(lf.Notes, want) {
+		t.Errorf("notes %q lack %q", lf.Notes, want)
+	}
+	// An fsdp_config key no FSDPConfig field is near is noted, not refused.
+	lf, err = ImportLLMFoundry("mpt.yaml", []byte(strings.Replace(src, "  sharding_strategy: FULL_SHARD", "  sharding_strategy: FULL_SHARD\n  my_flag: 1", 1)), LLMFoundryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "fsdp_config.my_flag is not an FSDPConfig field: Composer v0.32.1 keeps it as an attribute and ignores it"
 	if !slices.Contains(lf.Notes, want) {
 		t.Errorf("notes %q lack %q", lf.Notes, want)
 	}
@@ -178,6 +197,29 @@ func TestHFHubID(t *testing.T) {
 		_, err := ReadHFConfig(c.path)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.path, err, c.want)
+		}
+	}
+}
+
+// TestLLMFoundryKeysRead: every fsdp_config key and top-level key the
+// importer reads is a field of Composer's FSDPConfig or llm-foundry's
+// TrainConfig as lfFSDPKeys and lfTrainKeys list them, so readKeys never
+// refuses a key the importer itself reads.
+func TestLLMFoundryKeysRead(t *testing.T) {
+	src, err := os.ReadFile("llmfoundry.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := regexp.MustCompile(`d\.(?:has|str|int|bool)\("([a-z_]+)(?:\.([a-z_]+))?`).FindAllStringSubmatch(string(src), -1)
+	if len(reads) < 20 {
+		t.Fatalf("%d reads found: the pattern no longer matches the importer", len(reads))
+	}
+	for _, m := range reads {
+		if !slices.Contains(lfTrainKeys, m[1]) {
+			t.Errorf("the importer reads %s, not in lfTrainKeys", m[1])
+		}
+		if m[1] == "fsdp_config" && m[2] != "" && !slices.Contains(lfFSDPKeys, m[2]) {
+			t.Errorf("the importer reads fsdp_config.%s, not in lfFSDPKeys", m[2])
 		}
 	}
 }

@@ -151,6 +151,7 @@ var hosts = []hostRow{
 	{"B300", nil, HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page found)"},
 	{"GB200", &graceBlackwell, HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
 	{"GB300", &graceBlackwell, HostArm, "NVIDIA Grace on the superchip, as GB200"},
+	{"MI35", &mi355xPlatform, HostAMD, "AMD's 8 × MI355X system: 2 × AMD EPYC 9575F (AMD's MLPerf Inference v6.1 system file 8xMI355X_2xEPYC_9575F.json); RCCL's getNetOverhead reads it (collectives/rccl.go)"},
 	{"MI3", &mi300xPlatform, HostAMD, "AMD's 8 × MI300X platform: 2 × AMD EPYC 9374F (AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json, mlcommons/inference_results_v4.1); RCCL's getNetOverhead reads it (collectives/rccl.go)"},
 	{"L40S", nil, HostIntel, "no L40S system datasheet found: intel, NCCL's case for any host not AMD x86"},
 	{"A10G", nil, HostAMD, "AWS g5: 2nd Gen AMD EPYC 7R32 (aws/aperf docs/PMU.md, the EC2 instance table)"},
@@ -172,12 +173,26 @@ var hgxB200 = HostSystem{Name: "HGX B200", Memory: 2 * units.TiB, MemoryBandwidt
 		"at DDR5-4400 (Intel 5th Gen Xeon: DDR5-5600 at one DIMM a channel, 4400 at two): 16 × 8 B × 4.4 GT/s = 563.2 GB/s. " +
 		"DGX B200's host (2 × Xeon 8570, hosts) is the same Xeon generation; its memory table was not read"}
 
-// mi300xPlatform is AMD's 8 × MI300X platform's host (MI325X and MI35x
-// take it).
+// mi300xPlatform is AMD's 8 × MI300X platform's host (MI325X takes it:
+// no MI325X system file was found).
 var mi300xPlatform = HostSystem{Name: "AMD 8 × MI300X platform", Memory: 1536 * units.GiB, MemoryBandwidth: 921_600_000_000, Link: "PCIe5", Sockets: 2,
 	Source: "AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json (mlcommons/inference_results_v4.1): 1.5TiB of 24 × 64GB " +
 		"DDR5-4800 RDIMMs (Micron MTC40F2046S1RC48BA1), 2 × EPYC 9374F (12 channels each, one DIMM a channel): 24 × 8 B × 4.8 GT/s = 921.6 GB/s; " +
-		"accelerator_host_interconnect \"PCIe Gen5 x16\". MI325X and MI35x take it, as their host CPU does"}
+		"accelerator_host_interconnect \"PCIe Gen5 x16\". MI325X takes it, as its host CPU does"}
+
+// mi355xPlatform is AMD's 8 × MI355X system's host, taken for the MI350X
+// too (the MI350 series' air-cooled part: no MI350X system file was
+// found, an assumption). Its memory bandwidth is an assumption: the file
+// names the DIMMs (Micron MTC40F2047S1RC64BB1, "RC64" where the MI300X
+// file's DDR5-4800 parts read "RC48") but not their speed, so the MI300X
+// platform's 24 channels at DDR5-4800 are kept, a floor for 24 DIMMs on
+// 24 channels; set cluster.host.memory_bandwidth for a measured figure.
+var mi355xPlatform = HostSystem{Name: "AMD 8 × MI355X system", Memory: 3072 * units.GiB, MemoryBandwidth: 921_600_000_000, Link: "PCIe5", Sockets: 2,
+	Source: "AMD's MLPerf Inference v6.1 system file closed/AMD/systems/8xMI355X_2xEPYC_9575F.json (as mirrored in " +
+		"intel-ai-tce/inference_results_v6.1 @ 5174fca85775b97127da8e3ff07f1bb776880fc4): host_memory_capacity \"3.0 TB\" of 24 × 128GB " +
+		"RDIMMs (17 + 7 Micron MTC40F2047S1RC64BB1), 2 × AMD EPYC 9575F (system name; 12 channels each, one DIMM a channel), " +
+		"accelerator_host_interconnect \"PCIe Gen 5 x16\". Bandwidth: the DIMM speed is not stated, so the MI300X platform's " +
+		"24 × 8 B × 4.8 GT/s = 921.6 GB/s is kept as a floor. The MI350X takes it"}
 
 // dgxH100 is DGX H100's and DGX H200's host.
 var dgxH100 = HostSystem{Name: "DGX H100/H200", Memory: 2 * units.TiB, MemoryBandwidth: 563_200_000_000, Link: "PCIe5", Sockets: 2,

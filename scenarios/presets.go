@@ -491,11 +491,18 @@ func (c *Cluster) Target() string {
 func (c *Cluster) AMD() bool { return c.Target() != "" }
 
 // HostPreset is the GPU preset whose system gives the cluster's host
-// defaults (DefaultHostSystem, DefaultHostCPU): cluster.gpu, or the
-// MI300X for an AMD GPU described by its figures (cluster.gfx), AMD's
-// 8-GPU platform being the one AMD host table found (hosts).
+// defaults (DefaultHostSystem, DefaultHostCPU): cluster.gpu, or, for an
+// AMD GPU described by its figures (cluster.gfx), the preset of its
+// target's system: the MI300X for gfx942 (AMD's 8 × MI300X platform), the
+// MI355X for gfx950 (AMD's 8 × MI355X system), the two AMD host tables
+// found (hosts).
 func (c *Cluster) HostPreset() string {
-	if c.GPU == "" && c.GFX != "" {
+	switch {
+	case c.GPU != "":
+		return c.GPU
+	case c.GFX == GFX950:
+		return "MI355X"
+	case c.GFX != "":
 		return "MI300X"
 	}
 	return c.GPU

@@ -73,7 +73,9 @@ const (
 	// update.
 	OptimizerForeach OptimizerImpl = "foreach"
 	// OptimizerComposer is Composer's DecoupledAdamW
-	// (composer/optim/decoupled_weight_decay.py), llm-foundry's
+	// (composer/optim/decoupled_weight_decay.py at mosaicml/composer
+	// 784f50be7fa8617ed562704c0207316ca2284e71, as zero/compute.go counts
+	// its traffic), llm-foundry's
 	// decoupled_adamw: a Python loop over the parameters, one in-place op
 	// per step of the update.
 	OptimizerComposer OptimizerImpl = "composer"

@@ -134,7 +134,11 @@ func TestForeignConfigAsScenario(t *testing.T) {
 func TestCheckSetType(t *testing.T) {
 	for _, c := range []struct{ set, want string }{
 		{"parallelism.k=x", `k: "x" is not an integer (use a whole number)`},
-		{"communication.bucket_size=25", "bucket_size: 25 what? use 25GiB or 25GB (a size needs a unit; 25B for bytes)"},
+		// A bare bucket size reads as megabytes (QA28 L3), a bare GPU
+		// memory as gigabytes, and a bare number above 2^20 as bytes.
+		{"communication.bucket_size=25", "bucket_size: 25 what? use 25MB or 25MiB (a bucket size needs a unit; 25B for bytes)"},
+		{"communication.bucket_size=3e8", "bucket_size: 3e8 what? use 3e8B (286.10 MiB) (a size needs a unit)"},
+		{"cluster.gpu_memory=80", "gpu_memory: 80 what? use 80GiB or 80GB (a size needs a unit; 80B for bytes)"},
 		{"communication.overlap=maybe", `overlap: "maybe" is not a boolean (use true or false)`},
 		{"parallelism.kk=2", `--set parallelism.kk=2: key path "parallelism.kk": unknown key "kk" in parallelism (did you mean "k"?)`},
 		{"parallelism.k=3", ""},

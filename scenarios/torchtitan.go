@@ -500,6 +500,9 @@ var ttFlavors = map[string]ttFlavor{
 	"405B":                   {16384, 126, 128, 8, 4096, 1.2, "", 0},
 }
 
+// ttVocab is TransformerModelArgs' vocab_size default, 128256
+// (torchtitan/models/llama3/model/args.py line 33 at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1; ttFlavor says more).
 const ttVocab = 128256
 
 // ffn is FeedForward's hidden_dim for hidden_dim = 4·dim

@@ -1198,7 +1198,9 @@ func (b *composerBlock) set(key, value string) error {
 // warm-up and skipped: the first holds the first step (compilation, the
 // caching allocator's first segments, NCCL's communicators; Megatron logs
 // the first iteration on its own line "to document initialization
-// overhead"), and a tenth more absorbs the learning-rate warm-up's first
+// overhead": megatron/training/training.py line 3560 at NVIDIA/Megatron-LM
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553, since c40b6ea0, 2026-01-16),
+// and a tenth more absorbs the learning-rate warm-up's first
 // steps and clock ramps. The rule is fixed, not fitted to a log.
 // MinSteadySteps lines must remain.
 const MinSteadySteps = 3

@@ -175,16 +175,39 @@ func (m Meta) Space() (*Space, error) {
 
 // Build is the zerosim build that wrote an output: reports.Build's
 // version, revision and modified flag (reports imports sweep, so the
-// command fills it in).
+// command fills it in), and Binary when those do not identify the code.
 type Build struct {
 	Version  string `json:"version"`
 	Revision string `json:"revision,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
+	// Binary is the hex SHA-256 of the zerosim executable, or
+	// BinaryUnknown when it could not be read, for a build whose version
+	// and revision do not say which code it is: a development build
+	// without VCS information (version "devel" and no revision: go build
+	// -buildvcs=false, go run outside a checkout, a source tarball),
+	// whose meta lines were all alike, or one from a modified work tree
+	// (two edits of one commit). Empty for a build they identify.
+	Binary string `json:"binary_sha256,omitempty"`
 }
 
-// String names the build in messages: "zerosim devel", "zerosim v0.9.0
-// (git 0123456789ab, modified)"; nil is an output written before zerosim
-// recorded its build.
+// BinaryUnknown is Build.Binary of a build that needed its executable's
+// digest but could not read it: no output of it matches another's
+// (BuildDiffers), as nothing shows the code is the same.
+const BinaryUnknown = "unknown"
+
+// Identified reports whether version and revision name the code of a
+// build: a revision from a clean work tree, or a version other than
+// "devel" without a revision (go install module@version, -ldflags -X).
+func (b Build) Identified() bool {
+	if b.Revision != "" {
+		return !b.Modified
+	}
+	return b.Version != "" && b.Version != "devel"
+}
+
+// String names the build in messages: "zerosim devel (binary
+// 0123456789ab)", "zerosim v0.9.0 (git 0123456789ab, modified, binary
+// …)"; nil is an output written before zerosim recorded its build.
 func (b *Build) String() string {
 	if b == nil {
 		return "a zerosim that did not record its version"
@@ -196,6 +219,13 @@ func (b *Build) String() string {
 	if b.Modified {
 		extra = append(extra, "modified")
 	}
+	switch b.Binary {
+	case "":
+	case BinaryUnknown:
+		extra = append(extra, "its executable unreadable")
+	default:
+		extra = append(extra, "binary "+b.Binary[:min(len(b.Binary), 12)])
+	}
 	if len(extra) == 0 {
 		return "zerosim " + b.Version
 	}
@@ -203,12 +233,15 @@ func (b *Build) String() string {
 }
 
 // BuildDiffers reports whether m and o were written by different zerosim
-// builds, whose rows may differ for one point (QA25 M6).
+// builds, whose rows may differ for one point (QA25 M6): builds differ in
+// any field, so two development builds differ when their executables do;
+// one whose executable could not be read (BinaryUnknown) differs from
+// every build, itself included.
 func (m Meta) BuildDiffers(o Meta) bool {
 	if m.Zerosim == nil || o.Zerosim == nil {
 		return m.Zerosim != o.Zerosim
 	}
-	return *m.Zerosim != *o.Zerosim
+	return *m.Zerosim != *o.Zerosim || m.Zerosim.Binary == BinaryUnknown
 }
 
 // Equal reports whether m and o describe the same sweep.

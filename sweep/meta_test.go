@@ -166,3 +166,43 @@ func TestWhyScenarioFileOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildDiffers: which builds --resume and merge take for one. A
+// clean revision or a release version names the code (Identified); a
+// development build without VCS information or a modified work tree does
+// not, and is told apart by its executable's digest; a build whose
+// executable could not be read matches none, itself included; an output
+// written before the build was recorded (nil) matches only another such.
+func TestBuildDiffers(t *testing.T) {
+	const rev, rev2 = "0123456789abcdef0123456789abcdef01234567", "fedcba9876543210fedcba9876543210fedcba98"
+	binA, binB := strings.Repeat("a1", 32), strings.Repeat("b2", 32)
+	dev := func(bin string) *Build { return &Build{Version: "devel", Binary: bin} }
+	for _, tc := range []struct {
+		name       string
+		a, b       *Build
+		identified bool // a's
+		differ     bool
+	}{
+		{"one clean revision", &Build{Version: "devel", Revision: rev}, &Build{Version: "devel", Revision: rev}, true, false},
+		{"two clean revisions", &Build{Version: "devel", Revision: rev}, &Build{Version: "devel", Revision: rev2}, true, true},
+		{"one release", &Build{Version: "v0.9.0"}, &Build{Version: "v0.9.0"}, true, false},
+		{"two releases", &Build{Version: "v0.9.0"}, &Build{Version: "v0.9.1"}, true, true},
+		{"one development binary", dev(binA), dev(binA), false, false},
+		{"two development binaries", dev(binA), dev(binB), false, true},
+		{"one modified tree, one binary", &Build{Version: "devel", Revision: rev, Modified: true, Binary: binA}, &Build{Version: "devel", Revision: rev, Modified: true, Binary: binA}, false, false},
+		{"one modified tree, two binaries", &Build{Version: "devel", Revision: rev, Modified: true, Binary: binA}, &Build{Version: "devel", Revision: rev, Modified: true, Binary: binB}, false, true},
+		{"a development build before binaries were recorded", dev(""), dev(binA), false, true},
+		{"unreadable executables", dev(BinaryUnknown), dev(BinaryUnknown), false, true},
+		{"nothing recorded", nil, nil, false, false},
+		{"nothing recorded and a release", nil, &Build{Version: "v0.9.0"}, false, true},
+	} {
+		if tc.a != nil && tc.a.Identified() != tc.identified {
+			t.Errorf("%s: Identified() = %v, want %v", tc.name, tc.a.Identified(), tc.identified)
+		}
+		for _, ab := range [][2]*Build{{tc.a, tc.b}, {tc.b, tc.a}} {
+			if got := (Meta{Zerosim: ab[0]}).BuildDiffers(Meta{Zerosim: ab[1]}); got != tc.differ {
+				t.Errorf("%s: %v vs %v: BuildDiffers = %v, want %v", tc.name, ab[0], ab[1], got, tc.differ)
+			}
+		}
+	}
+}

@@ -35,7 +35,9 @@ type PlanOptions struct {
 	Recompute []string
 	// BucketSizes are the gradient bucket sizes of stages 0–2 (default the
 	// scenario's, 25MB and 200MB: DeepSpeed's reduce_bucket_size default is
-	// 5e8 elements, PyTorch DDP's bucket_cap_mb 25).
+	// 5e8 elements, deepspeed/runtime/zero/config.py line 113 at
+	// deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641;
+	// PyTorch DDP's bucket_cap_mb 25).
 	BucketSizes []string
 	// Prefetch are the ZeRO-3 prefetch depths (default 1 and 2).
 	Prefetch []int

@@ -43,6 +43,14 @@ type Partial struct {
 	HasHeader bool
 	// Done lists the point indices already present, ascending.
 	Done []int
+	// NeedsSort reports that the rows kept are not the shard's first
+	// len(Done) points in grid order: a point before the last row is
+	// missing (a row lost or deleted, QA25 L14) or the rows are out of
+	// order (a resume appended such a point). Appending the rest then
+	// leaves the file out of grid order; the caller sorts it once every
+	// point is in (Merge of the file alone), so it is the file an
+	// uninterrupted run writes.
+	NeedsSort bool
 }
 
 // IsDone reports whether point i is in Done.
@@ -73,6 +81,7 @@ func ScanPartial(r io.Reader, f Format, m Meta, sp *Space, sh Shard) (*Partial, 
 	}
 	p := &Partial{Keep: int64(n), HasHeader: true}
 	var ln []byte
+	last := -1 // the index of the row before
 	for row := 1; ; row++ {
 		ln, err = readLine(br, ln)
 		if err == io.EOF {
@@ -97,12 +106,18 @@ func ScanPartial(r io.Reader, f Format, m Meta, sp *Space, sh Shard) (*Partial, 
 			return nil, fmt.Errorf("sweep: the existing output holds point %d, which is not in this sweep's shard %s of %d points (was it written by another sweep?)", i, sh, sp.Len())
 		}
 		p.Done = append(p.Done, i)
+		p.NeedsSort = p.NeedsSort || i < last
+		last = i
 	}
 	slices.Sort(p.Done)
 	for k := 1; k < len(p.Done); k++ {
 		if p.Done[k] == p.Done[k-1] {
 			return nil, fmt.Errorf("sweep: the existing output holds point %d twice", p.Done[k])
 		}
+	}
+	// A gap: fewer rows than the shard has points up to the last row.
+	if n := len(p.Done); n > 0 && sh.Count(p.Done[n-1]+1) != n {
+		p.NeedsSort = true
 	}
 	return p, nil
 }

@@ -157,10 +157,15 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 // earlyStopFLOPs is a full block recompute under PyTorch's early stop: the
 // forward's FLOPs less the MLP down projection (fc2, llama's w2), 2·t·ffn·h.
 // Non-reentrant checkpointing (torch/utils/checkpoint.py, early stop the
-// default since pytorch/pytorch#96866, March 2023, PyTorch 2.1) raises
-// _StopRecomputationError from its pack hook once the recomputation has
-// packed as many tensors as the forward saved; the down projection's
-// matmul saves its input when autograd records it, before its kernel
+// default since pytorch/pytorch pull request 96866, "Make early stop the
+// default for checkpoint and expose a way to disable", opened 2023-03-15
+// and approved 2023-03-22, after the 2.0 release, so PyTorch 2.1; its
+// landing commit was not found in the material read, so the pull request
+// is cited) raises _StopRecomputationError from _recomputation_hook's
+// pack hook once recomp_counter reaches len(weak_holders), i.e. once the
+// recomputation has packed as many tensors as the forward saved (read in
+// copies of the file, not at a pytorch/pytorch commit); the down
+// projection's matmul saves its input when autograd records it, before its kernel
 // runs, and nothing after it (the residual add) saves a tensor, so the
 // recompute stops there. Reentrant checkpointing (DeepSpeed's, Megatron's,
 // torch.utils.checkpoint with use_reentrant=True) reruns the whole block.

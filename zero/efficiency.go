@@ -133,8 +133,12 @@ const FlashAttention1Efficiency = 0.325
 //
 //   - TritonAttentionEfficiency: Tri Dao's FlashAttention in Triton
 //     (flash_attn/flash_attn_triton.py, which llm-foundry copies as
-//     llmfoundry/models/layers/flash_attn_triton.py and runs for attn_impl:
-//     triton) is FlashAttention1Efficiency's class, 0.325 on A100; FlashAttention-2
+//     llmfoundry/models/layers/flash_attn_triton.py, "Copied from
+//     .../flash-attention/blob/eff9fe6b.../flash_attn/flash_attn_triton.py",
+//     and runs for attn_impl: triton, attention.py lines 344 and 541–542,
+//     both at mosaicml/llm-foundry
+//     3903b0d82e4d0e7f2a48121143292ca6c633c084, the last commit before the
+//     copy was removed) is FlashAttention1Efficiency's class, 0.325 on A100; FlashAttention-2
 //     is "1.3-2.5× faster than FlashAttention in Triton" (Dao 2023, §4.1):
 //     0.6/0.325 = 1.85 lies inside that range.
 //   - HopperTritonAttentionEfficiency: no rate of it on H100 is published;

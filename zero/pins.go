@@ -27,7 +27,8 @@ type pinnedColl struct {
 // under communication.nccl_algo, nccl_proto and an explicit nvls or
 // nvlstree algorithm: the question collectives.Model.Choose answers for
 // the replay, asked before it, so that a scenario the replay would refuse
-// (NCCL's "no algorithm/protocol available", enqueue.cc topoGetAlgoInfo)
+// (NCCL's "No algorithm/protocol available", topoGetAlgoInfo, src/enqueue.cc
+// line 2063 at NVIDIA/nccl 5067397c)
 // is refused at load (final read R2 F1: validate said ok, then run
 // exited 2 naming no position). Its error is a *scenarios.Error with the
 // key to change as Path and no position (scenarios.Place puts it at the

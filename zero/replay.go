@@ -608,8 +608,12 @@ func (e *executor) spans(r int) []Span {
 
 // groupMembers lists group idx of kind g: ZeRO++'s groups here — hpZ
 // groups are contiguous blocks of HPZ ranks and node groups of Local ranks
-// (DeepSpeed's groups.py; ranks fill GPUs in order), rail group i holds
-// ranks i, i+Local, … — and every other kind from the package function.
+// (deepspeed/utils/groups.py at deepspeedai/DeepSpeed
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641: _create_zero_param_parallel_group,
+// lines 859–885, ranks i·size … (i+1)·size−1; _get_local_all_to_all_group,
+// lines 672–698, local_i the GPUs of node i; ranks fill GPUs in order),
+// rail group i holds ranks i, i+Local, … (the same function's global_i) —
+// and every other kind from the package function.
 func (sc *Schedule) groupMembers(g GroupKind, idx int) []int {
 	block := func(b int) []int {
 		m := make([]int, b)

@@ -563,14 +563,18 @@ func slowChoiceOf(b *collectives.Bench, t *topology.Topology, r collectives.Benc
 
 // rcclAcrossNodesNote is, for an uncalibrated auto all-reduce on an AMD
 // GPU across nodes, how far the model's time for RCCL's pick stood from
-// AMD's one published cross-node time (collectives.RCCLMeasured2NodeUS,
+// AMD's one published cross-node time (collectives.RCCL2NodeReference,
 // QA24 M2); nil otherwise.
 func rcclAcrossNodesNote(b *collectives.Bench, t *topology.Topology) []string {
 	if b.Algo != collectives.Auto || b.Op != collectives.AllReduce || b.Model == nil || b.Model.HW.GFX == "" || len(b.Model.Curves) > 0 ||
 		len(b.Groups) == 0 || collectives.ShapeOf(t, b.Groups[0]).Nodes < 2 {
 		return nil
 	}
-	m, z := collectives.RCCLMeasured2NodeUS, collectives.RCCLModel2NodeUS
+	measured, model, err := collectives.RCCL2NodeReference()
+	if err != nil {
+		return nil
+	}
+	m, z := float64(measured)/1e6, float64(model)/1e6
 	return []string{fmt.Sprintf("across nodes RCCL's pick is timed by NCCL's model, which overstates AMD's one published cross-node time: "+
 		"64 MiB over 2 × 8 MI350X took %.1f µs by tree/Simple (ROCm/rocm-systems pull request 9406); zerosim's model times that cluster (2 × 8 MI350X over RoCE400) at %.2f µs, %.0f %% above (docs/collectives.md); "+
 		"zerosim calibrate on your rccl-tests log replaces these times", m, z, 100*(z/m-1))}

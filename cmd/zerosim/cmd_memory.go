@@ -101,7 +101,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	}
 	switch a.format {
 	case "json":
-		err = reports.WriteMemoryJSON(out, rs)
+		err = reports.WriteMemoryJSON(out, s, rs)
 	case "csv":
 		err = reports.WriteMemoryCSV(out, rs)
 	default:

@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -460,13 +463,15 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 			return outFile.failed(err, 0)
 		}
 	}
-	em.enc, em.bar = enc, sweepProgress(errOut, todo)
-	em.clear = o.out == "" && isTerminal(out)
+	em.enc, em.bar, em.clear = enc, sweepProgress(errOut, todo), o.out == "" && isTerminal(out)
 	ev := &sweep.Evaluator{Src: src, Space: sp}
 	err = sweep.Run(ctx, sweep.RunConfig{Indices: sh.Indices(sp.Len(), done), Jobs: o.jobs, Eval: ev.Eval, Emit: em.emit})
 	em.finish(errOut)
 	if err != nil {
 		return sweepStopped(ctx, outFile.failed(err, em.rows), em.rows, todo, o.out)
+	}
+	if err := sortResumed(o.out, p); err != nil {
+		return err
 	}
 	if em.bar != nil || em.invalid > 0 { // invalid points even on a pipe (qa21 LOW 5)
 		fmt.Fprintf(errOut, "zerosim: sweep: %s (shard %s), %d invalid\n", nOf(em.rows, "point", "points"), sh, em.invalid)
@@ -588,12 +593,66 @@ func openSweepOut(o sweepOpts, f sweep.Format, m sweep.Meta, sp *sweep.Space, sh
 	return fh, p, nil
 }
 
+// sortResumed rewrites the --out file out, complete after --resume, into
+// grid order when the rows it held were not (sweep.Partial.NeedsSort: a
+// row missing before its last one, which the resume appended at the end,
+// QA25 L14): the file sorted by point index (sweep.Merge of it alone),
+// written atomically, so it is the file an uninterrupted run writes.
+func sortResumed(out string, p *sweep.Partial) error {
+	if p == nil || !p.NeedsSort {
+		return nil
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		return readError("--resume "+out, err)
+	}
+	defer fh.Close()
+	err = reports.WriteFileAtomic(out, func(w io.Writer) error {
+		_, err := sweep.Merge(w, []sweep.Input{{Name: out, R: fh}}, 0)
+		return err
+	})
+	if we := (*reports.WriteError)(nil); errors.As(err, &we) {
+		return inputError{fmt.Errorf("--out %s: %s; every row is kept, out of grid order: run the same sweep with --resume again to sort it", out, writeFailureAs(we, "its rows sorted into grid order"))}
+	}
+	if err != nil {
+		return inputError{fmt.Errorf("--resume %s: sorting the rows into grid order: %s", out, plain(err))}
+	}
+	return nil
+}
+
 // sweepBuild is the build the meta line names (reports.ReadBuild), so
-// that --resume and merge refuse rows another zerosim wrote (QA25 M6).
+// that --resume and merge refuse rows another zerosim wrote (QA25 M6);
+// with its executable's SHA-256 when the version and revision do not say
+// which code it is (sweep.Build.Binary: a development build, whose meta
+// lines were all alike).
 func sweepBuild() *sweep.Build {
 	b := reports.ReadBuild()
-	return &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}
+	sb := &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}
+	if !sb.Identified() {
+		sb.Binary = executableSHA256()
+	}
+	return sb
 }
+
+// executableSHA256 is the hex SHA-256 of the running executable, read
+// once per process (a sweep's binary is some 30 MB: tens of
+// milliseconds), or sweep.BinaryUnknown when it cannot be read.
+var executableSHA256 = sync.OnceValue(func() string {
+	path, err := os.Executable()
+	if err != nil {
+		return sweep.BinaryUnknown
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return sweep.BinaryUnknown
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sweep.BinaryUnknown
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
 
 // checkSetsUnderGrids refuses a --set of a key a --grid sets at every
 // point, or of a key inside it: the grid's value replaces it, so the --set

@@ -28,16 +28,21 @@ scenario format version it reads. "zerosim --version" prints the same line.
 			if a.format == "json" {
 				e := json.NewEncoder(a.out)
 				e.SetIndent("", "  ")
-				return e.Encode(struct {
-					reports.Build
-					Go             string `json:"go"`
-					ScenarioFormat int    `json:"scenario_format"`
-				}{b, runtime.Version(), scenarioFormat})
+				return e.Encode(versionJSON{b, runtime.Version(), scenarioFormat})
 			}
 			fmt.Fprintln(a.out, versionLine(b))
 			return nil
 		},
 	}
+}
+
+// versionJSON is version --format json (docs/version.schema.json): the
+// build as result.json's zerosim block, the Go toolchain and the scenario
+// format version it reads.
+type versionJSON struct {
+	reports.Build
+	Go             string `json:"go"`
+	ScenarioFormat int    `json:"scenario_format"`
 }
 
 // versionLine is what "zerosim version" and "zerosim --version" print.

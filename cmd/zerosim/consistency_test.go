@@ -540,7 +540,7 @@ func checkSweep(t *testing.T, rr *reruns, name string, grids []string) {
 	}
 }
 
-// memoryReport is one report of `zerosim memory --format json`
+// memoryReport is one report of `zerosim memory --format json`'s reports
 // (reports/memory_json.go memoryJSON).
 type memoryReport struct {
 	Stage     int   `json:"stage"`
@@ -563,8 +563,11 @@ func memoryReports(t *testing.T, file string, sets ...string) map[int]memoryRepo
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
-	var reps []memoryReport
-	decode(t, "memory", cli(t, args...), &reps)
+	var doc struct {
+		Reports []memoryReport `json:"reports"`
+	}
+	decode(t, "memory", cli(t, args...), &doc)
+	reps := doc.Reports
 	out := map[int]memoryReport{}
 	for _, m := range reps {
 		out[m.Stage] = m

@@ -162,13 +162,17 @@ func TestImportDeepSpeedMoEGathered(t *testing.T) {
 			t.Fatalf("%s: code %d, %s\n%s", c.hf, code, stderr, out)
 		}
 		mem, stderr, code := runValidateCLI(t, []byte(out), "memory", "-", "--stage", "3", "--format", "json")
-		var rs []struct {
-			Components []struct {
-				Name string
-				Peak int64
+		var doc struct {
+			Reports []struct {
+				Components []struct {
+					Name string
+					Peak int64
+				}
 			}
 		}
-		if err := json.Unmarshal([]byte(mem), &rs); err != nil || code != 0 || len(rs) != 1 {
+		err := json.Unmarshal([]byte(mem), &doc)
+		rs := doc.Reports
+		if err != nil || code != 0 || len(rs) != 1 {
 			t.Fatalf("%s: memory: code %d, %v, %s", c.hf, code, err, stderr)
 		}
 		var got int64 = -1

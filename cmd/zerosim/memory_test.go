@@ -40,11 +40,13 @@ func runMemoryJSON(t *testing.T, args ...string) []memJSON {
 	if code := Main(append([]string{"memory", "--format", "json"}, args...), nil, &out, &errOut); code != 0 {
 		t.Fatalf("memory %v: exit %d: %s", args, code, errOut.String())
 	}
-	var rs []memJSON
-	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+	var doc struct {
+		Reports []memJSON `json:"reports"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("memory %v: %v\n%s", args, err, out.String())
 	}
-	return rs
+	return doc.Reports
 }
 
 // TestMemorySeedTables runs the CLI on the seed examples and checks the

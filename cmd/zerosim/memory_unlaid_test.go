@@ -47,8 +47,12 @@ func TestMemoryUnlaidStages(t *testing.T) {
 		t.Errorf("summary: exit %d, no %q in\n%s", code, note("2"), out)
 	}
 	code, out, errOut = mem("--format", "json")
-	var rs []map[string]any
-	if err := json.Unmarshal([]byte(out), &rs); code != 0 || err != nil || len(rs) != 4 {
+	var doc struct {
+		Reports []map[string]any `json:"reports"`
+	}
+	err := json.Unmarshal([]byte(out), &doc)
+	rs := doc.Reports
+	if code != 0 || err != nil || len(rs) != 4 {
 		t.Fatalf("json: exit %d, %v, %d reports: %s", code, err, len(rs), errOut)
 	}
 	for st, r := range rs {

@@ -304,7 +304,7 @@ func TestSweepValueTypeChecked(t *testing.T) {
 		mention string
 	}{
 		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,x"}, `zerosim: --grid parallelism.k=1,x: k: "x" is not an integer (use a whole number)`},
-		{[]string{"sweep", "seed002-tiny", "--grid", "communication.bucket_size=25,100MB"}, `--grid communication.bucket_size=25,100MB: bucket_size: 25 what? use 25GiB or 25GB`},
+		{[]string{"sweep", "seed002-tiny", "--grid", "communication.bucket_size=25,100MB"}, `--grid communication.bucket_size=25,100MB: bucket_size: 25 what? use 25MB or 25MiB`},
 		{[]string{"sweep", "seed002-tiny", "--grid", "communication.overlap=true,maybe", "--count"}, `--grid communication.overlap=true,maybe: overlap: "maybe" is not a boolean`},
 		{[]string{"sweep", "seed002-tiny", "--grid", "parallelism.k=1,2", "--set", "training.micro_batch=x"}, `zerosim: --set training.micro_batch=x: micro_batch: "x" is not an integer`},
 	} {

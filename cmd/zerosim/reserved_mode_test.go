@@ -52,11 +52,13 @@ func TestReservedModeEverywhere(t *testing.T) {
 		}
 	}
 	code, js, errOut = runMain(t, "", append([]string{"memory", torchtitanTemplate, "--stage", "3", "--format", "json"}, sets...)...)
-	var mem []reserveFields
-	if code != 0 || json.Unmarshal([]byte(js), &mem) != nil || len(mem) != 1 {
+	var mem struct {
+		Reports []reserveFields `json:"reports"`
+	}
+	if code != 0 || json.Unmarshal([]byte(js), &mem) != nil || len(mem.Reports) != 1 {
 		t.Fatalf("memory: exit %d: %s", code, errOut)
 	}
-	want("memory --format json", mem[0])
+	want("memory --format json", mem.Reports[0])
 	code, out, errOut := runMain(t, "", append([]string{"memory", torchtitanTemplate, "--stage", "3", "--format", "csv"}, sets...)...)
 	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if code != 0 || err != nil {

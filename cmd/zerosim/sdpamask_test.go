@@ -43,10 +43,14 @@ func TestSDPAMaskPeaks(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("memory: exit %d: %s", code, errOut)
 		}
-		var m []struct {
-			Peak int64 `json:"peak"`
+		var doc struct {
+			Reports []struct {
+				Peak int64 `json:"peak"`
+			} `json:"reports"`
 		}
-		if err := json.Unmarshal([]byte(out), &m); err != nil || len(m) != 1 {
+		err := json.Unmarshal([]byte(out), &doc)
+		m := doc.Reports
+		if err != nil || len(m) != 1 {
 			t.Fatalf("memory json: %v (%d reports)", err, len(m))
 		}
 		code, out, errOut = runMain(t, "", "run", path, "--format", "json")
