@@ -254,7 +254,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	if l.has("cluster.gpu") {
 		g, ok := findGPU(c.GPU)
 		if !ok {
-			return l.errAlone("cluster.gpu", fmt.Sprintf("gpu %q is unknown %s", c.GPU, unknownValue(c.GPU, gpuNames(), "or give gpu_memory, peak_bf16 and hbm_bandwidth")))
+			return l.errAlone("cluster.gpu", fmt.Sprintf("gpu %q is unknown %s", c.GPU, unknownGPUValue(c.GPU)))
 		}
 		gpu = g
 		if !l.has("cluster.gpu_memory") {
@@ -1154,22 +1154,15 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 		if err != nil {
 			return l.errPath(path, k.key+": "+err.Error())
 		}
-		// NCCL's tree and NVLS-tree run all-reduce only (tuning.cc at
-		// 5067397c: ncclTopoTuneModel leaves them off for the other
-		// functions), so a list of those alone leaves a ZeRO stage's
-		// reduce-scatters and all-gathers no algorithm, which NCCL
-		// refuses ("no algorithm/protocol available", enqueue.cc
-		// topoGetAlgoInfo) (QA18 M5: the run failed with no position).
 		if pinned := map[Algorithm]string{AlgoNVLS: "NVLS", AlgoNVLSTree: "NVLSTree"}[c.Algorithm]; k.key == "nccl_algo" && pinned != "" && !set[slices.Index(NCCLAlgoNames, pinned)] {
 			// algorithm nvls or nvlstree runs that algorithm; NCCL_ALGO
 			// switching it off leaves it nothing (final read R3 L6: the
 			// replay blamed the hardware).
 			return l.errPath(path, fmt.Sprintf("nccl_algo %q switches off %s, which communication.algorithm %s runs: add %s to nccl_algo, or set algorithm: auto", k.v, pinned, c.Algorithm, pinned))
 		}
-		if k.key == "nccl_algo" && s.Parallelism.Stage >= 1 && !set[slices.Index(NCCLAlgoNames, "Ring")] &&
-			!set[slices.Index(NCCLAlgoNames, "NVLS")] && !set[slices.Index(NCCLAlgoNames, "PAT")] {
-			return l.errPath(path, fmt.Sprintf("nccl_algo %q leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage %d reduce-scatters and all-gathers, which NCCL then refuses (no algorithm/protocol available): add Ring (nccl_algo: Ring,%s) or drop nccl_algo", k.v, s.Parallelism.Stage, k.v))
-		}
+		// A list of all-reduce algorithms only (Tree, NVLSTree) is the
+		// step's to refuse, not the loader's: collective and calibrate
+		// replay no step and time all-reduces under it (zero.CheckPins).
 		if !c.Algorithm.NCCLModel() {
 			return l.errPath(path, fmt.Sprintf("%s sets NCCL's tuner, which algorithm %s (zerosim's alpha–beta lowering) does not use: set algorithm: auto, or drop %s", k.key, c.Algorithm, k.key))
 		}

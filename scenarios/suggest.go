@@ -52,6 +52,46 @@ func nearNames(v string, names []string) []string {
 	return nil
 }
 
+// unknownGPUValue is unknownValue for cluster.gpu, with nearGPUs's
+// suggestions.
+func unknownGPUValue(v string) string {
+	if near := nearGPUs(v); len(near) > 0 {
+		return "(did you mean " + listOr(near) + "?)"
+	}
+	return "(use " + listOr(gpuNames()) + ", or give gpu_memory, peak_bf16 and hbm_bandwidth)"
+}
+
+// nearGPUs are the GPU presets v is a near miss of: nearNames, but a
+// prefix only where it ends at a separator of the preset's name ("H100"
+// for H100-80GB, "a100" for A100-40GB or A100-80GB), never inside its
+// model number: "H20" is a GPU of its own (148 TFLOPS bf16, a sixth of the
+// H200's 989), not a slip for H200, and accepting the hint would make a
+// step several times too fast (QA30 LOW-6).
+func nearGPUs(v string) []string {
+	nv := normName(v)
+	var near []string
+	for _, n := range nearNames(v, gpuNames()) {
+		if normName(n) == nv || prefixAtSeparator(n, len(nv)) {
+			near = append(near, n)
+		}
+	}
+	return near
+}
+
+// prefixAtSeparator reports whether name's first k characters other than
+// separators are followed by a separator (- _ . or space).
+func prefixAtSeparator(name string, k int) bool {
+	for _, r := range name {
+		if k == 0 {
+			return strings.ContainsRune("-_. ", r)
+		}
+		if !strings.ContainsRune("-_. ", r) {
+			k--
+		}
+	}
+	return false
+}
+
 // normName lowers s and drops the separators - _ . and space.
 func normName(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -71,7 +111,7 @@ func NearExample(name string) string { return nearExample(name) }
 // you mean H100-80GB?)`.
 func UnknownGPU(flag, v string) string {
 	names := gpuNames()
-	if near := nearNames(v, names); len(near) > 0 {
+	if near := nearGPUs(v); len(near) > 0 {
 		return fmt.Sprintf("%s %q is not a GPU preset (did you mean %s?)", flag, v, listOr(near))
 	}
 	return fmt.Sprintf("%s %q is not a GPU preset (use one of %s)", flag, v, strings.Join(names, ", "))

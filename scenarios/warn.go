@@ -218,10 +218,36 @@ const nvl36GPUs = NVL72GPUs / 2
 // domain of 72), which the loader cannot tell apart; the docs say so
 // (docs/scenario-format.md, cluster).
 func (l *loader) warnNVLTray(s *Scenario) {
-	c := &s.Cluster
+	if msg := NVLTrayNote(&s.Cluster, false); msg != "" {
+		l.warn(s, "cluster.gpus_per_node", msg)
+	}
+}
+
+// MNNVLNote is the words of every NVLTrayNote, by which a command that
+// changes the cluster's shape after loading finds the loader's warning
+// of the file's shape (collective's --nodes and --gpus-per-node).
+const MNNVLNote = "NCCL's MNNVL counts the NVL72 rack as one node"
+
+// NVLTrayNote is warnNVLTray's warning for cluster c, "" when there is
+// none; with flags it speaks of collective's --nodes and --gpus-per-node
+// (which set the shape there) instead of the cluster keys (QA30 LOW-5: the
+// warning named the file's 2 × 8 and its position for a run of 3 × 4).
+func NVLTrayNote(c *Cluster, flags bool) string {
 	if DefaultHostSystem(c.GPU) != graceBlackwell || c.Nodes <= 1 || c.GPUsPerNode%nvl36GPUs == 0 || c.GPUsPerNode > NVL72GPUs {
 		// Above a rack, warnImpossibleHardware says so.
-		return
+		return ""
+	}
+	shape := func(nodes, gpn int) string {
+		if flags {
+			return fmt.Sprintf("--nodes %d --gpus-per-node %d", nodes, gpn)
+		}
+		return fmt.Sprintf("nodes: %d, gpus_per_node: %d", nodes, gpn)
+	}
+	gpnName := func(gpn int) string {
+		if flags {
+			return fmt.Sprintf("--gpus-per-node %d", gpn)
+		}
+		return fmt.Sprintf("gpus_per_node: %d", gpn)
 	}
 	total := c.Nodes * c.GPUsPerNode
 	// One instruction, the description of these GPUs: a node of them all
@@ -231,22 +257,26 @@ func (l *loader) warnNVLTray(s *Scenario) {
 	var notes []string
 	switch {
 	case total <= NVL72GPUs:
-		do = fmt.Sprintf("describe the trays of one rack as one node: nodes: 1, gpus_per_node: %d", total)
+		do = "describe the trays of one rack as one node: " + shape(1, total)
 	case total%NVL72GPUs == 0:
-		do = fmt.Sprintf("describe each NVL72 rack as one node: nodes: %d, gpus_per_node: %d", total/NVL72GPUs, NVL72GPUs)
+		do = "describe each NVL72 rack as one node: " + shape(total/NVL72GPUs, NVL72GPUs)
 		notes = append(notes, fmt.Sprintf("an NVL36 rack is a node of %d", nvl36GPUs))
 	default:
-		do = fmt.Sprintf("describe each NVLink domain as one node: gpus_per_node: %d for an NVL72 rack, %d for an NVL36", NVL72GPUs, nvl36GPUs)
+		do = fmt.Sprintf("describe each NVLink domain as one node: %s for an NVL72 rack, %d for an NVL36", gpnName(NVL72GPUs), nvl36GPUs)
 		notes = append(notes, fmt.Sprintf("%d GPUs are not whole racks", total))
 	}
 	what := fmt.Sprintf("a %s compute tray or less", c.GPU)
 	if c.GPUsPerNode > trayGPUs {
 		what = fmt.Sprintf("not a whole %s NVLink domain (72 GPUs in an NVL72 rack, 36 in an NVL36)", c.GPU)
-		notes = append(notes, fmt.Sprintf("a node that is one rack used in part is right as gpus_per_node: %d", c.GPUsPerNode))
+		notes = append(notes, fmt.Sprintf("a node that is one rack used in part is right as %s", gpnName(c.GPUsPerNode)))
 	}
 	notes = append(notes, "docs/scenario-format.md, cluster")
-	l.warn(s, "cluster.gpus_per_node", fmt.Sprintf("gpus_per_node=%d is %s, but NCCL's MNNVL counts the NVL72 rack as one node, and the traffic between its trays would be modelled over the NICs instead of NVLink: %s (%s)",
-		c.GPUsPerNode, what, do, strings.Join(notes, "; ")))
+	subject := fmt.Sprintf("gpus_per_node=%d", c.GPUsPerNode)
+	if flags {
+		subject = fmt.Sprintf("--gpus-per-node %d", c.GPUsPerNode)
+	}
+	return fmt.Sprintf("%s is %s, but %s, and the traffic between its trays would be modelled over the NICs instead of NVLink: %s (%s)",
+		subject, what, MNNVLNote, do, strings.Join(notes, "; "))
 }
 
 // warnExpandable warns when memory.expandable_segments, written in the file

@@ -38,11 +38,36 @@ type pinnedColl struct {
 // once. Any other error is left to the replay.
 func CheckPins(s *scenarios.Scenario) error {
 	c := &s.Communication
+	if err := allReduceOnly(s); err != nil {
+		return err
+	}
 	algo := algoOf[c.Algorithm]
 	if algo == collectives.Auto && ringSimpleLeft(c) || !c.Algorithm.NCCLModel() {
 		return nil
 	}
 	return checkPins(s, algo)
+}
+
+// allReduceOnly refuses an nccl_algo of NCCL's all-reduce algorithms only
+// (Tree, NVLSTree) under a ZeRO stage that reduce-scatters and
+// all-gathers: NCCL's tree and NVLS-tree run all-reduce only (tuning.cc at
+// 5067397c: ncclTopoTuneModel leaves them off for the other functions),
+// so the step's reduce-scatters and all-gathers have no algorithm, which
+// NCCL refuses ("no algorithm/protocol available", enqueue.cc
+// topoGetAlgoInfo) (QA18 M5: the run failed with no position). The step
+// refuses it, not the loader: `collective` and `calibrate` replay no step,
+// and a log of all_reduce_perf under NCCL_ALGO=Tree is calibrated under
+// nccl_algo: Tree.
+func allReduceOnly(s *scenarios.Scenario) error {
+	c := &s.Communication
+	if c.NCCLAlgo == "" || s.Parallelism.Stage < 1 {
+		return nil
+	}
+	m, err := collectives.ParseNCCLAlgos(c.NCCLAlgo)
+	if err != nil || m&(1<<collectives.Ring|1<<collectives.NVLS|1<<collectives.PAT) != 0 {
+		return nil
+	}
+	return &scenarios.Error{Path: "communication.nccl_algo", Msg: fmt.Sprintf("nccl_algo %q leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage %d reduce-scatters and all-gathers, which NCCL then refuses (no algorithm/protocol available): add Ring (nccl_algo: Ring,%s) or drop nccl_algo", c.NCCLAlgo, s.Parallelism.Stage, c.NCCLAlgo)}
 }
 
 // ringSimpleLeft reports whether communication.nccl_algo and nccl_proto

@@ -39,6 +39,10 @@ func TestCheckPins(t *testing.T) {
 		{"Tree", []string{"parallelism.zero_stage=0", "parallelism.cp=2", "parallelism.dp=8"}, `s.yaml:6:3: communication.nccl_algo: the step's all-gathers: no algorithm/protocol available for allgather over 2 ranks on 1 nodes on this hardware: NCCL_ALGO was set to Tree. (NCCL's tree runs all-reduce only): add Ring (nccl_algo: Tree,Ring), or drop nccl_algo`},
 		{"^PAT", []string{"communication.algorithm=nvls"}, `s.yaml: --set communication.algorithm=nvls: communication.algorithm: the step's reduce-scatters: nvls cannot run reducescatter over 16 ranks on 2 nodes on this hardware (NVLS needs Hopper or later GPUs on an NVSwitch, two or more GPUs per node, and one node: across nodes NCCL needs SHARP switches; NVLS-tree or NCCL's own choice runs across nodes): set algorithm: auto (NCCL's own choice)`},
 		{"Ring,Tree", []string{"communication.nccl_proto=LL128", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, `s.yaml: --set communication.nccl_proto=LL128: communication.nccl_proto: the step's reduce-scatters: no algorithm/protocol available for reducescatter over 16 ranks on 2 nodes on this hardware: NCCL_ALGO was set to Tree,Ring. NCCL_PROTO was set to LL128: add LL (nccl_proto: LL,LL128), or drop nccl_proto`},
+		// NCCL's all-reduce algorithms alone (QA18 M5; refused here, not by
+		// the loader, so that collective and calibrate take them).
+		{"Tree,NVLSTree", nil, `s.yaml:6:3: nccl_algo "Tree,NVLSTree" leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage 1 reduce-scatters and all-gathers, which NCCL then refuses (no algorithm/protocol available): add Ring (nccl_algo: Ring,Tree,NVLSTree) or drop nccl_algo`},
+		{"Tree", []string{"parallelism.zero_stage=3"}, `s.yaml:6:3: nccl_algo "Tree" leaves only NCCL's all-reduce algorithms (Tree, NVLSTree), and ZeRO stage 3 reduce-scatters and all-gathers, which NCCL then refuses (no algorithm/protocol available): add Ring (nccl_algo: Ring,Tree) or drop nccl_algo`},
 		{"^Ring", []string{"parallelism.zero_stage=0"}, ""},
 		{"Tree", []string{"parallelism.zero_stage=0"}, ""},
 		{"PAT", []string{"cluster.gpus_per_node=1", "cluster.nodes=16"}, ""},

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,6 +36,10 @@ type calibrateOpts struct {
 	// otherGPU fits nccl-tests logs whose devices block names another GPU
 	// than the scenario's cluster (refused without it: qa22 L9).
 	otherGPU bool
+	// minSize, when given, keeps only the logs' rows of that size and
+	// above (--min-size): the fit, the measured curves written and the
+	// errors printed are of those rows.
+	minSize string
 }
 
 // calibrateLong is calibrate's help.
@@ -142,6 +148,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f.StringVar(&o.scenario, "scenario", "", "scenario `FILE` whose cluster gives the nominal hardware of the logs (default: the default example)")
 	f.StringVar(&o.file, "file", "calibration.yaml", "calibration `FILE` to write (an existing one keeps its other part)")
 	f.IntVar(&o.nodes, "nodes", 0, "nodes of the logged runs (needed when a log has no \"# Using devices\" block; wins over its hosts)")
+	f.StringVar(&o.minSize, "min-size", "", "fit only the logs' rows of `SIZE` and above, e.g. 16MiB: for a network whose small collectives cost more than a latency plus a bandwidth (one behind a plugin such as aws-ofi-nccl); smaller collectives are then timed by the fitted model")
 	f.BoolVar(&o.otherGPU, "other-gpu", false, "fit nccl-tests logs that ran on another GPU than the scenario's cluster (refused without it)")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone; wins over the log's hosts)")
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
@@ -212,6 +219,9 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	}
 	hw := collectives.HardwareOf(s)
 	curves, nicWarnings := logCurves(logs, s, hw)
+	if curves, logs, err = fromMinSize(o.minSize, curves, logs); err != nil {
+		return err
+	}
 	fit, err := collectives.FitModel(hw, curves, 0, math.MaxInt64)
 	if err != nil {
 		return inputError{err}
@@ -221,7 +231,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return err
 	}
 	warnings = append(nicWarnings, warnings...)
-	if wn := poorFit(hw, fit, curves); wn != "" {
+	if wn := poorFit(hw, fit, curves, s.Cluster.Inter.Preset); wn != "" {
 		warnings = append(warnings, wn)
 	}
 	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, curves, logs, s.Cluster.GPU), Held: fit.Held}
@@ -315,6 +325,15 @@ func physicalFit(o *calibrateOpts, s *scenarios.Scenario, hw collectives.Hardwar
 		if intraBad != "" {
 			bad = strings.TrimSuffix(intraBad+" and "+interBad, " and ")
 		}
+		if from, p, ok := largeSizesFit(hw, curves); ok && o.minSize == "" {
+			// The large sizes alone fit this cluster (QA30 MED-2: CSCS
+			// Alps' GH200 over Slingshot, 2 × 1 GPUs, 200 Gb/s: 340 µs
+			// at 1 MiB and 356 at 2 MiB, ~86 µs of fixed cost at 128 MiB,
+			// fits inter efficiency 1.119 whole and 0.939 from 16 MiB):
+			// the small ones are what no latency plus bandwidth explains.
+			return nil, inputError{fmt.Errorf("%s: the fit needs %s, faster than %s's %s can go: the small sizes are not explained by a latency plus a bandwidth on this cluster (a network behind a plugin, such as aws-ofi-nccl, can cost more per collective than NCCL's latency model), while the sizes from %s fit at intra efficiency %.3f, inter efficiency %.3f; fit those only with --min-size %s (or give --scenario the cluster the logs ran on, if it is another)",
+				logs, bad, scenarioName(o.scenario, s), hw.Describe(), sizeFlag(from), p.IntraEff, p.InterEff, sizeFlag(from))}
+		}
 		other := "the logs are of another cluster; give --scenario the cluster they ran on"
 		if len(files) == 1 {
 			other = "the log is of another cluster; give --scenario the cluster it ran on"
@@ -356,7 +375,7 @@ const (
 // tunes by other latencies and protocols (a link preset). "" when the fit
 // is good. The errors are the fit's own (Fit.Errors: one per row FitModel
 // fitted, every row with a measured time, calibrate fitting every size).
-func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve) string {
+func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, preset string) string {
 	var errs []float64
 	worst, at, src := 0.0, int64(0), ""
 	var model, measured float64
@@ -395,14 +414,37 @@ func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives
 	}
 	if !misses {
 		return fmt.Sprintf("%s: the fit meets the logs (within %.1f %%) only by implausible corrections (%s): "+
-			"the logs are likely of a cluster this scenario does not describe (%s); a network plugin tunes NCCL by its own latencies and protocols: "+
-			"give the link preset of the network measured, e.g. --set cluster.inter.preset=TCPXO (GCP A3 Mega), EFA-p4d or EFA-p5 (AWS), RoCE400 (RoCE), and calibrate again",
-			src, 100*math.Abs(worst), strings.Join(odd, ", "), hw.Describe())
+			"the logs are likely of a cluster this scenario does not describe (%s); %s",
+			src, 100*math.Abs(worst), strings.Join(odd, ", "), hw.Describe(), presetAdvice(preset))
 	}
 	return fmt.Sprintf("%s: the fit misses by up to %.1f %% (%d B: %.2f µs modelled, %.2f measured; median %.1f %% over every size)%s: "+
-		"the logs are likely of a cluster this scenario does not describe (%s); a network plugin tunes NCCL by its own latencies and protocols: "+
-		"give the link preset of the network measured, e.g. --set cluster.inter.preset=TCPXO (GCP A3 Mega), EFA-p4d or EFA-p5 (AWS), RoCE400 (RoCE), and calibrate again",
-		src, 100*math.Abs(worst), at, model, measured, 100*median, needs, hw.Describe())
+		"the logs are likely of a cluster this scenario does not describe (%s); %s",
+		src, 100*math.Abs(worst), at, model, measured, 100*median, needs, hw.Describe(), presetAdvice(preset))
+}
+
+// pluginPresets are the link presets poorFit suggests, with the network
+// each stands for.
+var pluginPresets = []struct{ name, network string }{
+	{"TCPXO", "GCP A3 Mega"}, {"EFA-p4d", "AWS"}, {"EFA-p5", "AWS"}, {"RoCE400", "RoCE"},
+}
+
+// presetAdvice is poorFit's advice for a scenario whose inter link is
+// preset: the link presets of networks that tune NCCL otherwise, without
+// the one it already gives (QA30: "give ... RoCE400" to a RoCE400
+// scenario), and, when it gives one of them, what else explains a poor
+// fit on that network.
+func presetAdvice(preset string) string {
+	var others []string
+	for _, p := range pluginPresets {
+		if !strings.EqualFold(p.name, preset) {
+			others = append(others, fmt.Sprintf("%s (%s)", p.name, p.network))
+		}
+	}
+	list := strings.Join(others[:len(others)-1], ", ") + " or " + others[len(others)-1]
+	if len(others) == len(pluginPresets) {
+		return "a network plugin tunes NCCL by its own latencies and protocols: give the link preset of the network measured, e.g. --set cluster.inter.preset=" + list + ", and calibrate again"
+	}
+	return fmt.Sprintf("the scenario's link preset is already %s: if the logs are of that network, its small sizes cost what no latency plus bandwidth explains (fit the large sizes only with --min-size, e.g. 16MiB); if they are of another, give its preset, e.g. --set cluster.inter.preset=%s, and calibrate again", preset, list)
 }
 
 // oddCorrections names the fitted corrections past poorFit's bounds: an
@@ -634,4 +676,77 @@ func shadowed(curves []collectives.Curve, i int) string {
 			p.Source, c.Op, c.Shape.Ranks, c.Shape.Nodes, lo, hi)
 	}
 	return ""
+}
+
+// fromMinSize keeps the rows of size minSize and above of every curve
+// ("" keeps them all); a log with no row left is an error naming it and
+// its largest size.
+func fromMinSize(minSize string, curves []collectives.Curve, logs []collectives.Log) ([]collectives.Curve, []collectives.Log, error) {
+	if minSize == "" {
+		return curves, logs, nil
+	}
+	lo, err := units.ParseBytes(minSize)
+	if err != nil {
+		return nil, nil, inputError{fmt.Errorf("--min-size: %w", err)}
+	}
+	if lo <= 0 {
+		return nil, nil, inputError{fmt.Errorf("--min-size %s: give a size above 0, e.g. 16MiB (or drop --min-size to fit every row)", minSize)}
+	}
+	for i := range curves {
+		c := &curves[i]
+		k := 0
+		for k < len(c.Sizes) && c.Sizes[k] < int64(lo) {
+			k++
+		}
+		if k == len(c.Sizes) {
+			return nil, nil, inputError{fmt.Errorf("--min-size %s: %s has no row of that size or above (its largest is %s): give a smaller --min-size, or leave that log out", minSize, c.Source, sizeFlag(units.Bytes(c.Sizes[len(c.Sizes)-1])))}
+		}
+		c.Sizes, c.TimesUS = c.Sizes[k:], c.TimesUS[k:]
+	}
+	return curves, logs, nil
+}
+
+// largeSizesFit is, for curves whose whole fit no link can reach, the
+// smallest of their sizes from which the rows alone (at least two) fit
+// plausibly on hw, and that fit's parameters; ok false when none does
+// (the logs are then of another cluster).
+func largeSizesFit(hw collectives.Hardware, curves []collectives.Curve) (from units.Bytes, p collectives.Params, ok bool) {
+	var sizes []int64
+	for _, c := range curves {
+		sizes = append(sizes, c.Sizes...)
+	}
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	for i := 1; i+1 < len(sizes); i++ {
+		var large []collectives.Curve
+		for _, c := range curves {
+			if k := sort.Search(len(c.Sizes), func(k int) bool { return c.Sizes[k] >= sizes[i] }); k < len(c.Sizes) {
+				c.Sizes, c.TimesUS = c.Sizes[k:], c.TimesUS[k:]
+				large = append(large, c)
+			}
+		}
+		fit, err := collectives.FitModel(hw, large, 0, math.MaxInt64)
+		if err != nil {
+			continue
+		}
+		// Plausible, not only possible: no faster than NCCL's nominal
+		// link (efficiency 1) and no latency below what hardware has.
+		if q := fit.Params; q.IntraEff <= 1 && q.InterEff <= 1 && len(collectives.Unphysical(hw, q)) == 0 {
+			return units.Bytes(sizes[i]), q, true
+		}
+	}
+	return 0, collectives.Params{}, false
+}
+
+// sizeFlag is b as a size flag takes it: 16MiB, 512KiB, 1GiB, else bytes.
+func sizeFlag(b units.Bytes) string {
+	for _, u := range []struct {
+		name string
+		n    units.Bytes
+	}{{"GiB", units.GiB}, {"MiB", units.MiB}, {"KiB", units.KiB}} {
+		if b >= u.n && b%u.n == 0 {
+			return fmt.Sprintf("%d%s", b/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("%dB", int64(b))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -178,7 +179,25 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 	if err := scenarios.Resolve(s); err != nil {
 		return nil, inputError{err}
 	}
+	if o.changed("nodes") || o.changed("gpus-per-node") {
+		// The loader warned of the file's shape on a GB200/GB300 cluster;
+		// the run's is the flags' (QA30 LOW-5).
+		trayWarningOfFlags(a, s)
+	}
 	return s, nil
+}
+
+// trayWarningOfFlags replaces the loader's MNNVL warning, which read the
+// scenario file's nodes and gpus_per_node, by the one of the shape
+// --nodes and --gpus-per-node made, in their words.
+func trayWarningOfFlags(a *app, s *scenarios.Scenario) {
+	notMNNVL := func(w string) bool { return !strings.Contains(w, scenarios.MNNVLNote) }
+	a.pending = slices.DeleteFunc(a.pending, func(w string) bool { return !notMNNVL(w) })
+	s.Warnings = slices.DeleteFunc(s.Warnings, func(w string) bool { return !notMNNVL(w) })
+	if note := scenarios.NVLTrayNote(&s.Cluster, true); note != "" {
+		a.pending = append(a.pending, note)
+		s.Warnings = append(s.Warnings, note)
+	}
 }
 
 // collectiveLinks applies the link and NIC flags.
@@ -255,9 +274,26 @@ func collectiveNICs(o *collectiveOpts, c *scenarios.Cluster) error {
 	case c.NICs != scenarios.NICPerNode && n != gpn:
 		return inputError{fmt.Errorf("--nics-per-node %d: the cluster has one NIC per GPU (nics: per_gpu), %d per node (add --nics per_node for NICs shared by a node's GPUs, or drop --nics-per-node)", n, gpn)}
 	case n > gpn:
-		return inputError{fmt.Errorf("--nics-per-node %d: more NICs than the node's %d GPUs (use at most %d: one NIC per GPU)", n, gpn, gpn)}
+		return inputError{fmt.Errorf("--nics-per-node %d: more NICs than the node's %d GPUs (use at most %d: one NIC per GPU)%s", n, gpn, gpn, mergedPorts(n, gpn, c.Inter.Bandwidth))}
 	}
 	return nil
+}
+
+// mergedPorts is the advice for more NIC ports than GPUs: NCCL merges the
+// ports of a multi-port NIC into one device of their summed bandwidth
+// (NCCL_IB_MERGE_NICS, default 1: ncclIbMatchVfPath "Merge multi-port NICs
+// into the same PCI device", NVIDIA/nccl src/transport/net_ib.cc at
+// 48bb7fec7953112ff37499a272317f6663f8f600), so OCI BM.GPU4.8's 16 × 100
+// Gb/s ports on 8 A100 are 8 NICs of 200 Gb/s to NCCL (the accuracy test
+// describes that node so). "" unless the ports divide evenly among the
+// GPUs.
+func mergedPorts(ports, gpus int, port units.Bandwidth) string {
+	if ports%gpus != 0 || port <= 0 {
+		return ""
+	}
+	k := ports / gpus
+	gbps := func(b units.Bandwidth) string { return strconv.FormatFloat(float64(b)*8/1e9, 'f', -1, 64) + "Gbps" }
+	return fmt.Sprintf(": if they are the ports of %d-port NICs, NCCL merges the ports of one NIC into one device (NCCL_IB_MERGE_NICS, src/transport/net_ib.cc), so give one NIC per GPU at %d× a port's speed: drop --nics and --nics-per-node and give --inter-bw %s (%d × %s)", k, k, gbps(units.Bandwidth(k)*port), k, gbps(port))
 }
 
 // collectiveShape applies --nodes and --gpus-per-node: every GPU becomes a
@@ -481,15 +517,16 @@ func collectiveCalibration(a *app, o *collectiveOpts, s *scenarios.Scenario) (*s
 
 // collectiveTiming names what times b: zerosim's alpha–beta lowering, or
 // NCCL's (RCCL's) cost model with the NCCL_ALGO and NCCL_PROTO it runs
-// under (--algo's and --proto's, or the link preset's: TCPXO); "" for
-// auto without a model (the alpha–beta lowerings of a cluster without a
-// GPU preset).
+// under (--algo's and --proto's, or the link preset's: TCPXO); for auto
+// without a model (a cluster without a GPU preset, zero.Model), the
+// alpha–beta lowerings and why, as run's "auto (alpha–beta)" (QA30 LOW-6:
+// the header said "(auto)" alone, a GPU given by its figures).
 func collectiveTiming(b *collectives.Bench, calibrated string) string {
 	if b.Algo != collectives.Auto {
 		return "zerosim's alpha–beta lowering"
 	}
 	if b.Model == nil {
-		return ""
+		return noModelTiming
 	}
 	t := b.Model.Tuner()
 	if hw := b.Model.HW; hw.Algos != 0 {
@@ -500,6 +537,10 @@ func collectiveTiming(b *collectives.Bench, calibrated string) string {
 	}
 	return t + calibrated
 }
+
+// noModelTiming is collectiveTiming's words for auto on a cluster that
+// names no GPU preset.
+const noModelTiming = "alpha–beta; NCCL's cost model is not used: its tables are per GPU generation and the cluster names no GPU preset (--set cluster.gpu=H100-80GB, or the preset of the GPU's generation, runs it)"
 
 // collectiveRow is r as the report's row.
 func collectiveRow(r collectives.BenchRow) reports.CollectiveRow {

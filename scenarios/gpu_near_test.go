@@ -1,0 +1,35 @@
+package scenarios
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestNearGPUs (QA30 LOW-6): a GPU name is suggested only for a slip of
+// case or separators, or a prefix that ends at a separator of the preset
+// (the memory size left out), never for another model number: H20 (148
+// TFLOPS bf16, NVIDIA's H20 datasheet) is not H200 (989), nor B20 B200.
+func TestNearGPUs(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want []string
+	}{
+		{"h100", []string{"H100-80GB"}},
+		{"H100 80GB", []string{"H100-80GB"}},
+		{"a100", []string{"A100-40GB", "A100-80GB"}},
+		{"gb300", []string{"GB300"}},
+		{"A800", []string{"A800-80GB"}},
+		{"H20", nil},
+		{"B20", nil},
+		{"GB3", nil},
+		{"H800", nil},
+		{"GH200", nil},
+	} {
+		if got := nearGPUs(c.v); !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, want %q", c.v, got, c.want)
+		}
+	}
+	if got, want := UnknownGPU("--gpu", "H20"), `--gpu "H20" is not a GPU preset (use one of `; len(got) < len(want) || got[:len(want)] != want {
+		t.Errorf("UnknownGPU H20: %s", got)
+	}
+}
