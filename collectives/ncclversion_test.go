@@ -185,7 +185,7 @@ func TestNCCLVersionNVLSTreeCorrection(t *testing.T) {
 // is 11.5–14.6 % above the log; the default's 20.9 µs network hop (from
 // 2.28.9) gives 66.8 µs, 40.5–44.4 % above.
 func TestNVLSTreeSmallByRelease(t *testing.T) {
-	sl := sharedLog{"h20_2node_allreduce_nvlstree_nccl1244.excerpt", 16, 2, h100(50e9, 0)}
+	sl := sharedLog{"h20_2node_allreduce_nvlstree_small.log", 16, 2, h100(50e9, 0)}
 	for _, c := range []struct {
 		release string
 		lo, hi  float64 // the rows' least and largest error
@@ -288,7 +288,7 @@ func TestCalibrationKeepsNCCLVersion(t *testing.T) {
 
 // TestTreeOneRankPerNodeKnownMiss holds the nominal model on a tree
 // all-reduce over one H100 per node (testdata/nccl-tests
-// h100_2x1_allreduce_tree_nccltests232.excerpt: 2 × 1 H100, RoCE 400 Gb/s,
+// h100_2node_1gpu_allreduce_roce_tree.log: 2 × 1 H100, RoCE 400 Gb/s,
 // the RoCE400 preset's 1 µs beyond NDR, NCCL_ALGO=Tree, NCCL version not
 // shown) at the errors it reaches, a known miss. From 16 MiB NCCL's cost
 // ranks LL128 first (tuning.cc at 5067397c and at v2.21.5-1 alike), and
@@ -303,7 +303,7 @@ func TestCalibrationKeepsNCCLVersion(t *testing.T) {
 // A100 median 3.5 → 9.0 %, GCP B200 max 35.4 → 38.6 %), where NCCL's
 // correction describes what the tree runs at: it is kept.
 func TestTreeOneRankPerNodeKnownMiss(t *testing.T) {
-	sl := sharedLog{"h100_2x1_allreduce_tree_nccltests232.excerpt", 2, 2, h100(50e9, units.Microsecond)}
+	sl := sharedLog{"h100_2node_1gpu_allreduce_roce_tree.log", 2, 2, h100(50e9, units.Microsecond)}
 	lg := readShared(t, sl)
 	m := NewModel(sl.hw)
 	var errs []float64
