@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Review tests (session 22) of the replay's loss temporaries, stream
+// Review tests of the replay's loss temporaries, stream
 // choices and copy-outs, each with hand-computed values: loadFSDP's
 // Llama 2 7B shape at micro_batch 4, t = 4·2048 = 8,192 tokens, V =
 // 32,000, tV = 262,144,000 B; the head's model part (final norm and the

@@ -377,7 +377,7 @@ func (pr *PlanReport) planTable() *table {
 			mark += "‡"
 		}
 		row := []string{mark, strconv.Itoa(r.Stage), kName(r.Candidate), fmt.Sprintf("%d×%d", r.MicroBatch, r.GradAccum),
-			r.Recompute, commCell(r.Candidate), tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), free,
+			r.Recompute, commCell(r), tps(r.TokensPerSecPerGPU), fmt.Sprintf("%.1f%%", 100*r.MFU), planDur(r.StepTime), gib(r.PeakMemory), free,
 			planDur(r.ExposedComm), gbs(r.NetworkBusiest)}
 		if cp {
 			row = slices.Insert(slices.Delete(row, 10, 11), 3, strconv.Itoa(r.CP))
@@ -388,15 +388,18 @@ func (pr *PlanReport) planTable() *table {
 }
 
 // commCell is a row's communication setting in a few columns: the
-// prefetch depth at stage 3 ("pf 2"), else the bucket size ("25MB").
-func commCell(c sweep.Candidate) string {
-	if c.Stage == 3 {
-		return fmt.Sprintf("pf %d", c.Prefetch)
+// prefetch depth at stage 3 ("pf 2"), else the bucket size replayed
+// ("25MB"), the scenario's or its stack's where plan searched none
+// (PlanRow.BucketNote says which on the run: line).
+func commCell(r sweep.PlanRow) string {
+	if r.Stage == 3 {
+		return fmt.Sprintf("pf %d", r.Prefetch)
 	}
-	if c.BucketSize == "" {
-		return "stack" // the stack's own reduction (PlanRow.BucketNote)
+	size := r.BucketSize
+	if size == "" {
+		size = units.Bytes(r.ReplayedBucket).Exact()
 	}
-	return strings.ReplaceAll(bucketWords(c.BucketSize), " ", "")
+	return strings.ReplaceAll(bucketWords(size), " ", "")
 }
 
 // ReproduceArgs is the command that replays p's winner, as words: zerosim
@@ -882,7 +885,9 @@ func NoFitText(p *sweep.Plan) string {
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing ("+searchIt(p, "training.recompute", "--recompute none,selective,full")+")")
 	}
-	if p.SearchedCP == nil && p.ActivationShare >= cpHintShare {
+	// Without accumulation (OneStep) cp cannot help: dp falls as cp rises
+	// and a rank's one micro-batch holds as many tokens (final26 R3 M4).
+	if p.SearchedCP == nil && p.ActivationShare >= cpHintShare && !p.OneStep {
 		ways = append(ways, fmt.Sprintf("context parallelism (the activations are %.0f %% of that peak by the memory model, and a rank keeps those of seq_len/cp tokens per sequence; search it: --cp 1,2,4,8)",
 			100*p.ActivationShare))
 	}

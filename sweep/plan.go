@@ -540,11 +540,23 @@ func (sp *planSpace) ks(stage, ep int) []int {
 // noCandidates says why the space has no configuration: the K asked for
 // (--k, a pinned parallelism.k) run at none of the stages searched.
 func (sp *planSpace) noCandidates() error {
-	if st := sp.stack; st != nil && len(sp.layouts) == 1 && sp.layouts[0].cp == 0 &&
-		!slices.ContainsFunc(sp.stages, func(x int) bool { return st.RunsCP(x, sp.base.Parallelism.CP) }) {
-		return fmt.Errorf("no configuration to search: stack %s runs none of the stages searched (%s) with cp=%d (search stages it does: --stages %s; docs/stacks.md)",
-			st.Name, strings.Join(mapInts(sp.stages), ", "), sp.base.Parallelism.CP,
-			strings.Join(mapInts(slices.DeleteFunc(st.Stages(), func(x int) bool { return !st.RunsCP(x, sp.base.Parallelism.CP) })), ","))
+	if st := sp.stack; st != nil {
+		// The stack runs none of the stages at any cp searched (torchtitan's
+		// DDP has no context parallelism): say so, not K.
+		cps := make([]int, len(sp.layouts))
+		for i, l := range sp.layouts {
+			if cps[i] = l.cp; l.cp == 0 {
+				cps[i] = sp.base.Parallelism.CP
+			}
+		}
+		runs := func(x int) bool {
+			return slices.ContainsFunc(cps, func(cp int) bool { return st.RunsCP(x, cp) })
+		}
+		if !slices.ContainsFunc(sp.stages, runs) {
+			return fmt.Errorf("no configuration to search: stack %s runs none of the stages searched (%s) with cp %s (search stages it does: --stages %s; docs/stacks.md)",
+				st.Name, strings.Join(mapInts(sp.stages), ", "), strings.Join(mapInts(slices.Compact(slices.Sorted(slices.Values(cps)))), ", "),
+				strings.Join(mapInts(slices.DeleteFunc(st.Stages(), func(x int) bool { return !runs(x) })), ","))
+		}
 	}
 	ks := "every divisor of N"
 	if sp.kOnly != nil {
@@ -1023,6 +1035,12 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
+	// An empty space is an input error, found before Accepted prints the
+	// scenario's warnings: the error is then the one line (final26 R3 M2).
+	cands := sp.candidates()
+	if len(cands) == 0 {
+		return nil, sp.noCandidates()
+	}
 	if opt.Accepted != nil {
 		opt.Accepted(sp.algorithms)
 	}
@@ -1097,10 +1115,6 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		}
 	}
 	p.SearchedCP, p.SkippedCP = sp.cps, sp.skippedCP
-	cands := sp.candidates()
-	if len(cands) == 0 {
-		return nil, sp.noCandidates()
-	}
 	p.Searched = len(cands)
 	fits, modelPeak, screened, err := sp.prune(ctx, src, cands, opt, p)
 	if err != nil {

@@ -1158,7 +1158,7 @@ func TestPlanNoDDPWithCPUnderTorchtitan(t *testing.T) {
 	}
 	src := exampleSource(t, "llama2-13b-a100-eth", "stack=torchtitan", "parallelism.cp=2", "parallelism.dp=16")
 	_, err = PlanSearch(context.Background(), src, PlanOptions{Stages: []int{0}})
-	if err == nil || !strings.Contains(err.Error(), "stack torchtitan runs none of the stages searched (0) with cp=2 (search stages it does: --stages 2,3") {
+	if err == nil || !strings.Contains(err.Error(), "stack torchtitan runs none of the stages searched (0) with cp 2 (search stages it does: --stages 2,3") {
 		t.Errorf("stage 0 at cp 2 under torchtitan: %v", err)
 	}
 }

@@ -943,6 +943,10 @@ func TestPlanOneStepUnderFMSFSDP(t *testing.T) {
 			t.Errorf("exit %d (%s), want %q in:\n%s", code, errOut, want, out)
 		}
 	}
+	// Context parallelism cannot help without accumulation: not advised.
+	if strings.Contains(flat, "search it: --cp") {
+		t.Errorf("advises --cp under fms-fsdp:\n%s", out)
+	}
 	// Under deepspeed, which accumulates, neither is said.
 	out, _, _ = sweepCLI(t, "plan", "default", "--set", "stack=deepspeed", "--set", "model.preset=gpt3-1.3b", "--global-batch", "2048")
 	if strings.Contains(out, "no gradient accumulation") {
