@@ -86,10 +86,11 @@ func TestNCCLVersionLatencies(t *testing.T) {
 //   - ring LL128 over 2 × 1 H100 (one 50 GB/s NIC: 48 GB/s of the search,
 //     2 channels, cap 2 × 36.7): × 0.7 with one rank per node to 2.22,
 //     × 0.92 from 2.23; all-reduce's algbw is the bus bandwidth × 2/2;
-//   - ring LL on one Ampere node (NVLink 300 GB/s × 20/25 = 240): 2.20
-//     takes a third for all-gather and a quarter for all-reduce, 2.21 a
-//     half, capped by llMaxBws' Ampere row (87.7); algbw × 8/7 (all-gather)
-//     and × 8/14 (all-reduce);
+//   - ring LL on one Ampere node (NVLink 300 GB/s × 20/25 = 240): 2.19
+//     and 2.20 take a third for all-gather and a quarter for all-reduce
+//     (tuning.cc line 180 at v2.19.4-1, 181 at v2.20.5-1), 2.21 a half
+//     (line 180 at v2.21.5-1), capped by llMaxBws' Ampere row (87.7);
+//     algbw × 8/7 (all-gather) and × 8/14 (all-reduce);
 //   - ring LL on one H100 node (450 × 20.6/25 = 370.8, half 185.4): the
 //     Hopper row of llMaxBws is Ampere's 87.7 to 2.20, 141 from 2.21;
 //   - PAT all-gather over 4 × 1 H100 (48 GB/s): none to 2.22, × .85 in
@@ -117,6 +118,7 @@ func TestNCCLVersionBandwidths(t *testing.T) {
 	}{
 		{"2.22", h, AllReduce, Ring, LL128, Shape{Ranks: 2, Nodes: 2}, units.GiB, net1 * 0.7},
 		{"2.23", h, AllReduce, Ring, LL128, Shape{Ranks: 2, Nodes: 2}, units.GiB, net1 * 0.92},
+		{"2.19", a100, AllGather, Ring, LL, Shape{Ranks: 8, Nodes: 1}, units.MiB, 240.0 / 3 * 8 / 7},
 		{"2.20", a100, AllGather, Ring, LL, Shape{Ranks: 8, Nodes: 1}, units.MiB, 240.0 / 3 * 8 / 7},
 		{"2.20", a100, AllReduce, Ring, LL, Shape{Ranks: 8, Nodes: 1}, units.MiB, 240.0 / 4 * 8 / 14},
 		{"2.21", a100, AllGather, Ring, LL, Shape{Ranks: 8, Nodes: 1}, units.MiB, 87.7 * 8 / 7},

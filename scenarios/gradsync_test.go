@@ -30,6 +30,12 @@ func TestGradSync(t *testing.T) {
 		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last", "stack=deepspeed"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 3", ""},
 		{[]string{"parallelism.zero_stage=2", "training.grad_sync=last", "communication.boundary=deepspeed"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 2", ""},
 		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last", "communication.zero_quantized_gradients=true"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 3", ""},
+		// Each ZeRO++ key is DeepSpeed's engine, which has no no_sync at
+		// stage 3 (engine.no_sync's assert, engine.py lines 3041-3042 at
+		// edaa7221); a partition size of 1 is hpZ off (ZeroPP), not DeepSpeed.
+		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last", "communication.zero_quantized_weights=true"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 3", ""},
+		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last", "communication.zero_hpz_partition_size=8"}, true, "grad_sync: last has no effect under DeepSpeed's ZeRO stage 3", ""},
+		{[]string{"parallelism.zero_stage=3", "training.grad_sync=last", "communication.zero_hpz_partition_size=1"}, false, "", ""},
 		{[]string{"parallelism.zero_stage=1", "training.grad_sync=last", "stack=deepspeed"}, false, "", ""},
 		{[]string{"parallelism.zero_stage=0", "stack=fms-fsdp", "training.grad_accum=4"}, true, "fms-fsdp 078c29e steps the optimizer after every batch", ""},
 		{[]string{"training.recompute=none", "training.recompute_fraction=0.5"}, false, "recompute_fraction=0.5 counts nothing here", ""},

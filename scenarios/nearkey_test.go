@@ -111,6 +111,14 @@ func TestLLMFoundryKeyNearMiss(t *testing.T) {
 	for _, c := range []struct{ old, new, want string }{
 		{"\nglobal_train_batch_size:", "\nglobal_train_batch_sz:", "mpt.yaml:81:1: global_train_batch_sz is not a TrainConfig key (did you mean global_train_batch_size? llm-foundry needs it to size the batch)"},
 		{"\nmax_seq_len:", "\nmax_seq_length:", "mpt.yaml:10:1: max_seq_length is not a TrainConfig key (did you mean max_seq_len? TrainConfig requires it)"},
+		// Within readKeys' reach (edit distance 2 or less), a required
+		// key's misspelling is still its reader's error, which says the key
+		// is required, not readKeys' "refuses it".
+		{"\nmax_seq_len:", "\nmax_seq_lenn:", "mpt.yaml:10:1: max_seq_lenn is not a TrainConfig key (did you mean max_seq_len? TrainConfig requires it)"},
+		// device_train_grad_accum is a TrainConfig field (config_utils.py at
+		// 8c8dd48, "calculated automatically"): its misspelling is refused
+		// with it as the suggestion.
+		{"\ndevice_train_microbatch_size: 8", "\ndevice_train_microbatch_size: 8\ndevice_train_grad_acum: 2", "mpt.yaml:87:1: device_train_grad_acum is not a TrainConfig key (did you mean device_train_grad_accum? llm-foundry 8c8dd48 refuses it: \"Unused parameters ... found in cfg\")"},
 		// llm-foundry 8c8dd48 refuses any top-level key TrainConfig does not
 		// have (config_utils.py 350-359); before, the missing key read as
 		// "auto" with no position and --micro-batch then hid the typo.

@@ -537,8 +537,10 @@ func (sp *planSpace) ks(stage, ep int) []int {
 	return ks
 }
 
-// noCandidates says why the space has no configuration: the K asked for
-// (--k, a pinned parallelism.k) run at none of the stages searched.
+// noCandidates says why the space has no configuration: the stack runs
+// none of the stages searched at any cp searched (--cp, or the scenario's:
+// torchtitan's DDP has no cp), or the K asked for (--k, a pinned
+// parallelism.k) run at none of the stages searched.
 func (sp *planSpace) noCandidates() error {
 	if st := sp.stack; st != nil {
 		// The stack runs none of the stages at any cp searched (torchtitan's
@@ -567,6 +569,15 @@ func (sp *planSpace) noCandidates() error {
 		why += "; stack " + sp.stack.Name + " runs " + sp.stack.Runs(sp.base.Cluster.Nodes)
 	}
 	return fmt.Errorf("no configuration to search: no K searched (%s) runs at the stages searched (%s): %s", ks, strings.Join(mapInts(sp.stages), ", "), why)
+}
+
+// layoutCP is the cp of layout l: its own where --cp searches it, else
+// the scenario's.
+func (sp *planSpace) layoutCP(l cpLayout) int {
+	if l.cp == 0 {
+		return sp.base.Parallelism.CP
+	}
+	return l.cp
 }
 
 // epList is the expert-parallel degrees candidates take: eps, or 0 (the
@@ -899,10 +910,7 @@ func (sp *planSpace) cpLayouts(cps []int) error {
 func (sp *planSpace) candidates() []Candidate {
 	var out []Candidate
 	for _, l := range sp.layouts {
-		cp := l.cp
-		if cp == 0 { // not searched: the scenario's
-			cp = sp.base.Parallelism.CP
-		}
+		cp := sp.layoutCP(l)
 		for _, st := range sp.stages {
 			if sp.stack != nil && !sp.stack.RunsCP(st, cp) {
 				continue // only what the stack runs (torchtitan's DDP has no cp)

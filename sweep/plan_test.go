@@ -1161,4 +1161,14 @@ func TestPlanNoDDPWithCPUnderTorchtitan(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "stack torchtitan runs none of the stages searched (0) with cp 2 (search stages it does: --stages 2,3") {
 		t.Errorf("stage 0 at cp 2 under torchtitan: %v", err)
 	}
+	// The same where --cp searches the degrees: before, --cp 2 --stages 0
+	// said "no K searched (every divisor of N) runs at the stages searched
+	// (0)", though K = 1 was searched and cp was what the stack refuses.
+	for _, cps := range [][]int{{2}, {2, 4}} {
+		_, err = PlanSearch(context.Background(), exampleSource(t, "llama2-13b-a100-eth", "stack=torchtitan"), PlanOptions{Stages: []int{0}, CP: cps})
+		want := fmt.Sprintf("stack torchtitan runs none of the stages searched (0) with cp %s (search stages it does: --stages 2,3", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cps)), ", "), "[]"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--cp %v --stages 0 under torchtitan: %v, want %q", cps, err, want)
+		}
+	}
 }

@@ -30,7 +30,9 @@ func TestCheck(t *testing.T) {
     "peak": {"type": ["integer", "null"]},
     "kind": {"type": "string", "enum": ["a", "b"]},
     "rows": {"type": "array", "items": {"$ref": "#/$defs/row"}},
-    "line": {"oneOf": [{"type": "string"}, {"type": "integer"}]}
+    "line": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+    "size": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+    "by": {"type": "object", "additionalProperties": {"type": "integer"}}
   },
   "required": ["n"],
   "additionalProperties": false,
@@ -55,6 +57,12 @@ func TestCheck(t *testing.T) {
 		{`{"n": 1, "zerosim": {"version": "v1", "time": "x"}}`, `$.zerosim: key "time" is not in the schema`},
 		{`{"n": 1, "rows": [{"k": 1}, {"k": "2"}]}`, "$.rows[1].k: string, want integer"},
 		{`{"n": 1, "line": true}`, "$.line: matches none of oneOf's 2 schemas:"},
+		// oneOf wants exactly one: an integer is also a number.
+		{`{"n": 1, "size": 1.5}`, ""},
+		{`{"n": 1, "size": 2}`, "$.size: matches oneOf's schemas 0, 1, want exactly one"},
+		// additionalProperties as a schema holds every key not listed.
+		{`{"n": 1, "by": {"a": 1, "b": 2}}`, ""},
+		{`{"n": 1, "by": {"a": 1, "b": "2"}}`, "$.by.b: string, want integer"},
 		{`[1]`, "$: array, want object"},
 	} {
 		v, err := Decode([]byte(tc.doc))
