@@ -2,6 +2,7 @@ package zero
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
@@ -11,7 +12,7 @@ import (
 // TestValidationREADMEFits holds testdata/validation/README.md's account of
 // fms-fsdp's compiled tables to the efficiencies TestValidation fitted
 // (publishedEfficiencies, written by it) and to the sources' measured 7b
-// rows: the A100 compiled fit, the only bf16 fit above the default, the
+// rows: the A100 compiled fit, the other bf16 fits above the default, the
 // compiled fits against the eager ones, and what compile bought the 7b row
 // (measured tokens/s, compiled over eager).
 func TestValidationREADMEFits(t *testing.T) {
@@ -25,14 +26,12 @@ func TestValidationREADMEFits(t *testing.T) {
 		t.Fatalf("no fitted efficiency for %s", source)
 		return 0
 	}
-	above := 0
+	// The other bf16 fits above the default, quoted below.
+	var others []string
 	for _, p := range publishedEfficiencies {
-		if !p.FP8 && p.Efficiency > scenarios.DefaultComputeEfficiency {
-			above++
+		if !p.FP8 && p.Efficiency > scenarios.DefaultComputeEfficiency && p.Source != "fms-fsdp-llama2-a100-compile" {
+			others = append(others, fmt.Sprintf("%s's (%.4f)", p.Source, p.Efficiency))
 		}
-	}
-	if above != 1 {
-		t.Errorf("%d bf16 fits above the default; the README says one", above)
 	}
 	tps7b := func(source string) float64 {
 		t.Helper()
@@ -49,7 +48,7 @@ func TestValidationREADMEFits(t *testing.T) {
 	h, hc := fit("fms-fsdp-llama2-h100"), fit("fms-fsdp-llama2-h100-compile")
 	pct := func(x float64) string { return fmt.Sprintf("%.0f %%", 100*(x-1)) }
 	golden.CheckQuotes(t, "../testdata/validation/README.md", "TestValidationREADMEFits (publishedEfficiencies, the sources' 7b rows)",
-		fmt.Sprintf("the A100 column fits a compute efficiency of %.4f, above the default %g, the only published fit that is.", ac, scenarios.DefaultComputeEfficiency),
+		fmt.Sprintf("the A100 column fits a compute efficiency of %.4f, above the default %g; the only other published bf16 fit above it is %s.", ac, scenarios.DefaultComputeEfficiency, strings.Join(others, " and ")),
 		fmt.Sprintf("fit %s and %s more than the eager table of the same team (A100 %.4f → %.4f, H100 %.4f → %.4f", pct(ac/a), pct(hc/h), a, ac, h, hc),
 		fmt.Sprintf("(+%s and +%s tokens/s on the 7b row)", pct(tps7b("fms-fsdp-llama2-a100-compile")/tps7b("fms-fsdp-llama2-a100")), pct(tps7b("fms-fsdp-llama2-h100-compile")/tps7b("fms-fsdp-llama2-h100"))))
 }
