@@ -307,6 +307,11 @@ type UnitInfo struct {
 	// parameters the rank computes gradients for, in the dtype they
 	// accumulate in (heldGradBytes).
 	HeldGrad int64
+	// OneGraphGrad is the bytes of the unit's new gradients, in the
+	// parameters' dtype, that a whole-model compiled backward keeps until
+	// it returns on a micro-step that accumulates into an existing .grad
+	// (OneGraphGrads), 0 otherwise.
+	OneGraphGrad int64
 	// ReduceInput is the bytes of the unit's reduce-scatter input when it
 	// is a buffer of its own in another dtype than Grad (stage 3 under
 	// training.reduce_dtype fp32: FSDP's copy-in into an fp32 buffer), 0

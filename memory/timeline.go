@@ -266,6 +266,11 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				out[u].Grad = c.Add(out[u].Grad, c.Mul(g.perUnit[u], eg))
 			}
 		}
+		if OneGraphGrads(s, r.Convention) {
+			for _, u := range g.units {
+				out[u].OneGraphGrad = c.Add(out[u].OneGraphGrad, c.Mul(g.perUnit[u], e))
+			}
+		}
 		if s.HoldsUnshardedGrads() && !r.Convention.modelStatesOnly() {
 			for _, u := range g.units {
 				out[u].HeldGrad = c.Add(out[u].HeldGrad, c.Mul(g.perUnit[u], heldGradBytes(s, g)))
@@ -276,6 +281,36 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 		return nil, fmt.Errorf("unit sizes overflow int64: %w", c.Err)
 	}
 	return out, nil
+}
+
+// OneGraphGrads reports whether the step's last micro-step holds a second
+// set of gradients: under training.compile model on one GPU
+// (scenarios.Scenario.OneGraph) the whole model is one AOTAutograd graph,
+// whose compiled backward returns a gradient for every graph input, the
+// parameters among them, in one call (CompiledFunction.backward returns
+// call_func_at_runtime_with_args(CompiledFunction.compiled_bw, all_args,
+// steal_args=True): torch/_functorch/_aot_autograd/runtime_wrappers.py at
+// pytorch/pytorch 00436dcc47dd895fd100695773a6a4761995f107), so each
+// new gradient, computed in its parameter's dtype, is alive from the
+// point the graph makes it until the call returns, and only then does the
+// engine run each parameter's AccumulateGrad. On the first micro-step
+// .grad is None and AccumulateGrad steals the new gradient ("AccumulateGrad
+// steals new_grad if it's stealable", update_grad(new_grad.detach())): no
+// second set; on every later one it adds it in place (variable_grad +=
+// new_grad) into the .grad kept from before, so the new set and the
+// accumulated one coexist until each add has run
+// (torch/csrc/autograd/functions/accumulate_grad.h at pytorch/pytorch
+// 035290b77d8b4bd106cf5f9a728516d4335d5a42). The optimizer's zero_grad()
+// sets .grad to None after each step (set_to_none=True, the default), so
+// with grad_accum 1 every micro-step is a first one. The timeline follows
+// the last micro-step: with grad_accum > 1 it carries the set. Saved
+// activations are not held longer: the backward prologue drops its
+// references (del ctx_saved_tensors, ctx.maybe_clear_saved_tensors()) and
+// steal_args hands the compiled graph the only list of its inputs, which
+// Inductor's generated code frees as it consumes them. Seed conventions
+// keep their published counts.
+func OneGraphGrads(s *scenarios.Scenario, conv Convention) bool {
+	return s.OneGraph() && s.Training.GradAccum > 1 && conv == ConventionZerosim
 }
 
 type model struct {
@@ -925,6 +960,12 @@ func (m *model) buildEvents() {
 		// after the loss's backward (OpHeadGrad); every other unit's
 		// gradients are counted beside everything its backward holds.
 		headGrad := units[u].AfterLogits > 0 && !m.s.Training.Compile.Loss() && m.s.Training.CrossEntropy != scenarios.CrossEntropyFused
+		// A whole-model compiled backward (OneGraphGrads) keeps each
+		// unit's new gradients until it returns, after unit 0; the head's
+		// come after the eager loss's backward, with its OpHeadGrad.
+		if !headGrad {
+			m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].OneGraphGrad)
+		}
 		if !headGrad {
 			m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
 			if units[u].HeldGrad > 0 {
@@ -949,6 +990,7 @@ func (m *model) buildEvents() {
 			m.ev(PhaseBackward, u, OpLossSaved, CompActivations, -c.Add(units[u].AfterLogits, units[u].Recompute))
 			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, mm)
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].Grad)
+			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].OneGraphGrad)
 			if units[u].HeldGrad > 0 {
 				m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, -units[u].Grad)
 			}
@@ -970,6 +1012,18 @@ func (m *model) buildEvents() {
 			rsEnd(u)
 		}
 		release(PhaseBackward, u)
+	}
+	// The compiled backward has returned: AccumulateGrad adds each new
+	// gradient into .grad and frees it (OneGraphGrads).
+	if L > 0 {
+		var oneGraph int64
+		for u := range L {
+			oneGraph = c.Add(oneGraph, units[u].OneGraphGrad)
+		}
+		if oneGraph > 0 {
+			m.notes[componentIndex(CompGrads)] += "; in backward also every new gradient, which the compiled model's backward returns at once (training.compile: model)"
+		}
+		m.ev(PhaseBackward, 0, OpCompute, CompGrads, -oneGraph)
 	}
 	// The syncs still pending after the last backward end in order.
 	for w := min(ended, L) - 1; lags != nil && w >= 0; w-- {

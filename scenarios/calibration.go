@@ -427,8 +427,8 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		if k := AttentionKernel(cc.AttentionKernel); k != "" && !slices.Contains([]AttentionKernel{KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager}, k) {
 			return nil, bad("compute.attention_kernel", fmt.Sprintf("%q is not an attention kernel (training.attention_kernel's: %s, %s, %s, %s, %s, %s, or absent)", k, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager))
 		}
-		if k := Compile(cc.Compile); k != "" && !slices.Contains([]Compile{CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss}, k) {
-			return nil, bad("compute.compile", fmt.Sprintf("%q is not a compile setting (training.compile's: %s, %s, %s, %s, or absent)", k, CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss))
+		if k := Compile(cc.Compile); k != "" && !slices.Contains([]Compile{CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss, CompileModel}, k) {
+			return nil, bad("compute.compile", fmt.Sprintf("%q is not a compile setting (training.compile's: %s, %s, %s, %s, %s, or absent)", k, CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss, CompileModel))
 		}
 		if err := checkCalSetup(bad, "compute.", cc.CalSetup); err != nil {
 			return nil, err

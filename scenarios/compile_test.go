@@ -19,10 +19,15 @@ func TestCompile(t *testing.T) {
 		{"training.compile=blocks", true, false, "compile: blocks"},
 		{"training.compile=loss", false, true, "compile: loss"},
 		{"training.compile=blocks+loss", true, true, "compile: blocks+loss"},
+		{"training.compile=model", true, false, "compile: model"},
 	} {
 		var sets []string
 		if c.set != "" {
 			sets = []string{c.set}
+		}
+		if c.set == "training.compile=model" {
+			// model needs its graphs known (TestCompileModelScope).
+			sets = append(sets, "parallelism.zero_stage=3", "communication.boundary=fsdp2")
 		}
 		s, err := Load("s.yaml", []byte(baseYAML), sets)
 		if err != nil {

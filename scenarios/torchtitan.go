@@ -1289,6 +1289,11 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 				return d.errf("compile.components", "compile.components holds %s (use \"model\" and \"loss\")", strconv.Quote(c))
 			}
 		}
+		// The "model" component is per-block compile, never
+		// torch.compile(model) (CompileModel): apply_compile compiles
+		// each TransformerBlock on its own (torchtitan/distributed/
+		// compile.py at pytorch/torchtitan b5bcd76c6, "Compiling each
+		// TransformerBlock with torch.compile").
 		switch {
 		case !on:
 		case model && loss:

@@ -327,9 +327,10 @@ type Training struct {
 	// Attention is the attention kernel: flash (default: no s² scores),
 	// sdpa (PyTorch's, with repeat_kv for GQA) or eager.
 	Attention Attention `yaml:"attention,omitempty"`
-	// Compile is what runs under torch.compile: none (unset), blocks, loss
-	// or blocks+loss (scenarios/compile.go); it changes the activations
-	// autograd keeps (docs/memory-model.md).
+	// Compile is what runs under torch.compile: none (unset), blocks, loss,
+	// blocks+loss or model (scenarios/compile.go); it changes the activations
+	// autograd keeps and, for model on one GPU, when the gradients are
+	// accumulated (docs/memory-model.md).
 	Compile Compile `yaml:"compile,omitempty"`
 	// RoPEImpl is how an eager Llama block applies RoPE: complex (unset),
 	// rotation (ibm-fms) or fused (scenarios/rope.go); it sets the
