@@ -38,9 +38,11 @@ type ncclTuning struct {
 	// ringLL128OnePPN, when not 0, is the ring LL128 bandwidth factor with
 	// fewer than two ranks per node (ppn < 2 ? 0.7 : 0.92, to 2.22).
 	ringLL128OnePPN float64
-	// ringLLQuarter: 2.20's ring LL takes a quarter of the bus bandwidth
-	// across nodes or for all-reduce and a third otherwise (busBw ×
-	// (nNodes > 1 || allreduce || reduce ? 1/4 : 1/3)), not half.
+	// ringLLQuarter: the ring LL of 2.19 and 2.20 takes a quarter of the
+	// bus bandwidth across nodes or for all-reduce and a third otherwise
+	// (busBw × (nNodes > 1 || allreduce || reduce ? 1/4 : 1/3), tuning.cc
+	// line 180 at v2.19.1-1 and v2.19.4-1, line 181 at v2.20.3-1), not
+	// half (from v2.21.5-1).
 	ringLLQuarter bool
 	// treeNetOnePPN: with one rank per node every algorithm's network
 	// latency is the tree's ("With ppn=1 latencies are fully exposed, use
@@ -104,6 +106,7 @@ var ncclTunings = []ncclTuning{
 		perChMaxTreeLL128Bws: bwTable{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {36.7, 36.7, 29.0}},
 		perChMaxTreeBws:      bwTable{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}},
 		ringLL128OnePPN:      0.7,
+		ringLLQuarter:        true,
 	},
 	{
 		releases: []string{"2.20"}, tags: "v2.20.3-1 and v2.20.5-1",

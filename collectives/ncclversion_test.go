@@ -321,3 +321,34 @@ func TestTreeOneRankPerNodeKnownMiss(t *testing.T) {
 		}
 	}
 }
+
+// TestNCCLVersionRingLLTime holds 2.19's ring LL by hand from tuning.cc at
+// v2.19.1-1 (the same lines at v2.19.4-1): line 180 gives ring LL
+// min(llMaxBw, busBw × (nNodes > 1 || allreduce || reduce ? 1/4 : 1/3)),
+// half only from v2.21.5-1. One A100 node of 8 (NVLink 300 GB/s × 20/25 =
+// 240 GB/s of the search, llMaxBws[Ampere][1 node] 87.7), 1 MiB:
+//   - all-gather: baseLat 6.6 + 7 steps × NVLink ring LL 0.6 = 10.8 µs, and
+//     algbw 240/3 × 8/7 (the half would hit the 87.7 cap: 100.2 GB/s);
+//   - all-reduce: 6.6 + 14 × 0.6 = 15.0 µs, and algbw 240/4 × 8/14 (the
+//     half: 87.7 × 8/14).
+func TestNCCLVersionRingLLTime(t *testing.T) {
+	const (
+		baseRingLL, nvlinkRingLL = 6.6, 0.6
+		busA100                  = 240.0
+		mib                      = 1 << 20
+	)
+	a100 := a100SXM(25e9, 8, 0)
+	for _, c := range []struct {
+		op   Op
+		want float64 // µs
+	}{
+		{AllGather, baseRingLL + 7*nvlinkRingLL + mib/(busA100/3*8/7*1e3)},
+		{AllReduce, baseRingLL + 14*nvlinkRingLL + mib/(busA100/4*8/14*1e3)},
+	} {
+		ch, ok := NewModel(versioned(a100, "2.19")).Cost(c.op, Shape{Ranks: 8, Nodes: 1}, Ring, LL, units.MiB)
+		if got := float64(ch.Time) / 1e6; !ok || math.Abs(got-c.want) > 0.01 {
+			t.Errorf("NCCL 2.19: ring/LL %v over one A100 node, 1 MiB: %.3f µs (ok %v), want %.3f", c.op, got, ok, c.want)
+		}
+	}
+}
+
