@@ -352,3 +352,66 @@ func TestNCCLVersionRingLLTime(t *testing.T) {
 	}
 }
 
+// TestNCCLVersionPatchLevels holds the constants that make 2.28 and 2.29
+// patch-level releases, and the default's NVLS tree cap, one time each,
+// by hand from tuning.cc at the tag named (all-reduce, 1 GiB, Intel host;
+// from 512 MiB no tree correction applies):
+//   - ring LL128 over 2 × 8 B200 with a 800 Gb/s NIC per GPU: baseLat 14 +
+//     28 NVLink steps × 1.9 + 2 network steps × 4.0 = 75.2 µs; bus
+//     min(NVLink 900 × 40.1/50 = 721.8, 8 × 96) × .92 = 664.056 GB/s, capped
+//     at 16 channels × perChMaxRingLL128Bws[Blackwell][2 nodes]: 73.4 at
+//     v2.28.3-1 (no cap), 34.6 at v2.28.7-1, 40 at v2.29.7-1 and in the
+//     default; algbw × 16/30;
+//   - the same on one node of 8 (14 NVLink steps: 14 + 14 × 1.9 = 40.6 µs),
+//     capped at perChMaxRingLL128Bws[Blackwell][1 node]: 73.4 at v2.28.7-1
+//     (no cap), 34.5 at v2.29.2-1, 40 at v2.29.7-1;
+//   - NVLS tree over 4 × 8 B200 with two 1.6 Tb/s NICs a node (4 channels,
+//     so the per-channel cap binds): NVLink hop 25 + 2·log2(4) network hops
+//     of 20.9 (14 at v2.28.3-1) µs; bandwidth min(721.8 × nvlsEfficiency
+//     .74 × 8/9, 2 × 192 / 2, 4 × perChMaxNVLSTreeBws[Blackwell][>2 nodes]
+//     × 32/62): 43.1 at v2.28.3-1, 43.8 at v2.28.9-1, 80 in the default
+//     (v2.30.3-1); its fill is 6 stages (2 + 2·log2(4)) × 48 operations (24
+//     NVLS channels × 2 heads) × a 256 KiB chunk (nvls.cc, the model's at
+//     5067397c), crossed at the same bandwidth.
+func TestNCCLVersionPatchLevels(t *testing.T) {
+	const (
+		gib                   = 1 << 30
+		busRing               = 721.8 * .92
+		latRing2, latRing1    = 14 + 28*1.9 + 2*4.0, 14 + 14*1.9
+		latTree2283, latTree  = 25 + 4*14.0, 25 + 4*20.9
+		nvlsIntra, nvlsTreeIB = 721.8 * .74 * 8 / 9, 2 * 192.0 / 2
+		nvlsFill              = 6 * 48 * 256 << 10
+	)
+	b200 := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 100e9, NICsPerNode: 8}
+	b200Fat := Hardware{Arch: Blackwell, NVLS: true, IntraBW: 900e9, NICBW: 200e9, NICsPerNode: 2}
+	ring := func(lat, bus, steps float64, ranks float64) float64 { return lat + gib/(bus*ranks/steps*1e3) }
+	tree := func(lat, cp float64) float64 {
+		bw := math.Min(math.Min(nvlsIntra, nvlsTreeIB), 4*cp*32/62)
+		return lat + (nvlsFill+gib)/(bw*1e3)
+	}
+	cases := []struct {
+		release string
+		hw      Hardware
+		algo    Algo
+		proto   Proto
+		sh      Shape
+		want    float64 // µs
+	}{
+		{"2.28.3", b200, Ring, LL128, Shape{Ranks: 16, Nodes: 2}, ring(latRing2, busRing, 30, 16)},
+		{"2.28.7", b200, Ring, LL128, Shape{Ranks: 16, Nodes: 2}, ring(latRing2, 16*34.6, 30, 16)},
+		{"2.29.7", b200, Ring, LL128, Shape{Ranks: 16, Nodes: 2}, ring(latRing2, 16*40.0, 30, 16)},
+		{"", b200, Ring, LL128, Shape{Ranks: 16, Nodes: 2}, ring(latRing2, 16*40.0, 30, 16)},
+		{"2.28.7", b200, Ring, LL128, Shape{Ranks: 8, Nodes: 1}, ring(latRing1, busRing, 14, 8)},
+		{"2.29.2", b200, Ring, LL128, Shape{Ranks: 8, Nodes: 1}, ring(latRing1, 16*34.5, 14, 8)},
+		{"2.29.7", b200, Ring, LL128, Shape{Ranks: 8, Nodes: 1}, ring(latRing1, 16*40.0, 14, 8)},
+		{"2.28.3", b200Fat, NVLSTree, Simple, Shape{Ranks: 32, Nodes: 4}, tree(latTree2283, 43.1)},
+		{"2.28.9", b200Fat, NVLSTree, Simple, Shape{Ranks: 32, Nodes: 4}, tree(latTree, 43.8)},
+		{"", b200Fat, NVLSTree, Simple, Shape{Ranks: 32, Nodes: 4}, tree(latTree, 80.0)},
+	}
+	for _, c := range cases {
+		ch, ok := NewModel(versioned(c.hw, c.release)).Cost(AllReduce, c.sh, c.algo, c.proto, units.GiB)
+		if got := float64(ch.Time) / 1e6; !ok || math.Abs(got-c.want) > 1e-6*c.want {
+			t.Errorf("NCCL %q: %v/%v all-reduce over %d ranks on %d nodes, 1 GiB: %.3f µs (ok %v), want %.3f", c.release, c.algo, c.proto, c.sh.Ranks, c.sh.Nodes, got, ok, c.want)
+		}
+	}
+}
