@@ -284,6 +284,13 @@ func TestCalibrationKeepsNCCLVersion(t *testing.T) {
 	if !back.Measured(hw) || back.Measured(h100(50e9, 0)) {
 		t.Errorf("read back %+v: measured on 2.26 %v, on the default %v; want true, false", back.HW, back.Measured(hw), back.Measured(h100(50e9, 0)))
 	}
+	// A B300's compute capability (10.3, which LL128's switch reads) is
+	// kept the same way.
+	b300 := Hardware{Arch: Blackwell, CompCap: 103, NVLS: true, IntraBW: 900e9, NICBW: 100e9, NICsPerNode: 8, NCCL: "2.26"}
+	c.HW = b300
+	if back, err = CalibrationOf(c.File()); err != nil || !back.Measured(b300) {
+		t.Errorf("B300 read back %+v (err %v): not measured on %+v", back, err, b300)
+	}
 }
 
 // TestTreeOneRankPerNodeKnownMiss holds the nominal model on a tree
@@ -412,6 +419,43 @@ func TestNCCLVersionPatchLevels(t *testing.T) {
 		ch, ok := NewModel(versioned(c.hw, c.release)).Cost(AllReduce, c.sh, c.algo, c.proto, units.GiB)
 		if got := float64(ch.Time) / 1e6; !ok || math.Abs(got-c.want) > 1e-6*c.want {
 			t.Errorf("NCCL %q: %v/%v all-reduce over %d ranks on %d nodes, 1 GiB: %.3f µs (ok %v), want %.3f", c.release, c.algo, c.proto, c.sh.Ranks, c.sh.Nodes, got, ok, c.want)
+		}
+	}
+}
+
+// TestNCCLVersionLL128CompCap: NCCL's LL128 switch enables the compute
+// capabilities it lists before 2.27 (tuning.cc "case 100: … case 120: …
+// default: pEnable &= 0", lines 431–437 at v2.25.1-1, 432–438 at
+// v2.26.6-1), so B300 and GB300 (10.3) have no LL128 under 2.25–2.26 while
+// B200 (10.0) does; from 2.27 ("minCompCap < 70", line 463 at v2.27.3-1)
+// both run it. A cluster pinned to LL128 has no combination where it is
+// off. The B300 cluster is described as a scenario would (HardwareOf).
+func TestNCCLVersionLL128CompCap(t *testing.T) {
+	def, ok := scenarios.Example("default")
+	if !ok {
+		t.Fatal("no default example")
+	}
+	for _, c := range []struct {
+		gpu, release string
+		runs         bool
+	}{
+		{"B300", "2.24", false}, {"B300", "2.25", false}, {"B300", "2.26", false}, {"B300", "2.27", true}, {"B300", "", true},
+		{"GB300", "2.26", false}, {"GB300", "2.28.9", true},
+		{"B200", "2.24", false}, {"B200", "2.25", true}, {"B200", "2.26", true},
+	} {
+		sets := []string{"cluster.nodes=2", "cluster.gpus_per_node=8", "cluster.gpu=" + c.gpu, "cluster.intra.preset=NVLink5", "parallelism.dp=auto"}
+		if c.release != "" {
+			sets = append(sets, "communication.nccl_version="+c.release)
+		}
+		s, err := scenarios.Load("default.yaml", def, sets)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.gpu, c.release, err)
+		}
+		hw := HardwareOf(s)
+		hw.Protos = 1 << LL128
+		_, err = NewModel(hw).Choose(AllReduce, Shape{Ranks: 16, Nodes: 2}, Auto, units.MiB)
+		if (err == nil) != c.runs {
+			t.Errorf("NCCL %q, %s (compute capability %d), NCCL_PROTO=LL128: err %v, want runs %v", c.release, c.gpu, hw.compCap(), err, c.runs)
 		}
 	}
 }
