@@ -548,7 +548,8 @@ func (c *Calibration) File() *scenarios.Calibration {
 		Hardware: scenarios.CalHardware{Arch: arch, PCI: c.HW.PCI, NVLS: c.HW.NVLS, IntraGBps: float64(c.HW.IntraBW) / 1e9,
 			NICGBps: float64(c.HW.NICBW) / 1e9, NICsPerNode: c.HW.NICsPerNode, InterLatencyUS: float64(c.HW.InterLatency) / 1e6,
 			IntraLatencyUS: float64(c.HW.IntraLatency) / 1e6, BuffSize: int64(c.HW.BuffSize), HostCPU: string(c.HW.CPU),
-			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6, GFX: c.HW.GFX, NCCLVersion: c.HW.NCCL},
+			PluginLatencyUS: float64(c.HW.PluginLatency) / 1e6, GFX: c.HW.GFX, NCCLVersion: c.HW.NCCL,
+			ComputeCapability: c.HW.CompCap},
 		Params: c.Params.File()}
 	for p := LL; p < numProtos; p++ {
 		if c.HW.Protos&(1<<p) != 0 {
@@ -584,7 +585,7 @@ func CalibrationOf(f *scenarios.Calibration) (*Calibration, error) {
 	c := &Calibration{HW: Hardware{PCI: h.PCI, NVLS: h.NVLS, IntraBW: units.Bandwidth(math.Round(h.IntraGBps * 1e9)),
 		NICBW: units.Bandwidth(math.Round(h.NICGBps * 1e9)), NICsPerNode: h.NICsPerNode, InterLatency: units.Duration(math.Round(h.InterLatencyUS * 1e6)),
 		IntraLatency: units.Duration(math.Round(h.IntraLatencyUS * 1e6)), BuffSize: units.Bytes(h.BuffSize), CPU: hostCPU(scenarios.HostCPU(h.HostCPU)),
-		PluginLatency: units.Duration(math.Round(h.PluginLatencyUS * 1e6)), GFX: h.GFX, NCCL: h.NCCLVersion},
+		PluginLatency: units.Duration(math.Round(h.PluginLatencyUS * 1e6)), GFX: h.GFX, NCCL: h.NCCLVersion, CompCap: h.ComputeCapability},
 		Params: Params{f.Params.IntraEff, f.Params.InterEff, f.Params.IntraHopUS, f.Params.InterHopUS, f.Params.FixedUS}}
 	arch := -1
 	for a := Volta; a <= Blackwell; a++ {

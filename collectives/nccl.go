@@ -117,6 +117,12 @@ type Hardware struct {
 	// Blackwell NVLS tree on x86 hosts only (tuning.cc getNetOverhead,
 	// ncclTopoTuneModel index1, ncclTopoGetAlgoTime).
 	CPU scenarios.HostCPU
+	// CompCap is the GPU's compute capability × 10 where it is not its
+	// generation's first (103: B300 and GB300, NVIDIA's "CUDA GPU Compute
+	// Capability" table, developer.nvidia.com/cuda-gpus); 0 is Arch's
+	// (70, 80, 90, 100). NCCL's LL128 switch reads it (ncclTuning.
+	// ll128CompCaps).
+	CompCap int
 	// NCCL is the NCCL release whose tuner the model runs
 	// (scenarios.NCCLReleases: "2.21", "2.28.9"; communication.
 	// nccl_version); "" is DefaultNCCL, the commit above.
@@ -178,6 +184,14 @@ func TCPXO(hw Hardware) Hardware {
 	return hw
 }
 
+// compCap is hw's compute capability × 10 (CompCap, or its generation's).
+func (hw Hardware) compCap() int {
+	if hw.CompCap != 0 {
+		return hw.CompCap
+	}
+	return [...]int{70, 80, 90, 100}[hw.Arch]
+}
+
 // HardwareOf reads a resolved scenario's cluster.
 func HardwareOf(s *scenarios.Scenario) Hardware {
 	c := &s.Cluster
@@ -195,6 +209,9 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	case strings.HasPrefix(gpu, "B100"), strings.HasPrefix(gpu, "B200"), strings.HasPrefix(gpu, "GB200"),
 		strings.HasPrefix(gpu, "B300"), strings.HasPrefix(gpu, "GB300"):
 		hw.Arch = Blackwell
+		if strings.Contains(gpu, "B300") {
+			hw.CompCap = 103
+		}
 	}
 	// The host CPU: cluster.host.cpu, or the GPU preset's system's
 	// (scenarios.DefaultHostCPU: Arm on the Grace Blackwell superchips).
@@ -1211,10 +1228,11 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			if p == LL128 && m.HW.PCI && m.HW.Protos == 0 || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue
 			}
-			if p == LL128 && m.HW.Arch >= Blackwell && m.HW.GFX == "" && !m.HW.tuning().blackwell {
-				// Before 2.25 NCCL's LL128 switch knows no compute
-				// capability 10.0 and disables it (ncclTuning.blackwell),
-				// whatever NCCL_PROTO says.
+			if p == LL128 && m.HW.GFX == "" && !m.HW.tuning().ll128On(m.HW.compCap()) {
+				// Before 2.27 NCCL's LL128 switch enables only the compute
+				// capabilities it lists (ncclTuning.ll128CompCaps: no 10.0
+				// before 2.25, no 10.3 before 2.27), whatever NCCL_PROTO
+				// says.
 				continue
 			}
 			if rccl {

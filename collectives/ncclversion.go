@@ -1,6 +1,10 @@
 package collectives
 
-import "github.com/zerosim/zerosim/scenarios"
+import (
+	"slices"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
 
 // ncclTuning is one NCCL release's tuner as the model reads it: the
 // constants of ncclTopoTuneModel and the rules around them that changed
@@ -38,11 +42,11 @@ type ncclTuning struct {
 	// ringLL128OnePPN, when not 0, is the ring LL128 bandwidth factor with
 	// fewer than two ranks per node (ppn < 2 ? 0.7 : 0.92, to 2.22).
 	ringLL128OnePPN float64
-	// ringLLQuarter: to 2.20 the ring LL takes a quarter of the bus
-	// bandwidth across nodes or for all-reduce and a third otherwise
+	// ringLLQuarter: the ring LL of 2.19 and 2.20 takes a quarter of the
+	// bus bandwidth across nodes or for all-reduce and a third otherwise
 	// (busBw × (nNodes > 1 || allreduce || reduce ? 1/4 : 1/3), tuning.cc
-	// line 180 at v2.19.1-1 to v2.19.4-1, line 181 at v2.20.3-1 and
-	// v2.20.5-1); from 2.21 half (busBw × .5, line 180 at v2.21.5-1).
+	// line 180 at v2.19.1-1 and v2.19.4-1, line 181 at v2.20.3-1), not
+	// half (from v2.21.5-1).
 	ringLLQuarter bool
 	// treeNetOnePPN: with one rank per node every algorithm's network
 	// latency is the tree's ("With ppn=1 latencies are fully exposed, use
@@ -51,15 +55,30 @@ type ncclTuning struct {
 	// pat is PAT's bus bandwidth factor (.85 in 2.23, .75 from 2.24); 0
 	// where NCCL has no PAT (before 2.23).
 	pat float64
-	// blackwell: the tables have a Blackwell row and LL128 is on on
-	// Blackwell (from 2.25). Before, compCapIndex takes Hopper's row for
-	// any compute capability of 9.0 or more (the Blackwell rows below are
-	// Hopper's) and the LL128 switch disables compute capability 10.0
-	// (default: pEnable &= 0).
+	// blackwell: the tables have a Blackwell row (from 2.25). Before,
+	// compCapIndex takes Hopper's row for any compute capability of 9.0 or
+	// more (the Blackwell rows below are Hopper's).
 	blackwell bool
+	// ll128CompCaps are the compute capabilities (× 10) LL128's default
+	// switch enables, "switch (minCompCap) { case 70: … case 90: …
+	// default: pEnable &= 0; }" (tuning.cc lines 293–297 at v2.19.1-1,
+	// 426–430 at v2.24.3-1: 70, 80, 90; lines 431–437 at v2.25.1-1 and
+	// 432–438 at v2.26.6-1 add case 100 and case 120 only, so B300/GB300's
+	// 10.3 stays off); nil from v2.27.3-1, whose rule is "minCompCap <
+	// 70" (line 463; line 470 at v2.27.7-1).
+	ll128CompCaps []int
 	// nvlsTreeX86: an NVLS tree's all-reduce on Blackwell with an x86 host
 	// takes the tree correction (ncclTopoGetAlgoTime, from 2.29.2).
 	nvlsTreeX86 bool
+}
+
+// ll128On reports whether LL128's default switch enables compute
+// capability cc (× 10).
+func (tu *ncclTuning) ll128On(cc int) bool {
+	if tu.ll128CompCaps == nil {
+		return cc >= 70
+	}
+	return slices.Contains(tu.ll128CompCaps, cc)
 }
 
 // latTable is a latency table of NCCL's tuner, µs, by algorithm and
@@ -107,6 +126,7 @@ var ncclTunings = []ncclTuning{
 		perChMaxTreeBws:      bwTable{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}},
 		ringLL128OnePPN:      0.7,
 		ringLLQuarter:        true,
+		ll128CompCaps:        []int{70, 80, 90},
 	},
 	{
 		releases: []string{"2.20"}, tags: "v2.20.3-1 and v2.20.5-1",
@@ -121,6 +141,7 @@ var ncclTunings = []ncclTuning{
 		perChMaxTreeBws:      bwTable{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}},
 		ringLL128OnePPN:      0.7,
 		ringLLQuarter:        true,
+		ll128CompCaps:        []int{70, 80, 90},
 	},
 	{
 		releases: []string{"2.21", "2.22"}, tags: "v2.21.5-1 and v2.22.3-1",
@@ -134,6 +155,7 @@ var ncclTunings = []ncclTuning{
 		perChMaxTreeLL128Bws: bwTable{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {36.7, 36.7, 29.0}},
 		perChMaxTreeBws:      bwTable{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}},
 		ringLL128OnePPN:      0.7,
+		ll128CompCaps:        []int{70, 80, 90},
 	},
 	{
 		releases: []string{"2.23"}, tags: "v2.23.4-1",
@@ -148,6 +170,7 @@ var ncclTunings = []ncclTuning{
 		perChMaxTreeBws:      bwTable{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}},
 		treeNetOnePPN:        true,
 		pat:                  0.85,
+		ll128CompCaps:        []int{70, 80, 90},
 	},
 	{
 		releases: []string{"2.24"}, tags: "v2.24.3-1",
@@ -162,9 +185,26 @@ var ncclTunings = []ncclTuning{
 		perChMaxTreeBws:      bwTable{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}},
 		treeNetOnePPN:        true,
 		pat:                  0.75,
+		ll128CompCaps:        []int{70, 80, 90},
 	},
 	{
-		releases: []string{"2.25", "2.26", "2.27"}, tags: "v2.25.1-1 to v2.27.7-1",
+		releases: []string{"2.25", "2.26"}, tags: "v2.25.1-1 to v2.26.6-1",
+		baseLat: latTable{tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0}, tPAT: {8.0, 8.0, 8.0}},
+		hwLat: [3]latTable{
+			{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25.0}, tNVLSTree: {0, 0, 25.0}, tPAT: {0, 0, 0}},
+			{tTree: {1.0, 1.9, 4.0}, tRing: {1.0, 2.5, 5.7}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0}, tPAT: {0, 0, 0}},
+			{tTree: {5.0, 8.5, 14.0}, tRing: {2.7, 4.0, 14.0}, tNVLS: {0, 0, 18.0}, tNVLSTree: {0, 0, 14.0}, tPAT: {0, 0, 0}}},
+		llMaxBws:             bwTable{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}},
+		perChMaxRingLL128Bws: bwTable{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {73.4, 73.4, 73.4}},
+		perChMaxTreeLL128Bws: bwTable{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {73.4, 73.4, 58.0}},
+		perChMaxTreeBws:      bwTable{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {77.4, 82.8, 72.0}},
+		treeNetOnePPN:        true,
+		pat:                  0.75,
+		blackwell:            true,
+		ll128CompCaps:        []int{70, 80, 90, 100, 120},
+	},
+	{
+		releases: []string{"2.27"}, tags: "v2.27.3-1 to v2.27.7-1",
 		baseLat: latTable{tTree: {6.8, 14.0, 8.4}, tRing: {6.6, 14.0, 8.4}, tNVLS: {0, 0, 0}, tNVLSTree: {0, 0, 0}, tPAT: {8.0, 8.0, 8.0}},
 		hwLat: [3]latTable{
 			{tTree: {0.6, 1.25, 4.0}, tRing: {0.6, 1.9, 3.4}, tNVLS: {0, 0, 25.0}, tNVLSTree: {0, 0, 25.0}, tPAT: {0, 0, 0}},

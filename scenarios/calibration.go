@@ -238,6 +238,10 @@ type CalHardware struct {
 	// (communication.nccl_version, an NCCLReleases entry); absent means
 	// DefaultNCCLRelease.
 	NCCLVersion string `yaml:"nccl_version,omitempty"`
+	// ComputeCapability is the GPU's compute capability × 10 where it is
+	// not its arch's first (103: B300, GB300), which NCCL's LL128 switch
+	// reads; absent means the arch's.
+	ComputeCapability int `yaml:"compute_capability,omitempty"`
 }
 
 // CalParams are the fitted corrections: bandwidth efficiency per link
@@ -524,6 +528,9 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		if r, err := ParseNCCLVersion(h.NCCLVersion); err != nil || r != h.NCCLVersion {
 			return nil, bad("hardware.nccl_version", fmt.Sprintf("%q: use one of %s as zerosim calibrate writes it, or leave it out for %s", h.NCCLVersion, strings.Join(NCCLReleases, ", "), DefaultNCCLRelease))
 		}
+	}
+	if h.ComputeCapability != 0 && (h.ComputeCapability != 103 || h.Arch != "Blackwell") {
+		return nil, bad("hardware.compute_capability", fmt.Sprintf("%d: zerosim calibrate writes only 103 (B300, GB300) under arch Blackwell; leave it out for the arch's", h.ComputeCapability))
 	}
 	if h.NICsPerNode < 1 || h.NICsPerNode > 1<<10 {
 		return nil, bad("hardware.nics_per_node", fmt.Sprintf("%d is out of range (1..1024)", h.NICsPerNode))

@@ -23,16 +23,23 @@ var NCCLReleases = []string{"2.19", "2.20", "2.21", "2.22", "2.23", "2.24", "2.2
 // given.
 const DefaultNCCLRelease = "2.30"
 
+// ncclBanner is the start of the line NCCL logs its version on
+// (NCCL_DEBUG=INFO: "NCCL version 2.26.2+cuda12.8").
+const ncclBanner = "NCCL version "
+
 var ncclVersionRE = regexp.MustCompile(`^v?2\.(\d+)(?:\.(\d+))?(?:-\d+)?$`)
 
-// ParseNCCLVersion reads an NCCL version as NCCL prints it ("2.26.2",
-// "NCCL version 2.26.2+cuda12.8" gives 2.26.2), as a tag ("v2.26.2-1") or
-// as a release ("2.26"), and returns the NCCLReleases entry whose tuner
-// that version runs: a release's for any of its patch levels, the
-// patch-level entry at or before the patch where the release changed its
-// tuner within itself.
+// ParseNCCLVersion reads an NCCL version as NCCL prints it ("2.26.2", or
+// its whole banner line, "NCCL version 2.26.2+cuda12.8", which gives
+// 2.26.2), as a tag ("v2.26.2-1") or as a release ("2.26"), and returns the
+// NCCLReleases entry whose tuner that version runs: a release's for any of
+// its patch levels, the patch-level entry at or before the patch where the
+// release changed its tuner within itself.
 func ParseNCCLVersion(s string) (string, error) {
 	v := strings.TrimSpace(s)
+	if len(v) > len(ncclBanner) && strings.EqualFold(v[:len(ncclBanner)], ncclBanner) {
+		v = strings.TrimSpace(v[len(ncclBanner):]) // NCCL_DEBUG=INFO's "NCCL version 2.26.2+cuda12.8"
+	}
 	if i := strings.IndexByte(v, '+'); i > 0 {
 		v = v[:i] // "2.26.2+cuda12.8", as NCCL's banner prints it
 	}
@@ -58,7 +65,8 @@ func ParseNCCLVersion(s string) (string, error) {
 	}
 	p, err := strconv.Atoi(m[2])
 	if err != nil {
-		return "", fmt.Errorf("NCCL version %q: patch level %q is not a number", s, m[2])
+		// The pattern has only digits there: the number is out of int's range.
+		return "", fmt.Errorf("NCCL version %q: patch level %s is too large for an NCCL release: give the patch NCCL prints, e.g. %s", s, m[2], patches[len(patches)-1])
 	}
 	got := ""
 	for _, r := range patches {
