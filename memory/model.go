@@ -454,6 +454,23 @@ type Report struct {
 	Warnings []string
 
 	events []Event
+	// heldGrads: some unit holds its unsharded gradient across
+	// micro-steps (UnitInfo.HeldGrad > 0, FSDP's no_sync).
+	heldGrads bool
+}
+
+// OnlyInReducingMicroStep reports whether event e, of the walk's (the
+// last) micro-step, is missing from the micro-steps before it under FSDP's
+// no_sync (some UnitInfo.HeldGrad > 0). Those run the same forward and
+// backward but reduce nothing: they have no gradient reduction
+// (OpReduceCopyIn, OpReduceScatter), no optimizer step and no parameter
+// all-gather after it, and they hold every unit's unsharded gradient
+// through their whole backward, where the last micro-step frees each at
+// its reduce-scatter. The walk's peaks, and a replay's, are the larger of
+// the two kinds of micro-step: the events without these are the earlier
+// micro-steps' (the fit must hold for every micro-step).
+func (r *Report) OnlyInReducingMicroStep(e Event) bool {
+	return r.heldGrads && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter || e.Phase >= PhaseOptimizer)
 }
 
 // Component returns the named row, or a zero Component.

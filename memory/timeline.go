@@ -796,23 +796,34 @@ func (m *model) buildEvents() {
 	// Under no_sync (grad_sync: last at stages 2 and 3) the earlier
 	// micro-steps reduced nothing: every unit's unsharded gradient is
 	// alive from their backwards on (UnitInfo.HeldGrad), and each new
-	// gradient is added into it as the unit's backward ends. The walk
-	// keeps them through the whole backward, as every micro-step but the
-	// last does (the last frees each at its unit's reduce-scatter, which
-	// only lowers its later figures), and frees them with the step's
-	// gradients at the optimizer.
+	// gradient is added into it as the unit's backward ends. The last
+	// micro-step, which this walk follows, reduces each unit's held
+	// gradient in its post-backward and frees it there, unit by unit,
+	// long before the optimizer step. FSDP1's _post_backward_hook takes
+	// unsharded_grad = flat_param.grad.data, sets flat_param.grad = None,
+	// reduce-scatters it on the post-backward stream and record_streams it
+	// there, so its memory is free once the reduce-scatter is done
+	// (pytorch/pytorch torch/distributed/fsdp/_runtime_utils.py at
+	// 00ae0bc91ac2c1718d1baa193d9d299e2b82776c); FSDP2's post_backward
+	// accumulates the new gradient into unsharded_accumulated_grad, hands
+	// its data to foreach_reduce and sets it to None, and foreach_reduce
+	// frees the unsharded gradients after the copy-in into its
+	// reduce-scatter input (FSDPParamGroup.post_backward,
+	// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
+	// 002a76fbfea0ac0f199e4b8e2a0691074796c908). So the held gradient is
+	// the gradient the unit's reduce-scatter takes (unreduced below; at
+	// stage 2 the free after the unit's backward), never the optimizer's.
 	var held int64
 	for u := range L {
 		held = c.Add(held, units[u].HeldGrad)
 	}
-	accumulated = c.Add(accumulated, held)
 	for u := range L {
 		for v := u; v <= u+m.prefetch; v++ {
 			gather(PhaseForward, v)
 		}
 		copyOut(PhaseForward, u)
 		if u == 0 {
-			m.ev(PhaseForward, 0, OpCompute, CompGrads, accumulated)
+			m.ev(PhaseForward, 0, OpCompute, CompGrads, c.Add(accumulated, held))
 		}
 		// transformers' boolean sdpa mask, made before the first block
 		// that uses it (sdpamask.go).
@@ -865,11 +876,11 @@ func (m *model) buildEvents() {
 	// its end (the unsharded gradient or the reduce-scatter input freed).
 	// What unit u reduces: its own buffers, the whole root group's for
 	// the group's lead (the other root units reduce nothing of their own).
-	// Under no_sync the gradient reduced is the held one, which the walk
-	// frees at the optimizer: the reduce-scatter frees nothing of it.
+	// Under no_sync the gradient reduced is the held one, into which the
+	// unit's backward added its own: the reduce-scatter frees that.
 	unreduced := func(w int) int64 {
 		if units[w].HeldGrad > 0 {
-			return 0
+			return units[w].HeldGrad
 		}
 		return units[w].Grad
 	}
@@ -1007,6 +1018,11 @@ func (m *model) buildEvents() {
 		switch {
 		case r.Stage != 3:
 			transientGrads = c.Add(transientGrads, units[u].Grad)
+			// FSDP's stage 2 (SHARD_GRAD_OP) reduces in the same
+			// post-backward hook: the held gradient goes with the
+			// reduce-scatter that takes it (a replay binds it to the
+			// bucket's).
+			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].HeldGrad)
 		case lags == nil || m.r.Units[u].Alone:
 			rsStart(u)
 			rsEnd(u)
@@ -1152,6 +1168,34 @@ func (m *model) run() {
 	}
 	if !slices.Equal(cur, m.rest) {
 		panic(fmt.Sprintf("memory: step does not return to rest: %v vs %v", cur, m.rest))
+	}
+	// Under no_sync the micro-steps before the last hold every unit's
+	// unsharded gradient through their backward (OnlyInReducingMicroStep):
+	// their forward and backward count too.
+	for _, u := range r.Units {
+		r.heldGrads = r.heldGrads || u.HeldGrad > 0
+	}
+	if r.heldGrads {
+		copy(cur, m.rest)
+		for _, e := range m.events {
+			if r.OnlyInReducingMicroStep(e) {
+				continue
+			}
+			i := componentIndex(e.Component)
+			cur[i] = m.c.Add(cur[i], e.Delta)
+			if m.c.Err != nil {
+				return
+			}
+			if cur[i] > peak[i] {
+				peak[i], peakPhase[i] = cur[i], e.Phase
+			}
+			t := total()
+			r.PhasePeaks[e.Phase].Bytes = max(r.PhasePeaks[e.Phase].Bytes, t)
+			if t > r.Peak {
+				r.Peak, r.PeakPhase, r.PeakUnit = t, e.Phase, e.Unit
+				copy(atPeak, cur)
+			}
+		}
 	}
 	r.PhasePeaks = r.PhasePeaks[:len(StagePhases(r.Stage))]
 	for i, name := range componentOrder {

@@ -426,7 +426,11 @@ func (l *loader) warnFSDPStage2(s *Scenario) {
 	if s.Parallelism.Stage != 2 || (b != BoundaryFSDP1 && !b.FSDP2()) {
 		return
 	}
-	l.warn(s, "parallelism.zero_stage", fmt.Sprintf("FSDP's ZeRO-2 (communication.boundary %s) reshards after each reducing backward and keeps only the parameter shard between steps; zerosim all-gathers again in every micro-step that follows a reshard, but keeps whole 16-bit parameters at rest, so its at-rest memory is high by the gathered parameters (docs/stacks.md); modelled as asked", b))
+	reshards := "reshards after each backward that reduces" // FSDP1: _should_free_in_backward
+	if b.FSDP2() {
+		reshards = "reshards after every backward" // FSDP2: reshard_after_backward
+	}
+	l.warn(s, "parallelism.zero_stage", fmt.Sprintf("FSDP's ZeRO-2 (communication.boundary %s) %s and keeps only the parameter shard between steps; zerosim all-gathers again in every micro-step that follows a reshard, but keeps whole 16-bit parameters at rest, so its at-rest memory is high by the gathered parameters (docs/stacks.md); modelled as asked", b, reshards))
 }
 
 // warnDeepSpeedStage0Overlap warns when a DeepSpeed scenario at stage 0

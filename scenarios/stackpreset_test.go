@@ -134,20 +134,26 @@ func TestFSDPStage2Warning(t *testing.T) {
 	for _, c := range []struct {
 		sets []string
 		warn bool
+		// says is when the boundary reshards: FSDP1 (llm-foundry) after a
+		// backward that reduces, FSDP2 (torchtitan) after every one.
+		says string
 	}{
-		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=4"}, true},
-		{[]string{"stack=llm-foundry", "parallelism.zero_stage=2", "training.grad_accum=2"}, true},
-		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=1"}, true},
-		{[]string{"stack=torchtitan", "parallelism.zero_stage=3", "training.grad_accum=4"}, false},
-		{[]string{"stack=deepspeed", "parallelism.zero_stage=2", "training.grad_accum=4"}, false},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=4"}, true, "reshards after every backward"},
+		{[]string{"stack=llm-foundry", "parallelism.zero_stage=2", "training.grad_accum=2"}, true, "reshards after each backward that reduces"},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=2", "training.grad_accum=1"}, true, "reshards after every backward"},
+		{[]string{"stack=torchtitan", "parallelism.zero_stage=3", "training.grad_accum=4"}, false, ""},
+		{[]string{"stack=deepspeed", "parallelism.zero_stage=2", "training.grad_accum=4"}, false, ""},
 	} {
 		s, err := Load("s.yaml", []byte(stackYAML), c.sets)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "FSDP's ZeRO-2") })
-		if got != c.warn {
+		i := slices.IndexFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "FSDP's ZeRO-2") })
+		if got := i >= 0; got != c.warn {
 			t.Errorf("%v: warns %v, want %v (%q)", c.sets, got, c.warn, s.Warnings)
+		}
+		if i >= 0 && !strings.Contains(s.Warnings[i], "(communication.boundary "+string(s.Communication.Boundary)+") "+c.says+" and keeps") {
+			t.Errorf("%v: %q does not say the boundary %s", c.sets, s.Warnings[i], c.says)
 		}
 	}
 }

@@ -62,8 +62,11 @@
 // is identical in v0.13.2-v0.13.4). The memory model is one micro-step's (accumulated
 // gradients live in the gradient buffers stages 0–2 keep anyway; at stage 3
 // the sharded gradients of the earlier micro-steps are alive through the
-// last one, and under no_sync the unsharded ones at stages 2 and 3,
-// memory/timeline.go); the memory timeline follows the last micro-step.
+// last one, and under no_sync the unsharded ones at stages 2 and 3 until
+// the last micro-step's reductions, memory/timeline.go); the memory
+// timeline follows the last micro-step, and under no_sync its peak is also
+// held against the earlier micro-steps', which reduce nothing
+// (memory.Report.OnlyInReducingMicroStep).
 //
 // Replay runs the schedule for every rank on collectives.Fabric and returns a
 // Result. When every rank behaves alike (Symmetric), it simulates the ranks of

@@ -60,8 +60,7 @@ type taskCount struct {
 	// the buckets' gradient collectives (perBucket); gatherMicro how many
 	// run the buckets' per-micro-step gathers (perGather: stage 3's, in
 	// every micro-step whether it reduces or not, and FSDP's stage 2's
-	// regathers, builder.regathers: at most every micro-step after the
-	// first).
+	// regathers, counted by regathersAt, the schedule's own rule).
 	micro, bucketMicro, gatherMicro, perGather int64
 }
 
@@ -72,11 +71,17 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 		c.bucketMicro = c.micro
 	}
 	c.perBucket = map[int]int64{0: 1, 1: 2, 2: 2, 3: 1}[s.Parallelism.Stage]
-	switch b := s.Communication.Boundary; {
-	case c.stage3:
+	if c.stage3 {
 		c.gatherMicro, c.perGather = c.micro, 2 // forward and backward
-	case s.Parallelism.Stage == 2 && (b == scenarios.BoundaryFSDP1 || b.FSDP2()):
-		c.gatherMicro, c.perGather = c.micro-1, 1
+	} else {
+		// FSDP's stage-2 regathers: the schedule's own rule, micro-step
+		// by micro-step (FSDP1 regathers only after a reducing backward).
+		for m := range c.micro {
+			if regathersAt(s, int(m)) {
+				c.gatherMicro++
+			}
+		}
+		c.perGather = 1
 	}
 	if s.Parallelism.K > 1 {
 		c.perBucket++

@@ -57,6 +57,10 @@ type memEvent struct {
 	atEnd     bool
 	component int
 	delta     int64
+	// reducing: the micro-steps before the last do not have it
+	// (memory.Report.OnlyInReducingMicroStep: no_sync's reductions and
+	// the optimizer step).
+	reducing bool
 }
 
 // bindMemory maps the memory model's ordered events onto the schedule's
@@ -147,6 +151,25 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		}
 		return -1, -1
 	}
+	// Stages 0-2 reduce per bucket (Unit -1): a unit's gradient goes with
+	// the last-issued sync of a bucket its parameters lie in (its
+	// reduce-scatter; its all-reduce where there is none), the one that
+	// ends its reduction.
+	bucketSync := map[int]int32{}
+	for _, k := range []Kind{AllReduce, ReduceScatter} {
+		for i, t := range sc.Tasks {
+			if t.Micro < last || t.Kind != k || t.Unit >= 0 || t.Bucket < 0 ||
+				t.Phase != PhaseBackwardRS && t.Phase != PhaseBackwardAR && t.Phase != PhaseInterAR {
+				continue
+			}
+			bk := sc.Buckets[t.Bucket]
+			for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
+				if j, ok := bucketSync[u]; !ok || sc.Tasks[j].Kind != k || int32(i) > j {
+					bucketSync[u] = int32(i)
+				}
+			}
+		}
+	}
 	var out []memEvent
 	for _, ev := range rep.Timeline() {
 		ci, ok := index[ev.Component]
@@ -203,7 +226,11 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			if task < 0 {
 				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
 			}
-			if task < 0 && alone(ev.Unit) {
+			if i, ok := bucketSync[ev.Unit]; task < 0 && ok {
+				task = i // stages 0-2: the bucket's sync (FSDP's stage 2 under no_sync)
+			}
+			if task < 0 && (alone(ev.Unit) || sc.Stage < 3) {
+				// Nothing to reduce (one rank): the unit's backward.
 				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 			}
 		case ev.Op == memory.OpOptimizer:
@@ -212,7 +239,7 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		if task < 0 {
 			return nil, nil, nil, fmt.Errorf("zero: no task for memory event %s %s unit %d", ev.Phase, ev.Op, ev.Unit)
 		}
-		out = append(out, memEvent{task: task, atEnd: atEnd, component: ci, delta: ev.Delta})
+		out = append(out, memEvent{task: task, atEnd: atEnd, component: ci, delta: ev.Delta, reducing: rep.OnlyInReducingMicroStep(ev)})
 	}
 	return out, names, rest, nil
 }
@@ -310,8 +337,37 @@ func (e *executor) memoryTimeline(r int, evs []memEvent, names []string, rest []
 			tl.Peak, tl.PeakTime, tl.PeakTask = total, x.t, x.ev.task
 		}
 	}
+	if p, x := earlierMicroStepPeak(sorted, rest); p > tl.Peak {
+		tl.Peak, tl.PeakTime, tl.PeakTask = p, x.t, x.ev.task
+	}
 	tl.Reserved = reservedSeries(series, sorted, len(evs), e.sc.Micro > 1)
 	return tl
+}
+
+// earlierMicroStepPeak is the largest total of the micro-steps before the
+// last under FSDP's no_sync, on the last one's times: its events without
+// the reducing ones (memory.Report.OnlyInReducingMicroStep), which hold
+// every unsharded gradient through the backward; and the event it is
+// first reached at. 0 when no event is reducing-only.
+func earlierMicroStepPeak(sorted []timedEvent, rest []int64) (int64, timedEvent) {
+	if !slices.ContainsFunc(sorted, func(x timedEvent) bool { return x.ev.reducing }) {
+		return 0, timedEvent{}
+	}
+	var total int64
+	for _, v := range rest {
+		total += v
+	}
+	peak, at := total, timedEvent{ev: memEvent{task: -1}}
+	for _, x := range sorted {
+		if x.ev.reducing {
+			continue
+		}
+		total += x.ev.delta
+		if total > peak {
+			peak, at = total, x
+		}
+	}
+	return peak, at
 }
 
 // reservedSeries places series (memory.AllocSim.Series, by event index)
@@ -363,9 +419,11 @@ func (e *executor) peakMemory(r int, evs []memEvent, rest []int64) int64 {
 		total += v
 	}
 	peak := total
-	for _, x := range e.sortedMemory(r, evs) {
+	sorted := e.sortedMemory(r, evs)
+	for _, x := range sorted {
 		total += x.ev.delta
 		peak = max(peak, total)
 	}
-	return peak
+	p, _ := earlierMicroStepPeak(sorted, rest)
+	return max(peak, p)
 }

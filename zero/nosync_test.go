@@ -2,9 +2,12 @@ package zero
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // TestNoSyncCollectives counts, per optimizer step of a = 4 micro-steps,
@@ -87,6 +90,72 @@ func TestNoSyncCollectives(t *testing.T) {
 				}
 			}
 			checkTaskBound(t, s)
+		})
+	}
+}
+
+// TestNoSyncReplayFreesHeldGradients: the replay frees each unit's held
+// no_sync gradient with the last micro-step's reduction of it (the unit's
+// reduce-scatter at stage 3, its bucket's at stage 2), so when the
+// optimizer starts the rank holds only the sharded gradients: 4 × 100M /
+// 2 × 2 B = 400,000,000 B at stage 3 (FSDP casts the reduced shard back
+// to bf16), nothing beyond the shard at rest at stage 2. Its peak is the
+// memory model's: on four equal layers the last micro-step's, and with a
+// first layer of 400M parameters the earlier micro-steps', which hold
+// every gradient through l0's backward: 7,900,000,000 B
+// (memory's TestNoSyncHeldGradients derives it).
+func TestNoSyncReplayFreesHeldGradients(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		l0          int64
+		sets        []string
+		gradsAtStep int64
+		peak        int64 // 0: the memory model's, whatever it is
+	}{
+		{"stage 3 fsdp1", 100000000, []string{"communication.boundary=fsdp1"}, 400000000, 0},
+		{"stage 3 fsdp2 reduce fp32", 100000000, []string{"communication.boundary=fsdp2", "training.reduce_dtype=fp32"}, 400000000, 0},
+		{"stage 2 fsdp1", 100000000, []string{"parallelism.zero_stage=2", "communication.boundary=fsdp1"}, 0, 0},
+		{"stage 2 fsdp2", 100000000, []string{"parallelism.zero_stage=2", "communication.boundary=fsdp2"}, 0, 0},
+		{"stage 3 fsdp1 big first layer", 400000000, []string{"communication.boundary=fsdp1"}, 0, 7900000000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			yaml := strings.Replace(fourLayerMLP(100000000, 3, "{algorithm: ring, compute_interference: 0}"),
+				"l0, params: 100000000", fmt.Sprintf("l0, params: %d", c.l0), 1)
+			sets := append([]string{"training.grad_sync=last", "training.grad_accum=4", "communication.bucket_size=200MB"}, c.sets...)
+			s, err := scenarios.Load("four-layers.yaml", []byte(yaml), sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Replay(s, Options{KeepSpans: true, SpanRanks: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.peak
+			if want == 0 {
+				want = res.MemoryModel.Peak
+			}
+			if res.Memory.Peak != want || res.MemoryModel.Peak != want {
+				t.Errorf("replay peak %d B, memory model %d, want %d", res.Memory.Peak, res.MemoryModel.Peak, want)
+			}
+			if c.l0 != 100000000 {
+				return
+			}
+			opt := slices.IndexFunc(res.Schedule.Tasks, func(t Task) bool { return t.Kind == Optimizer })
+			at := slices.IndexFunc(res.Spans[0], func(sp Span) bool { return sp.Task == int32(opt) })
+			if opt < 0 || at < 0 {
+				t.Fatal("no optimizer task in rank 0's spans")
+			}
+			start := res.Spans[0][at].Start
+			grads := slices.Index(res.Memory.Components, string(memory.CompGrads))
+			level := res.Memory.AtRest[grads]
+			for _, p := range res.Memory.Points {
+				if p.Component == grads && p.Time <= start { // the last reduce-scatter ends as it starts
+					level += p.Delta
+				}
+			}
+			if got := level - res.Memory.AtRest[grads]; got != c.gradsAtStep {
+				t.Errorf("the optimizer starts beside %d B of gradients beyond those at rest, want %d", got, c.gradsAtStep)
+			}
 		})
 	}
 }

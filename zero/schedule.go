@@ -804,7 +804,13 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 // always, the others where s.GradSyncEvery (the rule countTasks'
 // bound shares; it cites each stack's trainer).
 func (b *builder) reduces(m int) bool {
-	return m == b.sc.Micro-1 || b.s.GradSyncEvery()
+	return reducesAt(b.s, m)
+}
+
+// reducesAt is builder.reduces for scenario s, whose training.grad_accum
+// micro-steps a step runs.
+func reducesAt(s *scenarios.Scenario, m int) bool {
+	return int64(m) == s.Training.GradAccum-1 || s.GradSyncEvery()
 }
 
 // regathers reports whether micro-step m > 0 of stage 2 all-gathers the
@@ -826,11 +832,17 @@ func (b *builder) reduces(m int) bool {
 // reducing micro-step, which resharded. zerosim's own stage 2, and
 // DeepSpeed's, keep the whole 16-bit parameters and gather once per step.
 func (b *builder) regathers(m int) bool {
-	bd := b.s.Communication.Boundary
-	if b.sc.Stage != 2 || m == 0 || bd != scenarios.BoundaryFSDP1 && !bd.FSDP2() {
+	return regathersAt(b.s, m)
+}
+
+// regathersAt is builder.regathers for scenario s: the one rule the
+// schedule and countTasks' bound share.
+func regathersAt(s *scenarios.Scenario, m int) bool {
+	bd := s.Communication.Boundary
+	if s.Parallelism.Stage != 2 || m == 0 || bd != scenarios.BoundaryFSDP1 && !bd.FSDP2() {
 		return false
 	}
-	return bd.FSDP2() || b.reduces(m-1)
+	return bd.FSDP2() || reducesAt(s, m-1)
 }
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
