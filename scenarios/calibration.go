@@ -524,6 +524,9 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		if r, err := ParseNCCLVersion(h.NCCLVersion); err != nil || r != h.NCCLVersion {
 			return nil, bad("hardware.nccl_version", fmt.Sprintf("%q: use one of %s as zerosim calibrate writes it, or leave it out for %s", h.NCCLVersion, strings.Join(NCCLReleases, ", "), DefaultNCCLRelease))
 		}
+		if h.GFX != "" {
+			return nil, bad("hardware.nccl_version", NCCLVersionOnAMD(h.GFX, "nccl_version"))
+		}
 	}
 	if h.NICsPerNode < 1 || h.NICsPerNode > 1<<10 {
 		return nil, bad("hardware.nics_per_node", fmt.Sprintf("%d is out of range (1..1024)", h.NICsPerNode))

@@ -173,6 +173,9 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 		if _, err := scenarios.ParseNCCLVersion(o.ncclVersion); err != nil {
 			return nil, inputError{fmt.Errorf("--nccl-version: %w", err)}
 		}
+		if s.Cluster.AMD() {
+			return nil, inputError{errors.New("--nccl-version: " + scenarios.NCCLVersionOnAMD(s.Cluster.Target(), "--nccl-version"))}
+		}
 		s.Communication.NCCLVersion = o.ncclVersion
 	}
 	// The flags edited the resolved scenario: validate it again.
