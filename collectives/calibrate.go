@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -431,6 +432,30 @@ func (c *Calibration) Measured(hw Hardware) bool { return hw == c.HW }
 func (c *Calibration) OtherHardware(hw Hardware) bool {
 	hw.Algos, hw.Protos = c.HW.Algos, c.HW.Protos
 	return !c.Measured(hw)
+}
+
+// OtherHardwareWords is, for a calibration of other hardware
+// (OtherHardware), the warning's words: "fitted on <its hardware>, this
+// cluster is <hw>: ...", each named by Describe and, where the NCCL
+// releases whose tuners ran differ, by the release ("NCCL 2.26", "NCCL
+// 2.30" for the default), which Describe leaves out: a file fitted under
+// another release alone read as two identical descriptions. The fix is
+// to calibrate on this cluster, or, when the release is the only
+// difference, to run the release the file was fitted under.
+func (c *Calibration) OtherHardwareWords(hw Hardware) string {
+	fitted, this := c.HW.Describe(), hw.Describe()
+	fix := "calibrate on this cluster"
+	if c.HW.NCCL != hw.NCCL {
+		release := func(h Hardware) string { return ", NCCL " + cmp.Or(h.NCCL, DefaultNCCL) }
+		fitted += release(c.HW)
+		this += release(hw)
+		same := hw
+		same.NCCL = c.HW.NCCL
+		if same == c.HW {
+			fix = "time under NCCL " + cmp.Or(c.HW.NCCL, DefaultNCCL) + " as fitted (communication.nccl_version, collective --nccl-version), or calibrate on logs of this release"
+		}
+	}
+	return "fitted on " + fitted + ", this cluster is " + this + ": its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (" + fix + ")"
 }
 
 // CurvesUnused says, for a header, why Model on hw drops the measured

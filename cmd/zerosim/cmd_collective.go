@@ -458,7 +458,7 @@ func calibrationUse(a *app, src string, cal *collectives.Calibration, hw collect
 		a.warnf("%s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)", src, d, pinsAsMeasured(cal.HW))
 	}
 	if other {
-		a.warnf("%s: fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", src, cal.HW.Describe(), hw.Describe())
+		a.warnf("%s: %s", src, cal.OtherHardwareWords(hw))
 	}
 	return by + cal.CurvesUnused(hw)
 }
