@@ -222,13 +222,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if curves, logs, err = fromMinSize(o.minSize, curves, logs); err != nil {
 		return err
 	}
-	// Under --min-size the rows are of large sizes only, which measure
-	// bandwidths, not latencies: those stay nominal (FitBandwidth).
-	fitFn := collectives.FitModel
-	if o.minSize != "" {
-		fitFn = collectives.FitBandwidth
-	}
-	fit, err := fitFn(hw, curves, 0, math.MaxInt64)
+	fit, err := networkFit(o.minSize)(hw, curves, 0, math.MaxInt64)
 	if err != nil {
 		return inputError{err}
 	}
@@ -240,7 +234,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if wn := poorFit(hw, fit, curves, s.Cluster.Inter.Preset, o.minSize); wn != "" {
 		warnings = append(warnings, wn)
 	}
-	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, fitFn, curves, logs, s.Cluster.GPU, o.minSize), Held: fit.Held, MinSize: o.minSize}
+	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, networkFit(o.minSize), curves, logs, s.Cluster.GPU, o.minSize), Held: fit.Held, MinSize: o.minSize}
 	if old != nil {
 		rep.KeptCompute, rep.KeptMemory = old.Compute, old.Memory
 	}
@@ -537,6 +531,16 @@ func fitParams(p collectives.Params) reports.CalibrationParams {
 // fitFunc is a network fit: collectives.FitModel, or FitBandwidth under
 // --min-size.
 type fitFunc func(collectives.Hardware, []collectives.Curve, units.Bytes, units.Bytes) (*collectives.Fit, error)
+
+// networkFit is calibrate's fit: under --min-size the rows are of large
+// sizes only, which measure bandwidths, not latencies, so those stay
+// nominal (FitBandwidth).
+func networkFit(minSize string) fitFunc {
+	if minSize != "" {
+		return collectives.FitBandwidth
+	}
+	return collectives.FitModel
+}
 
 // calibrationLog is log i's errors: in-sample with the fit, leave-one-out
 // with a fit on the other logs, and the nominal model's.
