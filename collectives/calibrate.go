@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -221,6 +222,21 @@ func paramVec(x []float64) Params {
 // the nominal figures so that a parameter no curve constrains (the
 // network on one node) stays nominal. It uses gonum's Nelder–Mead.
 func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
+	return fitModel(hw, curves, lo, hi, false)
+}
+
+// FitBandwidth is FitModel with the latencies (the hops and the fixed
+// cost) held at nominal, the efficiencies alone fitted: for rows of
+// large sizes only, chosen because the small ones are not a latency plus
+// a bandwidth (calibrate --min-size). A 1 µs hop still moves such rows
+// by a percent or so, enough for Identified, but what the optimiser puts
+// there is the misfit of the bandwidth, not a latency: the 2 × 8 H100
+// NDR log (XE9680) from 16 MiB fitted an inter hop of −18.64 µs.
+func FitBandwidth(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
+	return fitModel(hw, curves, lo, hi, true)
+}
+
+func fitModel(hw Hardware, curves []Curve, lo, hi units.Bytes, holdLatencies bool) (*Fit, error) {
 	type pt struct {
 		c    int
 		op   Op
@@ -263,6 +279,9 @@ func FitModel(hw Hardware, curves []Curve, lo, hi units.Bytes) (*Fit, error) {
 	// The parameters the rows do not identify stay nominal (x = 0); the
 	// optimiser searches the others.
 	id := Identified(hw, curves, lo, hi)
+	if holdLatencies {
+		id[2], id[3], id[4] = false, false, false // paramVec's hops and fixed cost
+	}
 	var free []int
 	var held []int
 	for k, ok := range id {
@@ -413,6 +432,30 @@ func (c *Calibration) Measured(hw Hardware) bool { return hw == c.HW }
 func (c *Calibration) OtherHardware(hw Hardware) bool {
 	hw.Algos, hw.Protos = c.HW.Algos, c.HW.Protos
 	return !c.Measured(hw)
+}
+
+// OtherHardwareWords is, for a calibration of other hardware
+// (OtherHardware), the warning's words: "fitted on <its hardware>, this
+// cluster is <hw>: ...", each named by Describe and, where the NCCL
+// releases whose tuners ran differ, by the release ("NCCL 2.26", "NCCL
+// 2.30" for the default), which Describe leaves out: a file fitted under
+// another release alone read as two identical descriptions. The fix is
+// to calibrate on this cluster, or, when the release is the only
+// difference, to run the release the file was fitted under.
+func (c *Calibration) OtherHardwareWords(hw Hardware) string {
+	fitted, this := c.HW.Describe(), hw.Describe()
+	fix := "calibrate on this cluster"
+	if c.HW.NCCL != hw.NCCL {
+		release := func(h Hardware) string { return ", NCCL " + cmp.Or(h.NCCL, DefaultNCCL) }
+		fitted += release(c.HW)
+		this += release(hw)
+		same := hw
+		same.NCCL = c.HW.NCCL
+		if same == c.HW {
+			fix = "time under NCCL " + cmp.Or(c.HW.NCCL, DefaultNCCL) + " as fitted (communication.nccl_version, collective --nccl-version), or calibrate on logs of this release"
+		}
+	}
+	return "fitted on " + fitted + ", this cluster is " + this + ": its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (" + fix + ")"
 }
 
 // CurvesUnused says, for a header, why Model on hw drops the measured

@@ -77,7 +77,8 @@ type Unfollowed struct {
 // it (gradient accumulation: verify runs one micro-step per step, where
 // ZeRO-2/3 add each micro-step's reduced shard into a kept partition; the
 // toy's own batch; fp32 reduction or parameter shard; fp16 parameters;
-// fp8 GEMMs; dropout; an optimizer kernel other than foreach=False Adam;
+// fp8 GEMMs; dropout; a loss on the 16-bit logits without the upcast;
+// an optimizer kernel other than foreach=False Adam;
 // the optimizer on the CPU; expert parallelism). A key verifyKeys does not
 // name is listed whenever it is set: a new key is not followed until
 // someone decides otherwise. micro_batch 1, the default, stands for the
@@ -188,10 +189,15 @@ var verifyKeys = map[string]keyRule{
 	// Every compile setting, model included, changes what is kept and
 	// when gradients are accumulated, not a value: AccumulateGrad adds
 	// the same gradients into .grad once per micro-step either way.
-	"training.compile":          noChange(),
-	"training.rope_impl":        noChange(),
-	"training.norm_impl":        noChange(),
-	"training.cross_entropy":    noChange(),
+	"training.compile":   noChange(),
+	"training.rope_impl": noChange(),
+	"training.norm_impl": noChange(),
+	// A 16-bit loss (cross_entropy: bf16 or fp16, F.cross_entropy on the
+	// 16-bit logits without the upcast) writes 16-bit log-probabilities
+	// and gradients, which changes values; the toy's loss is a softmax
+	// in float64 from the stored logits (model.go), as the fp32 loss and
+	// flash-attn's fused one (fp32 inside) compute it.
+	"training.cross_entropy":    toy(func(s *scenarios.Scenario) bool { return !s.Training.Loss16() }),
 	"training.keep_logits":      noChange(),
 	"training.flat_param_views": noChange(),
 

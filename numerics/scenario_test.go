@@ -134,6 +134,12 @@ func TestNotFollowed(t *testing.T) {
 		{"default", []string{"training.grad_clip=none"}, nil, 0, 0},
 		{"default", []string{"training.master_dtype=fp32"}, nil, 0, 0},
 		{"default", []string{"training.master_dtype=none"}, []string{"training.master_dtype"}, 0, 0},
+		// A 16-bit loss changes values; fp32 and flash-attn's fused loss
+		// (fp32 inside) are the toy's float64 softmax.
+		{"default", []string{"training.cross_entropy=bf16"}, []string{"training.cross_entropy"}, 0, 0},
+		{"default", []string{"training.param_dtype=fp16", "training.cross_entropy=fp16"}, []string{"training.param_dtype", "training.cross_entropy"}, 0, 0},
+		{"default", []string{"training.cross_entropy=fp32"}, nil, 0, 0},
+		{"default", []string{"training.cross_entropy=fused"}, nil, 0, 0},
 		{"default", []string{"stack=torchtitan"}, []string{"training.shard_dtype", "training.reduce_dtype", "training.optimizer_impl"}, 0, 0},
 		{"default", []string{"stack=megatron"}, []string{"training.reduce_dtype"}, 0, 0},
 		// Change no value: timing, placement, exact sums in any order.

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -52,6 +53,10 @@ type CalibrationLog struct {
 	// InExact: the same of every log together (the in-sample errors are
 	// then printed n/a, not 0.0 %).
 	OwnExact, InExact bool
+	// Parameters is the number of parameters the fit has: FitParameters,
+	// or 2 (the efficiencies) under calibrate --min-size, which holds the
+	// latencies at nominal (0 means FitParameters).
+	Parameters int
 }
 
 // CalibrationReport is what `zerosim calibrate` prints.
@@ -68,6 +73,10 @@ type CalibrationReport struct {
 	// nominal values, as indices of scenarios.CalParamNames
 	// (collectives.Fit.Held).
 	Held []int
+	// MinSize is calibrate --min-size as given ("" when every row is
+	// fitted): the rows below it are left out and the latencies held at
+	// nominal, as rows of large sizes cannot measure them.
+	MinSize string
 }
 
 // String is the fitted values in one line.
@@ -105,7 +114,9 @@ func calPct(v float64) string {
 func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fitted on every log: %s\n", r.Params)
-	if len(r.Held) > 0 {
+	if r.MinSize != "" {
+		fmt.Fprintf(&b, "fitted from --min-size %s: the rows below it are left out, and the latencies (intra hop, inter hop, fixed) are held at nominal, which rows of large sizes cannot measure; collectives below %s are timed by the fitted model, not by the logs' rows\n", r.MinSize, r.MinSize)
+	} else if len(r.Held) > 0 {
 		var held []string
 		for _, k := range r.Held {
 			held = append(held, scenarios.CalParamNames[k].Name)
@@ -118,10 +129,10 @@ func WriteCalibration(w io.Writer, r *CalibrationReport) error {
 		if l.GPUsPerThread > 1 {
 			host = fmt.Sprintf(" (one thread drives %d GPUs: modelled with its host launch floor)", l.GPUsPerThread)
 		}
-		fmt.Fprintf(&b, "\n%s: %s, %s on %s, %d sizes%s\n", l.Source, l.Op, countNoun(l.Ranks, "rank", "ranks"), countNoun(l.Nodes, "node", "nodes"), len(l.Sizes), host)
+		fmt.Fprintf(&b, "\n%s: %s, %s on %s, %s%s\n", l.Source, l.Op, countNoun(l.Ranks, "rank", "ranks"), countNoun(l.Nodes, "node", "nodes"), countNoun(len(l.Sizes), "size", "sizes"), host)
 		switch {
 		case l.Own != nil && l.OwnExact:
-			fmt.Fprintf(&b, "  fitted on this log alone: n/a (%d sizes for %d parameters: any fit passes through them)\n", len(l.Sizes), FitParameters)
+			fmt.Fprintf(&b, "  fitted on this log alone: n/a (%s for %d parameters: any fit passes through them)\n", countNoun(len(l.Sizes), "size", "sizes"), cmp.Or(l.Parameters, FitParameters))
 		case l.Own != nil:
 			fmt.Fprintf(&b, "  fitted on this log alone: %s\n", *l.Own)
 		}

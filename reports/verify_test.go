@@ -144,6 +144,7 @@ func TestNotModelledWords(t *testing.T) {
 		load("seed000-k4", "training.micro_batch=4"),
 		load("default", "training.fp8=te", "training.dropout=0.1", "training.optimizer_impl=fused", "offload.optimizer=cpu"),
 		load("default", "training.master_dtype=none"),
+		load("default", "training.cross_entropy=bf16"),
 	} {
 		for _, m := range NewNotModelled(numerics.NotFollowed(s)) {
 			got[s.Name+" "+m.Key+" "+m.Value] = m.Runs
@@ -161,6 +162,7 @@ func TestNotModelledWords(t *testing.T) {
 		"default training.optimizer_impl fused": "torch.optim.Adam(foreach=False)'s operation order",
 		"default offload.optimizer cpu":         "Adam on the GPU in torch.optim.Adam(foreach=False)'s order",
 		"default training.master_dtype none":    "an fp32 master and fp32 Adam moments",
+		"default training.cross_entropy bf16":   "cross-entropy on the logits upcast (a float64 softmax)",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("not modelled\n%v\nwant\n%v", got, want)

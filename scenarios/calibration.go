@@ -528,6 +528,9 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		if r, err := ParseNCCLVersion(h.NCCLVersion); err != nil || r != h.NCCLVersion {
 			return nil, bad("hardware.nccl_version", fmt.Sprintf("%q: use one of %s as zerosim calibrate writes it, or leave it out for %s", h.NCCLVersion, strings.Join(NCCLReleases, ", "), DefaultNCCLRelease))
 		}
+		if h.GFX != "" {
+			return nil, bad("hardware.nccl_version", NCCLVersionOnAMD(h.GFX, "nccl_version"))
+		}
 	}
 	if h.ComputeCapability != 0 && (h.ComputeCapability != 103 || h.Arch != "Blackwell") {
 		return nil, bad("hardware.compute_capability", fmt.Sprintf("%d: zerosim calibrate writes only 103 (B300, GB300) under arch Blackwell; leave it out for the arch's", h.ComputeCapability))

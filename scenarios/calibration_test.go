@@ -55,6 +55,7 @@ func TestCalibrationKey(t *testing.T) {
 		{"host cpu", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, host_cpu: epyc}", 1), `hardware.host_cpu: "epyc": use intel, amd or arm`},
 		{"nccl version", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, nccl_version: 2.26.2}", 1), `hardware.nccl_version: "2.26.2": use one of 2.19, 2.20`},
 		{"compute capability on Hopper", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, compute_capability: 103}", 1), "hardware.compute_capability: 103: zerosim calibrate writes only 103 (B300, GB300) under arch Blackwell"},
+		{"nccl version on amd", strings.Replace(strings.Replace(goodCalibration, "arch: Hopper, nvls: true", "gfx: gfx942, nvls: false", 1), "intra_latency_us: 0}", "intra_latency_us: 0, nccl_version: 2.26}", 1), `hardware.nccl_version: nccl_version sets NCCL's tuner, but this gfx942 cluster runs RCCL, whose releases zerosim does not model (one RCCL cost model): drop nccl_version`},
 		{"buffsize too small", strings.Replace(goodCalibration, "intra_latency_us: 0}", "intra_latency_us: 0, nccl_buffsize: 100}", 1), "hardware.nccl_buffsize: 100 is out of range"},
 		{"efficiency 0", strings.Replace(goodCalibration, "intra_efficiency: 0.9", "intra_efficiency: 0", 1), "params.intra_efficiency: 0 is out of range"},
 		{"sizes decrease", strings.Replace(goodCalibration, "[1048576, 2097152]", "[2097152, 1048576]", 1), "curves[0].sizes[1]: sizes must be positive and increase"},

@@ -54,8 +54,17 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 			msg := err.Error()
 			// A bare number as a bucket size means megabytes, not the
 			// GiB a bare GPU memory means (QA28 L3: "25" got "25GiB").
+			// A bucket size is a positive whole number of bytes: a negative
+			// one gets no fix of it, and a fraction no "B for bytes".
 			if f, ferr := strconv.ParseFloat(n.Value, 64); ferr == nil && f != 0 && math.Abs(f) < 1<<20 && t == reflect.TypeFor[units.Bytes]() && strings.Contains(leaf(path), "bucket") {
-				msg = fmt.Sprintf("%s what? use %sMB or %sMiB (a bucket size needs a unit; %sB for bytes)", n.Value, n.Value, n.Value, n.Value)
+				switch {
+				case f < 0:
+					msg = fmt.Sprintf("%s is negative: a bucket size is a positive size with a unit, such as 25MB or 25MiB", n.Value)
+				case f != math.Trunc(f):
+					msg = fmt.Sprintf("%s what? use %sMB or %sMiB (a bucket size needs a unit)", n.Value, n.Value, n.Value)
+				default:
+					msg = fmt.Sprintf("%s what? use %sMB or %sMiB (a bucket size needs a unit; %sB for bytes)", n.Value, n.Value, n.Value, n.Value)
+				}
 			}
 			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s", leaf(path), msg)))
 			return

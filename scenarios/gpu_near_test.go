@@ -5,10 +5,12 @@ import (
 	"testing"
 )
 
-// TestNearGPUs (QA30 LOW-6): a GPU name is suggested only for a slip of
+// TestNearGPUs: a GPU name is suggested only for a slip of
 // case or separators, or a prefix that ends at a separator of the preset
 // (the memory size left out), never for another model number: H20 (148
-// TFLOPS bf16, NVIDIA's H20 datasheet) is not H200 (989), nor B20 B200.
+// TFLOPS bf16, NVIDIA's H20 datasheet) is not H200 (989), nor B20 B200;
+// past those, the one preset of the typed model (H100 SXM: H100-80GB;
+// MI355: MI355X), where the near-miss list gave every preset.
 func TestNearGPUs(t *testing.T) {
 	for _, c := range []struct {
 		v    string
@@ -24,6 +26,20 @@ func TestNearGPUs(t *testing.T) {
 		{"GB3", nil},
 		{"H800", nil},
 		{"GH200", nil},
+		// The same model past a separator, or without the preset's
+		// trailing letters: one preset of that model.
+		{"H100-80G", []string{"H100-80GB"}},
+		{"H100 SXM", []string{"H100-80GB"}},
+		{"MI355", []string{"MI355X"}},
+		{"mi300", []string{"MI300X"}},
+		{"A100-80G", []string{"A100-80GB"}},
+		{"A100 SXM", nil}, // two presets of the model, neither nearer
+		// Another card of the model, or another model number.
+		{"H100 PCIe", nil},
+		{"H100-NVL", nil},
+		{"RTX409", nil},
+		{"MI35", nil},
+		{"H20-96GB", nil},
 	} {
 		if got := nearGPUs(c.v); !slices.Equal(got, c.want) {
 			t.Errorf("%q: %q, want %q", c.v, got, c.want)

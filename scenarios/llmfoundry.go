@@ -177,6 +177,45 @@ type lfVal struct {
 	via string
 }
 
+// duplicateKeys refuses the second of a key any mapping under n gives
+// twice, as child does the keys the import reads: OmegaConf's loader
+// refuses such a file whatever the key ("found duplicate key",
+// get_yaml_loader's OmegaConfLoader.construct_mapping, omegaconf/_utils.py
+// at omry/omegaconf 189a9bf3b9017f8970f338415be995b419238826), so a key
+// the import does not read (fsdp_config.state_dict_type twice) is no
+// less an error. Aliases are not followed: the nodes they name are
+// walked where they are written.
+func (d *lfDoc) duplicateKeys(n *yaml.Node, path string, depth int) error {
+	if n == nil || depth > lfMaxDepth {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := d.duplicateKeys(c, path, depth+1); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				continue
+			}
+			key := strings.TrimPrefix(path+"."+k.Value, ".")
+			if seen[k.Value] {
+				return d.errAt(k, "%s is given twice (keep one)", key)
+			}
+			seen[k.Value] = true
+			if err := d.duplicateKeys(n.Content[i+1], key, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // child is the value of key k in mapping m (nil if absent); a key given
 // twice is an error.
 func (d *lfDoc) child(m *yaml.Node, path, k string) (*yaml.Node, error) {
@@ -504,6 +543,9 @@ var lfFSDPKeys = []string{"activation_checkpointing", "activation_checkpointing_
 // noted: Composer keeps them and ignores them.
 func (im *lfImport) readKeys() error {
 	d := im.d
+	if err := d.duplicateKeys(d.root, "", 0); err != nil {
+		return err
+	}
 	for _, k := range mappingKeys(d.root) {
 		near := nearKey(k.Value, lfTrainKeys)
 		if slices.Contains(lfTrainKeys, k.Value) || near == "" || near == "max_seq_len" || near == "global_train_batch_size" {

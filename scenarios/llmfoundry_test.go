@@ -294,6 +294,9 @@ func TestImportLLMFoundryErrors(t *testing.T) {
 		{"moe", "mpt-7b.yaml", []string{"  attn_config:", "  ffn_config:\n    ffn_type: mb_dmoe\n  attn_config:"}, o, `^mpt-7b.yaml:24:15: model.ffn_config.ffn_type = "mb_dmoe" is not modelled`},
 		{"target", "mpt-7b.yaml", []string{"  attn_config:", "  activation_checkpointing_target: [grouped_query_attention]\n  attn_config:"}, o, `^mpt-7b.yaml:23:36: model.activation_checkpointing_target = a list checkpoints parts`},
 		{"duplicate", "mpt-7b.yaml", []string{"  n_layers: 32", "  n_layers: 32\n  n_layers: 40"}, o, `^mpt-7b.yaml:20:3: model.n_layers is given twice \(keep one\)`},
+		// A key the import does not read, twice: OmegaConf refuses the file.
+		{"duplicate fsdp_config key", "mpt-7b.yaml", []string{"  limit_all_gathers: true", "  limit_all_gathers: true\n  state_dict_type: full\n  state_dict_type: sharded"}, o, `^mpt-7b.yaml:99:3: fsdp_config.state_dict_type is given twice \(keep one\)$`},
+		{"duplicate top-level key", "mpt-7b.yaml", []string{"# FSDP\n", "seed: 1\nseed: 2\n"}, o, `^mpt-7b.yaml:\d+:1: seed is given twice \(keep one\)$`},
 		{"model name", "mpt-7b.yaml", []string{"mpt_causal_lm", "hf_t5"}, o, `^mpt-7b.yaml:15:9: model.name = "hf_t5" is not a model zerosim imports`},
 		{"peft", "hf-llama-3.1-8B.yaml", []string{"  use_flash_attention_2: true", "  use_flash_attention_2: true\n  peft_config:\n    peft_type: LORA"}, o, `^hf-llama-3.1-8B.yaml:26:5: model.peft_config \(LoRA/PEFT adapters\) is not modelled`},
 		{"hf config", "hf-llama-3.1-8B.yaml", nil, LLMFoundryOptions{Nodes: 1, GPUsPerNode: 8, HF: "testdata/none.json"}, `^--hf: `},

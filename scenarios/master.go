@@ -1,6 +1,9 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // MasterNone is training.master_dtype: none, pure 16-bit training: no fp32
 // master copy, the optimizer steps the param_dtype parameters and keeps its
@@ -42,13 +45,25 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		}
 	}
 	switch {
-	case s.Offload.Any(),
-		s.Stack == "deepspeed", s.Parallelism.Stage == 3 && s.Communication.Boundary == BoundaryDeepSpeed:
+	case s.Offload.Any():
+		// ZeRO-Offload is DeepSpeed's: its CPU optimizer steps the fp32
+		// partition (stage_1_and_2.py, stage3.py at deepspeedai/DeepSpeed
+		// edaa7221267243c7be7fb49c5d5f5c4fb97b4641); without offload the
+		// GPU optimizer can step the 16-bit parameters.
+		var on []string
+		if s.Offload.Optimizer != OffloadNone {
+			on = append(on, "offload.optimizer "+string(s.Offload.Optimizer))
+		}
+		if s.Offload.Params != OffloadNone {
+			on = append(on, "offload.params "+string(s.Offload.Params))
+		}
+		return l.errPath(key, "master_dtype none does not go with "+strings.Join(on, " and ")+": DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload to keep master_dtype none)")
+	case s.Stack == "deepspeed", s.Parallelism.Stage == 3 && s.Communication.Boundary == BoundaryDeepSpeed:
 		// DeepSpeed's ZeRO optimizers, offloaded or not, always step an
 		// fp32 partition (stage_1_and_2.py single_partition_of_fp32_groups,
 		// stage3.py fp32_partitioned_groups_flat at deepspeedai/DeepSpeed
 		// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; memory/offload.go).
-		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed or offload): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
+		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed or boundary deepspeed): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
 	case s.Stack == "megatron":
 		// Megatron-LM's optimizers step fp32 main params (shard_main_param,
 		// megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM

@@ -22,8 +22,8 @@ func TestMasterNone(t *testing.T) {
 		{[]string{"stack=torchtitan"}, "shard_dtype fp32"},                      // the preset's fp32 shard
 		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=1"}, ""}, // no shard below stage 3
 		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 2"},
-		{[]string{"offload.optimizer=cpu"}, "DeepSpeed"},
-		{[]string{"offload.params=cpu"}, "DeepSpeed"},
+		{[]string{"offload.optimizer=cpu"}, "master_dtype none does not go with offload.optimizer cpu: DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload to keep master_dtype none)"},
+		{[]string{"offload.params=cpu"}, "with offload.params cpu: DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload"},
 		{[]string{"communication.boundary=deepspeed"}, "DeepSpeed"},
 		{[]string{"stack=deepspeed"}, "DeepSpeed"},
 		{[]string{"stack=megatron", "parallelism.zero_stage=1"}, "stack megatron"},

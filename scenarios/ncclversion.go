@@ -79,3 +79,14 @@ func ParseNCCLVersion(s string) (string, error) {
 	}
 	return got, nil
 }
+
+// NCCLVersionOnAMD is why an NCCL release is refused on an AMD GPU
+// (target gfx): the GPU runs RCCL, whose tuning.cc has its own constants
+// per ROCm release, and zerosim models one RCCL (collectives/rccl.go),
+// not RCCL releases. Picking NCCL's tables for it would change the
+// timing of RCCL's picks across nodes by an NCCL release's latencies
+// (2 × MI300X nodes, all-reduce 4 MiB: 677 µs under 2.21's 28 µs tree
+// hop against 321 µs), a release the cluster does not run.
+func NCCLVersionOnAMD(gfx, key string) string {
+	return fmt.Sprintf("nccl_version sets NCCL's tuner, but this %s cluster runs RCCL, whose releases zerosim does not model (one RCCL cost model): drop %s", gfx, key)
+}

@@ -1174,6 +1174,9 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 		if !c.Algorithm.NCCLModel() {
 			return l.errPath(path, fmt.Sprintf("nccl_version sets NCCL's tuner, which algorithm %s (zerosim's alpha–beta lowering) does not use: set algorithm: auto, or drop nccl_version", c.Algorithm))
 		}
+		if s.Cluster.AMD() {
+			return l.errPath(path, NCCLVersionOnAMD(s.Cluster.Target(), "nccl_version"))
+		}
 	}
 	if l.has("communication.calibration") && c.CalibrationData == nil {
 		if err := l.loadCalibration(s); err != nil {

@@ -67,6 +67,16 @@ func unknownGPUValue(v string) string {
 // model number: "H20" is a GPU of its own (148 TFLOPS bf16, a sixth of the
 // H200's 989), not a slip for H200, and accepting the hint would make a
 // step several times too fast (QA30 LOW-6).
+//
+// Past those, a name of the same GPU is still suggested when exactly one
+// preset is of its model: the part before the first separator is the
+// preset's ("H100-80G", "H100 SXM": H100-80GB), or is it without the
+// preset's trailing letters ("MI355": MI355X), one nearest by edit
+// distance where a model has several presets ("A100-80G": A100-80GB).
+// A model number is never changed (H20 stays unsuggested, nor "RTX409"
+// RTX4090: an added digit is another GPU), and a PCIe or NVL card of the
+// model (H100 PCIe, H100 NVL: other clocks and links) is not its SXM
+// preset.
 func nearGPUs(v string) []string {
 	nv := normName(v)
 	var near []string
@@ -75,7 +85,45 @@ func nearGPUs(v string) []string {
 			near = append(near, n)
 		}
 	}
-	return near
+	if len(near) > 0 || strings.Contains(nv, "pcie") || strings.Contains(nv, "nvl") {
+		return near
+	}
+	model := gpuModel(v)
+	if len(model) < 2 {
+		return nil
+	}
+	var same []string
+	for _, n := range gpuNames() {
+		if m := gpuModel(n); m == model || strings.HasPrefix(m, model) && strings.Trim(m[len(model):], "abcdefghijklmnopqrstuvwxyz") == "" {
+			same = append(same, n)
+		}
+	}
+	if len(same) > 1 {
+		best, ties := 1<<30, []string(nil)
+		for _, n := range same {
+			switch d := editDistance(nv, normName(n)); {
+			case d < best:
+				best, ties = d, []string{n}
+			case d == best:
+				ties = append(ties, n)
+			}
+		}
+		same = ties
+	}
+	if len(same) != 1 {
+		return nil
+	}
+	return same
+}
+
+// gpuModel is a GPU name's model, lower case: its part before the first
+// separator ("h100" of H100-80GB, "mi355x" of MI355X).
+func gpuModel(name string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if i := strings.IndexAny(name, "-_. "); i >= 0 {
+		name = name[:i]
+	}
+	return name
 }
 
 // prefixAtSeparator reports whether name's first k characters other than

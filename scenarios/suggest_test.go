@@ -137,6 +137,9 @@ func TestCheckSetType(t *testing.T) {
 		// A bare bucket size reads as megabytes (QA28 L3), a bare GPU
 		// memory as gigabytes, and a bare number above 2^20 as bytes.
 		{"communication.bucket_size=25", "bucket_size: 25 what? use 25MB or 25MiB (a bucket size needs a unit; 25B for bytes)"},
+		// A bucket size is a positive whole number of bytes: no -5MB, no 1.5B.
+		{"communication.bucket_size=-5", "bucket_size: -5 is negative: a bucket size is a positive size with a unit, such as 25MB or 25MiB"},
+		{"communication.bucket_size=1.5", "bucket_size: 1.5 what? use 1.5MB or 1.5MiB (a bucket size needs a unit)"},
 		{"communication.bucket_size=3e8", "bucket_size: 3e8 what? use 3e8B (286.10 MiB) (a size needs a unit)"},
 		{"cluster.gpu_memory=80", "gpu_memory: 80 what? use 80GiB or 80GB (a size needs a unit; 80B for bytes)"},
 		{"communication.overlap=maybe", `overlap: "maybe" is not a boolean (use true or false)`},

@@ -36,7 +36,11 @@ func TestCalibrationNotUsedIsSaid(t *testing.T) {
 			"the network part of cal.yaml was measured with NCCL_ALGO NCCL's default, NCCL_PROTO NCCL's default (hardware.algos, hardware.protos), this run has NCCL_ALGO Ring, NCCL_PROTO NCCL's default: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used", "communication.nccl_algo=Ring"},
 		// The NICs a node: the same H100 nodes with 4 shared NICs, not 8.
 		{"default", "auto", "NCCL's cost model calibrated by cal.yaml of other hardware, its measured curves not used",
-			"was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Hopper, NVLink 450 GB/s, 4 × 50 GB/s NICs per node, NVLS: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used", "cluster.nics=per_node;cluster.nics_per_node=4"},
+			"was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Hopper, NVLink 450 GB/s, 4 × 50 GB/s NICs per node, NVLS: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", "cluster.nics=per_node;cluster.nics_per_node=4"},
+		// The NCCL release alone: the two descriptions were identical and
+		// named no release.
+		{"default", "auto", "NCCL 2.26's cost model calibrated by cal.yaml of other hardware, its measured curves not used",
+			"was fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, NCCL 2.30, this cluster is Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, NCCL 2.26: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (time under NCCL 2.30 as fitted (communication.nccl_version, collective --nccl-version), or calibrate on logs of this release)", "communication.nccl_version=2.26"},
 	} {
 		t.Run(tc.example+"/"+tc.algo+tc.set, func(t *testing.T) {
 			sets := []string{"communication.algorithm=" + tc.algo}

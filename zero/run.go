@@ -482,7 +482,7 @@ func calibrationWarnings(s *scenarios.Scenario, unphysicalOnly bool) []string {
 	// This cluster as it is (rev24: it was described with the
 	// calibration's pins, "NCCL_ALGO=Ring", where nothing was pinned).
 	if cal.OtherHardware(hw) {
-		w = append(w, fmt.Sprintf("the network part of %s was fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", name, cal.HW.Describe(), hw.Describe()))
+		w = append(w, fmt.Sprintf("the network part of %s was %s", name, cal.OtherHardwareWords(hw)))
 	}
 	return w
 }

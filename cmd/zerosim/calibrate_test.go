@@ -257,7 +257,7 @@ func TestCalibrationLogRatio(t *testing.T) {
 			c.TimesUS = append(c.TimesUS, float64(ch.Time)/1e6*tc.ratio)
 		}
 		fit := &collectives.Fit{Params: collectives.Nominal}
-		l := calibrationLog(hw, fit, []collectives.Curve{c}, 0)
+		l := calibrationLog(hw, fit, collectives.FitModel, []collectives.Curve{c}, 0)
 		if tc.want == "" && l.Warning != "" || !strings.HasPrefix(l.Warning, tc.want) {
 			t.Errorf("ratio %g: warning %q, want %q", tc.ratio, l.Warning, tc.want)
 		}
@@ -286,8 +286,12 @@ func TestCalibrateFewSizes(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.sizes, code, eo)
 		}
-		warn := fmt.Sprintf("%d sizes for the fit's 5 parameters: its fitted values are not measured", tc.n)
-		own := fmt.Sprintf("fitted on this log alone: n/a (%d sizes for 5 parameters", tc.n)
+		sizes := fmt.Sprintf("%d sizes", tc.n)
+		if tc.n == 1 {
+			sizes = "1 size" // not "1 sizes"
+		}
+		warn := sizes + " for the fit's 5 parameters: its fitted values are not measured; run nccl-tests over sizes from 8 B to 4 GiB"
+		own := "fitted on this log alone: n/a (" + sizes + " for 5 parameters"
 		if strings.Contains(eo, warn) != tc.exact || strings.Contains(out, warn) || strings.Contains(out, own) != tc.exact || strings.Contains(out, "n/a        n/a") != tc.exact {
 			t.Errorf("%s: n/a and warning %t, want %t:\n%s", tc.sizes, !tc.exact, tc.exact, out)
 		}

@@ -222,7 +222,7 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 	if curves, logs, err = fromMinSize(o.minSize, curves, logs); err != nil {
 		return err
 	}
-	fit, err := collectives.FitModel(hw, curves, 0, math.MaxInt64)
+	fit, err := networkFit(o.minSize)(hw, curves, 0, math.MaxInt64)
 	if err != nil {
 		return inputError{err}
 	}
@@ -231,10 +231,10 @@ func runCalibrate(a *app, o *calibrateOpts, files []string, w io.Writer) error {
 		return err
 	}
 	warnings = append(nicWarnings, warnings...)
-	if wn := poorFit(hw, fit, curves, s.Cluster.Inter.Preset); wn != "" {
+	if wn := poorFit(hw, fit, curves, s.Cluster.Inter.Preset, o.minSize); wn != "" {
 		warnings = append(warnings, wn)
 	}
-	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, curves, logs, s.Cluster.GPU), Held: fit.Held}
+	rep := &reports.CalibrationReport{File: o.file, Params: fitParams(fit.Params), Logs: calibrationLogs(hw, fit, networkFit(o.minSize), curves, logs, s.Cluster.GPU, o.minSize), Held: fit.Held, MinSize: o.minSize}
 	if old != nil {
 		rep.KeptCompute, rep.KeptMemory = old.Compute, old.Memory
 	}
@@ -325,14 +325,14 @@ func physicalFit(o *calibrateOpts, s *scenarios.Scenario, hw collectives.Hardwar
 		if intraBad != "" {
 			bad = strings.TrimSuffix(intraBad+" and "+interBad, " and ")
 		}
-		if from, p, ok := largeSizesFit(hw, curves); ok && o.minSize == "" {
+		if from, p, ok := largeSizesFit(hw, curves, s.Cluster.Inter.Preset); ok && o.minSize == "" {
 			// The large sizes alone fit this cluster (QA30 MED-2: CSCS
 			// Alps' GH200 over Slingshot, 2 × 1 GPUs, 200 Gb/s: 340 µs
 			// at 1 MiB and 356 at 2 MiB, ~86 µs of fixed cost at 128 MiB,
 			// fits inter efficiency 1.119 whole and 0.939 from 16 MiB):
 			// the small ones are what no latency plus bandwidth explains.
-			return nil, inputError{fmt.Errorf("%s: the fit needs %s, faster than %s's %s can go: the small sizes are not explained by a latency plus a bandwidth on this cluster (a network behind a plugin, such as aws-ofi-nccl, can cost more per collective than NCCL's latency model), while the sizes from %s fit at intra efficiency %.3f, inter efficiency %.3f; fit those only with --min-size %s (or give --scenario the cluster the logs ran on, if it is another)",
-				logs, bad, scenarioName(o.scenario, s), hw.Describe(), sizeFlag(from), p.IntraEff, p.InterEff, sizeFlag(from))}
+			return nil, inputError{fmt.Errorf("%s: the fit needs %s, faster than %s's %s can go: the small sizes are not explained by a latency plus a bandwidth on this cluster (a network behind a plugin, such as aws-ofi-nccl, can cost more per collective than NCCL's latency model), while the sizes from %s fit at intra efficiency %.3f, inter efficiency %.3f with the latencies at nominal; fit those only with --min-size %s (the smaller rows are then left out, and collectives below %s timed by the fit), or give --scenario the cluster the logs ran on, if it is another",
+				logs, bad, scenarioName(o.scenario, s), hw.Describe(), sizeFlag(from), p.IntraEff, p.InterEff, sizeFlag(from), sizeFlag(from))}
 		}
 		other := "the logs are of another cluster; give --scenario the cluster they ran on"
 		if len(files) == 1 {
@@ -375,7 +375,7 @@ const (
 // tunes by other latencies and protocols (a link preset). "" when the fit
 // is good. The errors are the fit's own (Fit.Errors: one per row FitModel
 // fitted, every row with a measured time, calibrate fitting every size).
-func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, preset string) string {
+func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, preset, minSize string) string {
 	var errs []float64
 	worst, at, src := 0.0, int64(0), ""
 	var model, measured float64
@@ -415,11 +415,11 @@ func poorFit(hw collectives.Hardware, fit *collectives.Fit, curves []collectives
 	if !misses {
 		return fmt.Sprintf("%s: the fit meets the logs (within %.1f %%) only by implausible corrections (%s): "+
 			"the logs are likely of a cluster this scenario does not describe (%s); %s",
-			src, 100*math.Abs(worst), strings.Join(odd, ", "), hw.Describe(), presetAdvice(preset))
+			src, 100*math.Abs(worst), strings.Join(odd, ", "), hw.Describe(), presetAdvice(preset, minSize))
 	}
 	return fmt.Sprintf("%s: the fit misses by up to %.1f %% (%d B: %.2f µs modelled, %.2f measured; median %.1f %% over every size)%s: "+
 		"the logs are likely of a cluster this scenario does not describe (%s); %s",
-		src, 100*math.Abs(worst), at, model, measured, 100*median, needs, hw.Describe(), presetAdvice(preset))
+		src, 100*math.Abs(worst), at, model, measured, 100*median, needs, hw.Describe(), presetAdvice(preset, minSize))
 }
 
 // pluginPresets are the link presets poorFit suggests, with the network
@@ -433,7 +433,7 @@ var pluginPresets = []struct{ name, network string }{
 // the one it already gives (QA30: "give ... RoCE400" to a RoCE400
 // scenario), and, when it gives one of them, what else explains a poor
 // fit on that network.
-func presetAdvice(preset string) string {
+func presetAdvice(preset, minSize string) string {
 	var others []string
 	for _, p := range pluginPresets {
 		if !strings.EqualFold(p.name, preset) {
@@ -444,7 +444,11 @@ func presetAdvice(preset string) string {
 	if len(others) == len(pluginPresets) {
 		return "a network plugin tunes NCCL by its own latencies and protocols: give the link preset of the network measured, e.g. --set cluster.inter.preset=" + list + ", and calibrate again"
 	}
-	return fmt.Sprintf("the scenario's link preset is already %s: if the logs are of that network, its small sizes cost what no latency plus bandwidth explains (fit the large sizes only with --min-size, e.g. 16MiB); if they are of another, give its preset, e.g. --set cluster.inter.preset=%s, and calibrate again", preset, list)
+	large := "fit the large sizes only with --min-size, e.g. 16MiB"
+	if minSize != "" {
+		large = "the rows from --min-size " + minSize + " still are not: give a larger --min-size"
+	}
+	return fmt.Sprintf("the scenario's link preset is already %s: if the logs are of that network, its small sizes cost what no latency plus bandwidth explains (%s); if they are of another, give its preset, e.g. --set cluster.inter.preset=%s, and calibrate again", preset, large, list)
 }
 
 // oddCorrections names the fitted corrections past poorFit's bounds: an
@@ -467,22 +471,29 @@ func oddCorrections(p collectives.Params) []string {
 }
 
 // calibrationLogs is the report of every log: its errors and warnings.
-func calibrationLogs(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, logs []collectives.Log, gpu string) []reports.CalibrationLog {
+func calibrationLogs(hw collectives.Hardware, fit *collectives.Fit, fitFn fitFunc, curves []collectives.Curve, logs []collectives.Log, gpu, minSize string) []reports.CalibrationLog {
 	rows := 0
 	for _, c := range curves {
 		rows += len(c.Sizes)
 	}
+	// Under --min-size the fit has the two efficiencies only
+	// (collectives.FitBandwidth).
+	params, more := reports.FitParameters, "run nccl-tests over sizes from 8 B to 4 GiB (-b 8 -e 4G -f 2)"
+	if minSize != "" {
+		params, more = 2, "lower --min-size "+minSize+" to fit more of the log's sizes"
+	}
 	var out []reports.CalibrationLog
 	for i := range logs {
-		l := calibrationLog(hw, fit, curves, i)
-		l.InExact = rows <= reports.FitParameters
+		l := calibrationLog(hw, fit, fitFn, curves, i)
+		l.Parameters = params
+		l.InExact = rows <= params
 		if w := shadowed(curves, i); w != "" {
 			l.Warning = strings.TrimPrefix(l.Warning+"; "+w, "; ")
 		}
-		if n := len(curves[i].Sizes); n <= reports.FitParameters {
+		if n := len(curves[i].Sizes); n <= params {
 			// QA6 F11: one row fitted 5 parameters and printed 0.0 %.
 			l.OwnExact = true
-			l.Warning = strings.TrimPrefix(l.Warning+fmt.Sprintf("; %d sizes for the fit's %d parameters: its fitted values are not measured; run nccl-tests over sizes from 8 B to 4 GiB (-b 8 -e 4G -f 2)", n, reports.FitParameters), "; ")
+			l.Warning = strings.TrimPrefix(l.Warning+fmt.Sprintf("; %s for the fit's %d parameters: its fitted values are not measured; %s", map[bool]string{true: "1 size", false: fmt.Sprintf("%d sizes", n)}[n == 1], params, more), "; ")
 		}
 		if w := deviceMismatch(&logs[i], gpu); w != "" {
 			l.Warning = strings.TrimSuffix(w+"; "+l.Warning, "; ")
@@ -517,13 +528,27 @@ func fitParams(p collectives.Params) reports.CalibrationParams {
 	return reports.CalibrationParams(p.File())
 }
 
+// fitFunc is a network fit: collectives.FitModel, or FitBandwidth under
+// --min-size.
+type fitFunc func(collectives.Hardware, []collectives.Curve, units.Bytes, units.Bytes) (*collectives.Fit, error)
+
+// networkFit is calibrate's fit: under --min-size the rows are of large
+// sizes only, which measure bandwidths, not latencies, so those stay
+// nominal (FitBandwidth).
+func networkFit(minSize string) fitFunc {
+	if minSize != "" {
+		return collectives.FitBandwidth
+	}
+	return collectives.FitModel
+}
+
 // calibrationLog is log i's errors: in-sample with the fit, leave-one-out
 // with a fit on the other logs, and the nominal model's.
-func calibrationLog(hw collectives.Hardware, fit *collectives.Fit, curves []collectives.Curve, i int) reports.CalibrationLog {
+func calibrationLog(hw collectives.Hardware, fit *collectives.Fit, fitFn fitFunc, curves []collectives.Curve, i int) reports.CalibrationLog {
 	c := curves[i]
 	l := reports.CalibrationLog{Source: c.Source, Op: c.Op.String(), Ranks: c.Shape.Ranks, Nodes: c.Shape.Nodes, Sizes: c.Sizes, Measured: c.TimesUS,
 		GPUsPerThread: c.GPUsPerThread}
-	if own, err := collectives.FitModel(hw, curves[i:i+1], 0, math.MaxInt64); err == nil {
+	if own, err := fitFn(hw, curves[i:i+1], 0, math.MaxInt64); err == nil {
 		p := fitParams(own.Params)
 		l.Own = &p
 	}
@@ -533,7 +558,7 @@ func calibrationLog(hw collectives.Hardware, fit *collectives.Fit, curves []coll
 	var loo []float64
 	if len(curves) > 1 {
 		others := append(append([]collectives.Curve(nil), curves[:i]...), curves[i+1:]...)
-		if f, err := collectives.FitModel(hw, others, 0, math.MaxInt64); err == nil {
+		if f, err := fitFn(hw, others, 0, math.MaxInt64); err == nil {
 			loo = predict(&collectives.Model{HW: hw, Params: f.Params}, c)
 		}
 	}
@@ -708,9 +733,13 @@ func fromMinSize(minSize string, curves []collectives.Curve, logs []collectives.
 
 // largeSizesFit is, for curves whose whole fit no link can reach, the
 // smallest of their sizes from which the rows alone (at least two) fit
-// plausibly on hw, and that fit's parameters; ok false when none does
-// (the logs are then of another cluster).
-func largeSizesFit(hw collectives.Hardware, curves []collectives.Curve) (from units.Bytes, p collectives.Params, ok bool) {
+// plausibly on hw as calibrate --min-size fits them (FitBandwidth), and
+// that fit's parameters; ok false when none does (the logs are then of
+// another cluster). Plausibly is what calibrate itself then accepts: no
+// efficiency above 1, and no poorFit warning, so that the size it
+// suggests is not one whose fit then warns (the Alps GH200 log: 4 MiB
+// fitted inter efficiency 0.802 and then missed by 42.8 %).
+func largeSizesFit(hw collectives.Hardware, curves []collectives.Curve, preset string) (from units.Bytes, p collectives.Params, ok bool) {
 	var sizes []int64
 	for _, c := range curves {
 		sizes = append(sizes, c.Sizes...)
@@ -725,13 +754,13 @@ func largeSizesFit(hw collectives.Hardware, curves []collectives.Curve) (from un
 				large = append(large, c)
 			}
 		}
-		fit, err := collectives.FitModel(hw, large, 0, math.MaxInt64)
+		fit, err := collectives.FitBandwidth(hw, large, 0, math.MaxInt64)
 		if err != nil {
 			continue
 		}
 		// Plausible, not only possible: no faster than NCCL's nominal
-		// link (efficiency 1) and no latency below what hardware has.
-		if q := fit.Params; q.IntraEff <= 1 && q.InterEff <= 1 && len(collectives.Unphysical(hw, q)) == 0 {
+		// link (efficiency 1), and a fit poorFit would not warn of.
+		if q := fit.Params; q.IntraEff <= 1 && q.InterEff <= 1 && len(collectives.Unphysical(hw, q)) == 0 && poorFit(hw, fit, large, preset, sizeFlag(units.Bytes(sizes[i]))) == "" {
 			return units.Bytes(sizes[i]), q, true
 		}
 	}

@@ -173,6 +173,9 @@ func collectiveScenario(a *app, o *collectiveOpts) (*scenarios.Scenario, error) 
 		if _, err := scenarios.ParseNCCLVersion(o.ncclVersion); err != nil {
 			return nil, inputError{fmt.Errorf("--nccl-version: %w", err)}
 		}
+		if s.Cluster.AMD() {
+			return nil, inputError{errors.New("--nccl-version: " + scenarios.NCCLVersionOnAMD(s.Cluster.Target(), "--nccl-version"))}
+		}
 		s.Communication.NCCLVersion = o.ncclVersion
 	}
 	// The flags edited the resolved scenario: validate it again.
@@ -455,7 +458,7 @@ func calibrationUse(a *app, src string, cal *collectives.Calibration, hw collect
 		a.warnf("%s: %s: its efficiencies and latencies are applied, its measured curves, timed under the algorithms those settings chose, are not used (%s, or calibrate on logs taken with this run's)", src, d, pinsAsMeasured(cal.HW))
 	}
 	if other {
-		a.warnf("%s: fitted on %s, this cluster is %s: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)", src, cal.HW.Describe(), hw.Describe())
+		a.warnf("%s: %s", src, cal.OtherHardwareWords(hw))
 	}
 	return by + cal.CurvesUnused(hw)
 }

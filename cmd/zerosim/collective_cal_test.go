@@ -29,6 +29,10 @@ func TestCollectiveCalibrationHardware(t *testing.T) {
 		{nil, "# allreduce (auto: NCCL's cost model calibrated by " + cal + ") over 16 ranks", "", "500.00"},
 		{[]string{"--inter-bw", "100Gbps"}, "# allreduce (auto: NCCL's cost model calibrated by " + cal + " of other hardware, its measured curves not used) over",
 			"zerosim: warning: --calibration " + cal + ": fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, this cluster is Hopper, NVLink 450 GB/s, 8 × 12.5 GB/s NICs per node, NVLS: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (calibrate on this cluster)\n", ""},
+		// Another NCCL release alone (final read M9: two identical
+		// descriptions, the release unnamed).
+		{[]string{"--nccl-version", "2.21"}, "# allreduce (auto: NCCL 2.21's cost model calibrated by " + cal + " of other hardware, its measured curves not used) over",
+			"zerosim: warning: --calibration " + cal + ": fitted on Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, NCCL 2.30, this cluster is Hopper, NVLink 450 GB/s, 8 × 50 GB/s NICs per node, NVLS, NCCL 2.21: its efficiencies and latencies are applied to this cluster's links, its measured curves are not used (time under NCCL 2.30 as fitted (communication.nccl_version, collective --nccl-version), or calibrate on logs of this release)\n", ""},
 		{[]string{"--algo", "alphabeta-ring"}, "# allreduce (alphabeta-ring: zerosim's alpha–beta lowering) over",
 			"zerosim: warning: --calibration " + cal + ": --algo alphabeta-ring runs zerosim's alpha–beta lowering, which the calibration (fitted to NCCL's cost model) does not correct: it is not used (drop --algo, or pin NCCL's with --algo ring or tree, to time as calibrated)\n", ""},
 	} {

@@ -28,7 +28,7 @@ func TestPoorFitBounds(t *testing.T) {
 		{[]float64{0.08, 0.08, 0.08, 0.08, 0.08}, ""},              // below it
 	} {
 		fit := &collectives.Fit{Params: collectives.Nominal, Errors: [][]float64{tc.es}}
-		got := poorFit(hw, fit, []collectives.Curve{c}, "")
+		got := poorFit(hw, fit, []collectives.Curve{c}, "", "")
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("%v: %q, want %q", tc.es, got, tc.want)
 		}
@@ -50,10 +50,10 @@ func TestPoorFitFewSizes(t *testing.T) {
 		odd.Errors = [][]float64{make([]float64, len(sizes))} // the fit meets every row
 		return []collectives.Curve{c}
 	}
-	if got := poorFit(hw, odd, curve([]int64{1 << 20}), ""); got != "" {
+	if got := poorFit(hw, odd, curve([]int64{1 << 20}), "", ""); got != "" {
 		t.Errorf("one size: %q", got)
 	}
-	got := poorFit(hw, odd, curve([]int64{1 << 20, 1 << 22, 1 << 24, 1 << 26}), "")
+	got := poorFit(hw, odd, curve([]int64{1 << 20, 1 << 22, 1 << 24, 1 << 26}), "", "")
 	if !strings.HasPrefix(got, "x.log: the fit meets the logs (within 0.0 %) only by implausible corrections (intra efficiency 0.400)") {
 		t.Errorf("four sizes: %q", got)
 	}
