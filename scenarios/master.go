@@ -28,6 +28,25 @@ const MasterNone DType = "none"
 // with its states in their dtype (training.master_dtype: none).
 func (t *Training) NoMaster() bool { return t.MasterDType == MasterNone }
 
+// StepImpl is the implementation the optimizer step runs:
+// training.optimizer_impl, except that under master_dtype none an unset one
+// is foreach. Pure 16-bit training steps with torch.optim.AdamW as built,
+// and AdamW with neither foreach nor fused given takes foreach on CUDA
+// tensors: adamw() calls _default_to_fused_or_foreach(params,
+// differentiable, use_fused=False), "we default to foreach and pass False
+// to use_fused" (torch/optim/adamw.py), which returns foreach when every
+// parameter is a plain tensor on a foreach-supported device, CUDA among
+// them (torch/optim/optimizer.py _default_to_fused_or_foreach, both at
+// pytorch/pytorch 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0). Beside an
+// fp32 master the unset implementation stays seed 000's accounting
+// (OptimizerSeed).
+func (t *Training) StepImpl() OptimizerImpl {
+	if t.OptimizerImpl == "" && t.NoMaster() {
+		return OptimizerForeach
+	}
+	return t.OptimizerImpl
+}
+
 // resolveMaster refuses master_dtype: none beside the settings that keep an
 // fp32 copy or an fp32 gradient the optimizer steps with.
 func (l *loader) resolveMaster(s *Scenario) *Error {
@@ -36,6 +55,11 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		return nil
 	}
 	const key = "training.master_dtype"
+	if t.OptimizerImpl == OptimizerSeed {
+		// seed is seed 000's step beside an fp32 master: cast the 16-bit
+		// gradient, step the master, write the 16-bit parameters.
+		return l.errPath("training.optimizer_impl", "optimizer_impl seed is seed 000's fp32-master step (cast the gradient to fp32, step the master, write the "+string(t.ParamDType)+" params), which master_dtype none does not have (delete the key for torch.optim.AdamW's default on CUDA, foreach, or set fused or composer)")
+	}
 	for _, g := range s.Model.Groups {
 		if g.Precision == FP8 {
 			return l.errPath(key, fmt.Sprintf("master_dtype none does not go with model group %q in fp8: fp8 weights are stepped through an fp32 master (use master_dtype: fp32, or give the group bf16)", g.Name))

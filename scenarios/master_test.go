@@ -28,6 +28,8 @@ func TestMasterNone(t *testing.T) {
 		{[]string{"stack=deepspeed"}, "DeepSpeed"},
 		{[]string{"stack=megatron", "parallelism.zero_stage=1"}, "stack megatron"},
 		{[]string{"model.groups=[{name: dense, precision: fp8}]"}, "fp8"},
+		{[]string{"training.optimizer_impl=seed"}, "optimizer_impl seed"},
+		{[]string{"training.optimizer_impl=composer"}, ""},
 	} {
 		sets := append([]string{"parallelism.zero_stage=3", "training.master_dtype=none"}, c.sets...)
 		s, err := Load("s.yaml", []byte(baseYAML), sets)
