@@ -66,13 +66,14 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		}
 	}
 	switch {
-	case s.Offload.Any(),
-		s.Stack == "deepspeed", s.Parallelism.Stage == 3 && s.Communication.Boundary == BoundaryDeepSpeed:
+	case s.Offload.Any(), s.DeepSpeed():
 		// DeepSpeed's ZeRO optimizers, offloaded or not, always step an
 		// fp32 partition (stage_1_and_2.py single_partition_of_fp32_groups,
 		// stage3.py fp32_partitioned_groups_flat at deepspeedai/DeepSpeed
 		// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; memory/offload.go).
-		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed or offload): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
+		// Scenario.DeepSpeed is the predicate no_sync's rule asks too, so
+		// boundary deepspeed is DeepSpeed at every stage for both.
+		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed, a ZeRO++ key or offload): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
 	case s.Stack == "megatron":
 		// Megatron-LM's optimizers step fp32 main params (shard_main_param,
 		// megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
