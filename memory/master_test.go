@@ -73,3 +73,49 @@ memory: {activations: false}
 		}
 	}
 }
+
+// TestNoMasterReduceFP32Stage2 holds FSDP's stage 2 under master_dtype none
+// with reduce_dtype fp32 to stage 3's rule, derived by hand on the same two
+// bf16 units (P = 1000, N = 2, R = 500; the default bucket_size holds the
+// whole model, one bucket of 1000, so one staging bucket is in flight):
+// FSDP casts the fp32-reduced shard back to bf16, so the grad shard stays
+// 500 × 2 B, and the bucket being reduced is copied into an fp32
+// reduce-scatter input beside its bf16 gradients, 1000 × 2 + 1000 × 4 B.
+// Megatron's fp32 main_grad (master fp32, boundary reshard) keeps its fp32
+// shard and buckets: 500 × 4 and 1000 × 4 B.
+func TestNoMasterReduceFP32Stage2(t *testing.T) {
+	const yaml = `version: 1
+cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
+model:
+  kind: generic
+  layer_list: [{name: a, params: 600}, {name: b, params: 400}]
+parallelism: {dp: 2, zero_stage: 2}
+training: {micro_batch: 1}
+memory: {activations: false}
+`
+	for _, c := range []struct {
+		sets            []string
+		grads, buckets  int64
+		reduceElemBytes int64
+	}{
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2"}, 500 * 2, 1000 * 2, 2},
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2", "training.reduce_dtype=fp32"}, 500 * 2, 1000*2 + 1000*4, 4},
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 500 * 2, 1000*2 + 1000*4, 4},
+		{[]string{"training.reduce_dtype=fp32"}, 500 * 4, 1000 * 4, 4},
+	} {
+		s, err := scenarios.Load("s.yaml", []byte(yaml), c.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		r := mustAnalyze(t, s, Options{})
+		if got := r.Component(CompGrads).AtRest; got != c.grads {
+			t.Errorf("%v: grads %d B at rest, want %d", c.sets, got, c.grads)
+		}
+		if got := r.Component(CompGradBuckets).AtRest; got != c.buckets {
+			t.Errorf("%v: grad buckets %d B at rest, want %d", c.sets, got, c.buckets)
+		}
+		if got := r.Groups[0].ReduceBytes; got != c.reduceElemBytes {
+			t.Errorf("%v: reduced in %d B per element, want %d", c.sets, got, c.reduceElemBytes)
+		}
+	}
+}

@@ -440,7 +440,19 @@ func (m *model) atRest() {
 				if !*m.s.Communication.Overlap {
 					inflight = 1
 				}
-				m.set(CompGradBuckets, c.Mul(inflight, maxB, eg), gradBufferNote(itoa64(inflight)+" reduce-scatter staging bucket(s)", g))
+				staging := c.Mul(inflight, maxB, eg)
+				note := gradBufferNote(itoa64(inflight)+" reduce-scatter staging bucket(s)", g)
+				if er := g.info.ReduceBytes; er != eg {
+					// FSDP's stage 2 under master_dtype none with
+					// reduce_dtype fp32 (model.go): as at stage 3
+					// (UnitInfo.ReduceInput), the bucket being reduced is
+					// copied into an fp32 reduce-scatter input beside its
+					// param_dtype gradients, and the reduced shard is cast
+					// back to param_dtype.
+					staging = c.Add(staging, c.Mul(maxB, er))
+					note += " + the fp32 reduce-scatter input of the one reducing (reduce_dtype: fp32)"
+				}
+				m.set(CompGradBuckets, staging, note)
 			}
 		}
 	}

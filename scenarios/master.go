@@ -21,7 +21,15 @@ import "fmt"
 // gradient back to the sharded parameter's dtype under a reduce_dtype fp32
 // policy (foreach_reduce's _to_dtype_if_needed(reduce_output, orig_dtype),
 // torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py at
-// 010ae4a89516fa3be548ab16dff711414ec12d0b).
+// 010ae4a89516fa3be548ab16dff711414ec12d0b), whether the group reshards
+// after forward (stage 3) or not (stage 2): post_backward runs the same
+// foreach_reduce. FSDP1 does the same under every sharded strategy,
+// SHARD_GRAD_OP (stage 2) as FULL_SHARD: _post_backward_hook casts the
+// unsharded gradient to _reduce_dtype, reduce-scatters it and calls
+// _cast_grad_to_param_dtype on the new sharded gradient, "so that the
+// optimizer step runs with that dtype" (torch/distributed/fsdp/
+// _runtime_utils.py at pytorch/pytorch
+// 00ae0bc91ac2c1718d1baa193d9d299e2b82776c).
 const MasterNone DType = "none"
 
 // NoMaster reports whether the optimizer steps the param_dtype parameters
@@ -81,11 +89,22 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		return l.errPath(key, "master_dtype none does not go with stack megatron: Megatron-LM's optimizers step fp32 main params (use master_dtype: fp32)")
 	case t.FP32Shard() && s.Parallelism.Stage == 3:
 		return l.errPath(key, "master_dtype none does not go with training.shard_dtype fp32: an fp32 shard is the optimizer's fp32 parameter (FSDP's mixed precision); pure "+string(t.ParamDType)+" training shards the "+string(t.ParamDType)+" parameters (set shard_dtype: "+string(t.ParamDType)+", or use master_dtype: fp32)")
-	case t.FP32Reduce() && s.Parallelism.Stage < 3:
-		// At stages 0–2 reduce_dtype fp32 is Megatron's fp32 main_grad
-		// buffer (scenarios/stack.go, ReduceFP32), which its fp32 main
-		// params step with.
-		return l.errPath(key, fmt.Sprintf("master_dtype none does not go with training.reduce_dtype fp32 at zero_stage %d: there the fp32 gradient buffer is Megatron's main_grad, stepped by an fp32 master; pure %s training keeps %s gradients (use reduce_dtype: param_dtype, or zero_stage: 3, where FSDP casts the fp32-reduced shard back to %s)", s.Parallelism.Stage, t.ParamDType, t.ParamDType, t.ParamDType))
+	case t.FP32Reduce() && s.Parallelism.Stage < 3 && !(s.Parallelism.Stage == 2 && s.Communication.Boundary.FSDP()):
+		// At stages 0 and 1, and at stage 2 without an FSDP boundary,
+		// reduce_dtype fp32 is Megatron-LM's fp32 main_grad buffer
+		// (grad_reduce_in_fp32; scenarios/stack.go, ReduceFP32), which its
+		// fp32 main params step with: the optimizer reads an fp32
+		// gradient. FSDP's stage 2 (FSDP1 SHARD_GRAD_OP, FSDP2
+		// reshard_after_forward=False) reduces as its stage 3 does and
+		// casts the reduced shard back to the parameter's dtype
+		// (MasterNone cites both), so it is taken there.
+		where := fmt.Sprintf("zero_stage %d", s.Parallelism.Stage)
+		fix := "use reduce_dtype: param_dtype, or zero_stage 2 under communication.boundary fsdp1 or fsdp2, or zero_stage 3, where FSDP casts the fp32-reduced shard back to " + string(t.ParamDType)
+		if s.Parallelism.Stage == 2 {
+			where += " with communication.boundary " + string(s.Communication.Boundary)
+			fix = "use reduce_dtype: param_dtype, or communication.boundary fsdp1 or fsdp2 (FSDP's SHARD_GRAD_OP, reshard_after_forward=False), which casts the fp32-reduced shard back to " + string(t.ParamDType)
+		}
+		return l.errPath(key, fmt.Sprintf("master_dtype none does not go with training.reduce_dtype fp32 at %s: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad buffer (grad_reduce_in_fp32), the gradient its fp32 main params step with, and pure %s training has no fp32 master (%s)", where, t.ParamDType, fix))
 	}
 	return nil
 }

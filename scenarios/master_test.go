@@ -21,7 +21,13 @@ func TestMasterNone(t *testing.T) {
 		{[]string{"training.shard_dtype=fp32"}, "shard_dtype fp32"},
 		{[]string{"stack=torchtitan"}, "shard_dtype fp32"},                      // the preset's fp32 shard
 		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=1"}, ""}, // no shard below stage 3
-		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 2"},
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 2 with communication.boundary reshard: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad"},
+		// FSDP's stage 2 casts the fp32-reduced shard back, as its stage 3.
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp1"}, ""},
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp2"}, ""},
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp2_head"}, ""},
+		{[]string{"parallelism.zero_stage=1", "training.reduce_dtype=fp32", "communication.boundary=fsdp2"}, "reduce_dtype fp32 at zero_stage 1: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad"},
+		{[]string{"parallelism.zero_stage=0", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 0: there"},
 		{[]string{"offload.optimizer=cpu"}, "DeepSpeed"},
 		{[]string{"offload.params=cpu"}, "DeepSpeed"},
 		{[]string{"communication.boundary=deepspeed"}, "DeepSpeed"},
