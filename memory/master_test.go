@@ -12,8 +12,9 @@ import (
 // parameters, gradients and both Adam moments in bf16 (2 B) and no master
 // copy, against mixed precision's fp32 master and moments (4 B each). The
 // optimizer's temporaries follow the implementation in bf16: fused none,
-// foreach the whole shard (torch._foreach_sqrt), composer and unset two of
-// the largest unit's share (600 at stage 0, 300 at stage 3).
+// foreach the whole shard (torch._foreach_sqrt), and so an unset one
+// (torch.optim.AdamW's default on CUDA), composer two of the largest unit's
+// share (600 at stage 0, 300 at stage 3).
 func TestNoMasterStateBytes(t *testing.T) {
 	const yaml = `version: 1
 cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
@@ -34,7 +35,7 @@ memory: {activations: false}
 		// grads, fp32 master, m, v; the unset implementation's
 		// grad.float() copy of the 1000 gradients (4000 B).
 		{0, "fp32", "", 2000, 2000, 4000, 4000, 4000, 4000},
-		{0, "none", "", 2000, 2000, 0, 2000, 2000, 2 * 600 * 2},
+		{0, "none", "", 2000, 2000, 0, 2000, 2000, 1000 * 2},
 		{0, "none", "fused", 2000, 2000, 0, 2000, 2000, 0},
 		{0, "none", "foreach", 2000, 2000, 0, 2000, 2000, 1000 * 2},
 		{0, "none", "composer", 2000, 2000, 0, 2000, 2000, 2 * 600 * 2},
@@ -42,7 +43,8 @@ memory: {activations: false}
 		{3, "fp32", "fused", 1000, 0, 2000, 2000, 2000, 500 * 4},
 		{3, "none", "fused", 1000, 0, 0, 1000, 1000, 0},
 		{3, "none", "foreach", 1000, 0, 0, 1000, 1000, 500 * 2},
-		{3, "none", "", 1000, 0, 0, 1000, 1000, 2 * 300 * 2},
+		{3, "none", "", 1000, 0, 0, 1000, 1000, 500 * 2},
+		{3, "none", "composer", 1000, 0, 0, 1000, 1000, 2 * 300 * 2},
 	} {
 		sets := []string{"parallelism.zero_stage=" + itoa(c.stage), "training.master_dtype=" + c.master}
 		if c.impl != "" {
@@ -68,6 +70,52 @@ memory: {activations: false}
 			if x.got != x.want {
 				t.Errorf("stage %d, master_dtype %s, optimizer_impl %q: %s %d B, want %d", c.stage, c.master, c.impl, x.comp, x.got, x.want)
 			}
+		}
+	}
+}
+
+// TestNoMasterReduceFP32Stage2 holds FSDP's stage 2 under master_dtype none
+// with reduce_dtype fp32 to stage 3's rule, derived by hand on the same two
+// bf16 units (P = 1000, N = 2, R = 500; the default bucket_size holds the
+// whole model, one bucket of 1000, so one staging bucket is in flight):
+// FSDP casts the fp32-reduced shard back to bf16, so the grad shard stays
+// 500 × 2 B, and the bucket being reduced is copied into an fp32
+// reduce-scatter input beside its bf16 gradients, 1000 × 2 + 1000 × 4 B.
+// Megatron's fp32 main_grad (master fp32, boundary reshard) keeps its fp32
+// shard and buckets: 500 × 4 and 1000 × 4 B.
+func TestNoMasterReduceFP32Stage2(t *testing.T) {
+	const yaml = `version: 1
+cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
+model:
+  kind: generic
+  layer_list: [{name: a, params: 600}, {name: b, params: 400}]
+parallelism: {dp: 2, zero_stage: 2}
+training: {micro_batch: 1}
+memory: {activations: false}
+`
+	for _, c := range []struct {
+		sets            []string
+		grads, buckets  int64
+		reduceElemBytes int64
+	}{
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2"}, 500 * 2, 1000 * 2, 2},
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2", "training.reduce_dtype=fp32"}, 500 * 2, 1000*2 + 1000*4, 4},
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 500 * 2, 1000*2 + 1000*4, 4},
+		{[]string{"training.reduce_dtype=fp32"}, 500 * 4, 1000 * 4, 4},
+	} {
+		s, err := scenarios.Load("s.yaml", []byte(yaml), c.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		r := mustAnalyze(t, s, Options{})
+		if got := r.Component(CompGrads).AtRest; got != c.grads {
+			t.Errorf("%v: grads %d B at rest, want %d", c.sets, got, c.grads)
+		}
+		if got := r.Component(CompGradBuckets).AtRest; got != c.buckets {
+			t.Errorf("%v: grad buckets %d B at rest, want %d", c.sets, got, c.buckets)
+		}
+		if got := r.Groups[0].ReduceBytes; got != c.reduceElemBytes {
+			t.Errorf("%v: reduced in %d B per element, want %d", c.sets, got, c.reduceElemBytes)
 		}
 	}
 }

@@ -745,9 +745,16 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 				perUnit: map[int]int64{}, bucketGradBytes: gb}
 			if s.Training.FP32Reduce() && gb < 4 {
 				g.info.ReduceBytes = 4
-				if r.Stage < 3 {
+				if r.Stage < 3 && !s.Training.NoMaster() {
 					// The grad buffer is the reduction's buffer: fp32
-					// (grad_reduce_in_fp32, scenarios/stack.go).
+					// (grad_reduce_in_fp32, scenarios/stack.go). Under
+					// master_dtype none the loader takes reduce_dtype
+					// fp32 below stage 3 only at FSDP's stage 2, which
+					// casts the reduced shard back to the parameters'
+					// dtype as at stage 3 (scenarios.MasterNone): the
+					// gradients stay param_dtype, and the reduction's
+					// fp32 input is a transient (the stage-2 staging
+					// buckets, atRest).
 					g.info.GradBytes = 4
 				}
 			}

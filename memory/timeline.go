@@ -475,7 +475,19 @@ func (m *model) atRest() {
 				if !*m.s.Communication.Overlap {
 					inflight = 1
 				}
-				m.set(CompGradBuckets, c.Mul(inflight, maxB, eg), gradBufferNote(itoa64(inflight)+" reduce-scatter staging bucket(s)", g))
+				staging := c.Mul(inflight, maxB, eg)
+				note := gradBufferNote(itoa64(inflight)+" reduce-scatter staging bucket(s)", g)
+				if er := g.info.ReduceBytes; er != eg {
+					// FSDP's stage 2 under master_dtype none with
+					// reduce_dtype fp32 (model.go): as at stage 3
+					// (UnitInfo.ReduceInput), the bucket being reduced is
+					// copied into an fp32 reduce-scatter input beside its
+					// param_dtype gradients, and the reduced shard is cast
+					// back to param_dtype.
+					staging = c.Add(staging, c.Mul(maxB, er))
+					note += " + the fp32 reduce-scatter input of the one reducing (reduce_dtype: fp32)"
+				}
+				m.set(CompGradBuckets, staging, note)
 			}
 		}
 	}
@@ -502,19 +514,20 @@ func (m *model) atRest() {
 // 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0):
 //
 //   - fused: torch._fused_adamw_ updates in place, one kernel: none.
-//   - foreach: _multi_tensor_adamw's exp_avg_sq_sqrt =
+//   - foreach, and unset (torch.optim.AdamW's default on CUDA,
+//     scenarios.Training.StepImpl): _multi_tensor_adamw's exp_avg_sq_sqrt =
 //     torch._foreach_sqrt(device_exp_avg_sqs), the whole shard at once,
 //     divided and added to in place.
-//   - unset, seed and composer: one parameter at a time,
+//   - composer: one parameter at a time,
 //     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-//     (_single_tensor_adamw; Composer's DecoupledAdamW computes the same
-//     denom, composer/optim/decoupled_weight_decay.py at v0.13.4): two
+//     (_single_tensor_adamw computes the same; Composer's DecoupledAdamW,
+//     composer/optim/decoupled_weight_decay.py at v0.13.4): two
 //     temporaries of the largest parameter the rank steps, counted as the
 //     largest unit's share (one flat parameter per FSDP unit; at stage 0
 //     the unit is an upper bound on its largest tensor).
 func (m *model) noMasterStepTemp(g *group) (int64, string) {
 	dt := g.info.Precision
-	switch m.s.Training.OptimizerImpl {
+	switch m.s.Training.StepImpl() {
 	case scenarios.OptimizerFused:
 		return 0, ""
 	case scenarios.OptimizerForeach:

@@ -113,6 +113,10 @@ const (
 // fsdp2_head), which share its reduce-scatter pacing.
 func (b Boundary) FSDP2() bool { return b == BoundaryFSDP2 || b == BoundaryFSDP2Head }
 
+// FSDP reports whether b is one of PyTorch FSDP's boundaries (fsdp1, fsdp2,
+// fsdp2_head).
+func (b Boundary) FSDP() bool { return b == BoundaryFSDP1 || b.FSDP2() }
+
 // overheadGivesReserve is UnsimulatedReserve's reason when
 // memory.allocator_overhead is set.
 const overheadGivesReserve = "memory.allocator_overhead gives the reserve"

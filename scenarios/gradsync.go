@@ -70,9 +70,17 @@ func (s *Scenario) GradSyncEvery() bool {
 	return s.Parallelism.Stage == 0 && (s.Stack == "torchtitan" || s.Stack == "llm-foundry" || s.Stack == "fms-fsdp")
 }
 
+// DeepSpeed reports whether s runs DeepSpeed's engine: stack deepspeed,
+// communication.boundary deepspeed (which the stack sets at every stage),
+// or one of ZeRO++'s keys (DeepSpeed's only, scenarios/zeropp.go). The
+// rules that hold for DeepSpeed whatever the stage (master_dtype none's
+// refusal) and for its stages 2 and 3 (NoSyncRefused) both ask this.
+func (s *Scenario) DeepSpeed() bool {
+	return s.Stack == "deepspeed" || s.Communication.Boundary == BoundaryDeepSpeed || s.Communication.ZeroPP()
+}
+
 // NoSyncRefused reports whether s runs DeepSpeed's ZeRO-2 or ZeRO-3
-// (communication.boundary deepspeed, which stack deepspeed sets, or one of
-// ZeRO++'s keys), which has no no_sync: engine.no_sync asserts "no_sync
+// (Scenario.DeepSpeed), which has no no_sync: engine.no_sync asserts "no_sync
 // context manager is incompatible with gradient partitioning logic of ZeRO
 // stage" at stage 2 and above (deepspeed/runtime/engine.py lines 3041-3042
 // at deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641), and
@@ -81,8 +89,7 @@ func (s *Scenario) GradSyncEvery() bool {
 // 16cb6eb8). There every micro-step reduces whatever training.grad_sync
 // says (warnGradSync).
 func (s *Scenario) NoSyncRefused() bool {
-	c := &s.Communication
-	return s.Parallelism.Stage >= 2 && (c.Boundary == BoundaryDeepSpeed || c.ZeroQuantizedWeights || c.ZeroQuantizedGradients || c.ZeroHPZPartitionSize > 1)
+	return s.Parallelism.Stage >= 2 && s.DeepSpeed()
 }
 
 // HoldsUnshardedGrads reports whether the rank keeps its whole unsharded

@@ -24,12 +24,39 @@ import (
 // gradient back to the sharded parameter's dtype under a reduce_dtype fp32
 // policy (foreach_reduce's _to_dtype_if_needed(reduce_output, orig_dtype),
 // torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py at
-// 010ae4a89516fa3be548ab16dff711414ec12d0b).
+// 010ae4a89516fa3be548ab16dff711414ec12d0b), whether the group reshards
+// after forward (stage 3) or not (stage 2): post_backward runs the same
+// foreach_reduce. FSDP1 does the same under every sharded strategy,
+// SHARD_GRAD_OP (stage 2) as FULL_SHARD: _post_backward_hook casts the
+// unsharded gradient to _reduce_dtype, reduce-scatters it and calls
+// _cast_grad_to_param_dtype on the new sharded gradient, "so that the
+// optimizer step runs with that dtype" (torch/distributed/fsdp/
+// _runtime_utils.py at pytorch/pytorch
+// 00ae0bc91ac2c1718d1baa193d9d299e2b82776c).
 const MasterNone DType = "none"
 
 // NoMaster reports whether the optimizer steps the param_dtype parameters
 // with its states in their dtype (training.master_dtype: none).
 func (t *Training) NoMaster() bool { return t.MasterDType == MasterNone }
+
+// StepImpl is the implementation the optimizer step runs:
+// training.optimizer_impl, except that under master_dtype none an unset one
+// is foreach. Pure 16-bit training steps with torch.optim.AdamW as built,
+// and AdamW with neither foreach nor fused given takes foreach on CUDA
+// tensors: adamw() calls _default_to_fused_or_foreach(params,
+// differentiable, use_fused=False), "we default to foreach and pass False
+// to use_fused" (torch/optim/adamw.py), which returns foreach when every
+// parameter is a plain tensor on a foreach-supported device, CUDA among
+// them (torch/optim/optimizer.py _default_to_fused_or_foreach, both at
+// pytorch/pytorch 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0). Beside an
+// fp32 master the unset implementation stays seed 000's accounting
+// (OptimizerSeed).
+func (t *Training) StepImpl() OptimizerImpl {
+	if t.OptimizerImpl == "" && t.NoMaster() {
+		return OptimizerForeach
+	}
+	return t.OptimizerImpl
+}
 
 // resolveMaster refuses master_dtype: none beside the settings that keep an
 // fp32 copy or an fp32 gradient the optimizer steps with.
@@ -39,6 +66,11 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		return nil
 	}
 	const key = "training.master_dtype"
+	if t.OptimizerImpl == OptimizerSeed {
+		// seed is seed 000's step beside an fp32 master: cast the 16-bit
+		// gradient, step the master, write the 16-bit parameters.
+		return l.errPath("training.optimizer_impl", "optimizer_impl seed is seed 000's fp32-master step (cast the gradient to fp32, step the master, write the "+string(t.ParamDType)+" params), which master_dtype none does not have (delete the key for torch.optim.AdamW's default on CUDA, foreach, or set fused or composer)")
+	}
 	for _, g := range s.Model.Groups {
 		if g.Precision == FP8 {
 			return l.errPath(key, fmt.Sprintf("master_dtype none does not go with model group %q in fp8: fp8 weights are stepped through an fp32 master (use master_dtype: fp32, or give the group bf16)", g.Name))
@@ -58,12 +90,14 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 			on = append(on, "offload.params "+string(s.Offload.Params))
 		}
 		return l.errPath(key, "master_dtype none does not go with "+strings.Join(on, " and ")+": DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload to keep master_dtype none)")
-	case s.Stack == "deepspeed", s.Parallelism.Stage == 3 && s.Communication.Boundary == BoundaryDeepSpeed:
+	case s.DeepSpeed():
 		// DeepSpeed's ZeRO optimizers, offloaded or not, always step an
 		// fp32 partition (stage_1_and_2.py single_partition_of_fp32_groups,
 		// stage3.py fp32_partitioned_groups_flat at deepspeedai/DeepSpeed
 		// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; memory/offload.go).
-		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed or boundary deepspeed): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
+		// Scenario.DeepSpeed is the predicate no_sync's rule asks too, so
+		// boundary deepspeed is DeepSpeed at every stage for both.
+		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed or a ZeRO++ key): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
 	case s.Stack == "megatron":
 		// Megatron-LM's optimizers step fp32 main params (shard_main_param,
 		// megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
@@ -71,11 +105,22 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		return l.errPath(key, "master_dtype none does not go with stack megatron: Megatron-LM's optimizers step fp32 main params (use master_dtype: fp32)")
 	case t.FP32Shard() && s.Parallelism.Stage == 3:
 		return l.errPath(key, "master_dtype none does not go with training.shard_dtype fp32: an fp32 shard is the optimizer's fp32 parameter (FSDP's mixed precision); pure "+string(t.ParamDType)+" training shards the "+string(t.ParamDType)+" parameters (set shard_dtype: "+string(t.ParamDType)+", or use master_dtype: fp32)")
-	case t.FP32Reduce() && s.Parallelism.Stage < 3:
-		// At stages 0–2 reduce_dtype fp32 is Megatron's fp32 main_grad
-		// buffer (scenarios/stack.go, ReduceFP32), which its fp32 main
-		// params step with.
-		return l.errPath(key, fmt.Sprintf("master_dtype none does not go with training.reduce_dtype fp32 at zero_stage %d: there the fp32 gradient buffer is Megatron's main_grad, stepped by an fp32 master; pure %s training keeps %s gradients (use reduce_dtype: param_dtype, or zero_stage: 3, where FSDP casts the fp32-reduced shard back to %s)", s.Parallelism.Stage, t.ParamDType, t.ParamDType, t.ParamDType))
+	case t.FP32Reduce() && s.Parallelism.Stage < 3 && !(s.Parallelism.Stage == 2 && s.Communication.Boundary.FSDP()):
+		// At stages 0 and 1, and at stage 2 without an FSDP boundary,
+		// reduce_dtype fp32 is Megatron-LM's fp32 main_grad buffer
+		// (grad_reduce_in_fp32; scenarios/stack.go, ReduceFP32), which its
+		// fp32 main params step with: the optimizer reads an fp32
+		// gradient. FSDP's stage 2 (FSDP1 SHARD_GRAD_OP, FSDP2
+		// reshard_after_forward=False) reduces as its stage 3 does and
+		// casts the reduced shard back to the parameter's dtype
+		// (MasterNone cites both), so it is taken there.
+		where := fmt.Sprintf("zero_stage %d", s.Parallelism.Stage)
+		fix := "use reduce_dtype: param_dtype, or zero_stage 2 under communication.boundary fsdp1 or fsdp2, or zero_stage 3, where FSDP casts the fp32-reduced shard back to " + string(t.ParamDType)
+		if s.Parallelism.Stage == 2 {
+			where += " with communication.boundary " + string(s.Communication.Boundary)
+			fix = "use reduce_dtype: param_dtype, or communication.boundary fsdp1 or fsdp2 (FSDP's SHARD_GRAD_OP, reshard_after_forward=False), which casts the fp32-reduced shard back to " + string(t.ParamDType)
+		}
+		return l.errPath(key, fmt.Sprintf("master_dtype none does not go with training.reduce_dtype fp32 at %s: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad buffer (grad_reduce_in_fp32), the gradient its fp32 main params step with, and pure %s training has no fp32 master (%s)", where, t.ParamDType, fix))
 	}
 	return nil
 }

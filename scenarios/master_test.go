@@ -21,13 +21,25 @@ func TestMasterNone(t *testing.T) {
 		{[]string{"training.shard_dtype=fp32"}, "shard_dtype fp32"},
 		{[]string{"stack=torchtitan"}, "shard_dtype fp32"},                      // the preset's fp32 shard
 		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=1"}, ""}, // no shard below stage 3
-		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 2"},
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 2 with communication.boundary reshard: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad"},
+		// FSDP's stage 2 casts the fp32-reduced shard back, as its stage 3.
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp1"}, ""},
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp2"}, ""},
+		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp2_head"}, ""},
+		{[]string{"parallelism.zero_stage=1", "training.reduce_dtype=fp32", "communication.boundary=fsdp2"}, "reduce_dtype fp32 at zero_stage 1: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad"},
+		{[]string{"parallelism.zero_stage=0", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 0: there"},
 		{[]string{"offload.optimizer=cpu"}, "master_dtype none does not go with offload.optimizer cpu: DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload to keep master_dtype none)"},
 		{[]string{"offload.params=cpu"}, "with offload.params cpu: DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload"},
 		{[]string{"communication.boundary=deepspeed"}, "DeepSpeed"},
+		// boundary deepspeed is DeepSpeed below stage 3 too, as for no_sync.
+		{[]string{"communication.boundary=deepspeed", "parallelism.zero_stage=2"}, "DeepSpeed"},
+		{[]string{"communication.boundary=deepspeed", "parallelism.zero_stage=1"}, "DeepSpeed"},
+		{[]string{"communication.zero_quantized_weights=true"}, "DeepSpeed"},
 		{[]string{"stack=deepspeed"}, "DeepSpeed"},
 		{[]string{"stack=megatron", "parallelism.zero_stage=1"}, "stack megatron"},
 		{[]string{"model.groups=[{name: dense, precision: fp8}]"}, "fp8"},
+		{[]string{"training.optimizer_impl=seed"}, "optimizer_impl seed"},
+		{[]string{"training.optimizer_impl=composer"}, ""},
 	} {
 		sets := append([]string{"parallelism.zero_stage=3", "training.master_dtype=none"}, c.sets...)
 		s, err := Load("s.yaml", []byte(baseYAML), sets)
@@ -40,6 +52,38 @@ func TestMasterNone(t *testing.T) {
 			t.Errorf("%v: loads, want an error naming %q", c.sets, c.err)
 		case c.err != "" && (!strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "master_dtype")):
 			t.Errorf("%v: %v, want it to name %q and master_dtype", c.sets, err, c.err)
+		}
+	}
+}
+
+// TestDeepSpeedOnePredicate: master_dtype none's refusal and no_sync's rule
+// agree on what is DeepSpeed. A scenario runs DeepSpeed's engine when its
+// stack or its boundary is deepspeed; master_dtype none is refused there at
+// every stage (its ZeRO optimizers step an fp32 partition), and
+// grad_sync: last is overridden there at stages 2 and 3 only (engine.no_sync
+// asserts from stage 2). Elsewhere both are taken as written.
+func TestDeepSpeedOnePredicate(t *testing.T) {
+	for _, stack := range []string{"", "deepspeed"} {
+		for _, boundary := range []string{"reshard", "fsdp1", "deepspeed"} {
+			for stage := 0; stage <= 3; stage++ {
+				ds := stack == "deepspeed" || boundary == "deepspeed"
+				sets := []string{"parallelism.zero_stage=" + string(rune('0'+stage)), "communication.boundary=" + boundary,
+					"training.grad_accum=4", "training.grad_sync=last"}
+				if stack != "" {
+					sets = append(sets, "stack="+stack)
+				}
+				s, err := Load("s.yaml", []byte(baseYAML), sets)
+				if err != nil {
+					t.Fatalf("%v: %v", sets, err)
+				}
+				if got, want := s.GradSyncEvery(), ds && stage >= 2; got != want {
+					t.Errorf("%v: grad_sync last overridden %v, want %v", sets, got, want)
+				}
+				_, err = Load("s.yaml", []byte(baseYAML), append(sets, "training.master_dtype=none"))
+				if refused := err != nil && strings.Contains(err.Error(), "DeepSpeed's ZeRO"); refused != ds {
+					t.Errorf("%v, master_dtype none: %v, want refused as DeepSpeed %v", sets, err, ds)
+				}
+			}
 		}
 	}
 }

@@ -51,7 +51,9 @@ type bucketPace struct {
 
 // bucketPaced reports whether the scenario's backward is held to one
 // bucket of reductions in flight (bucketPace): DeepSpeed (stack
-// deepspeed) at ZeRO stages 1 and 2 with overlapped communication. Its
+// deepspeed, boundary deepspeed or a ZeRO++ key: scenarios.Scenario.
+// DeepSpeed, the predicate no_sync's rule and master_dtype none's refusal
+// ask) at ZeRO stages 1 and 2 with overlapped communication. Its
 // stage 0 all-reduces after the backward (engine.py allreduce_gradients)
 // and its stage 3 has its own bound (memory.ReduceScatterLags). PyTorch
 // DDP's reducer launches each bucket's all-reduce as it becomes ready
@@ -68,7 +70,7 @@ type bucketPace struct {
 // waits are its own (microStep012, microStep3); a scenario without a
 // stack keeps zerosim's unbounded queue.
 func (b *builder) bucketPaced() bool {
-	return b.s.Stack == "deepspeed" && (b.sc.Stage == 1 || b.sc.Stage == 2) && b.sc.Overlap
+	return b.s.DeepSpeed() && (b.sc.Stage == 1 || b.sc.Stage == 2) && b.sc.Overlap
 }
 
 // launch records the reductions one unit launched together, ending with

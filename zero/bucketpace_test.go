@@ -83,6 +83,9 @@ func TestDeepSpeedHoldsBackwardToOneBucketInFlight(t *testing.T) {
 		{"deepspeed stage 2, two buckets a layer", even, append(ds, "communication.bucket_size=1GB"), heldEven},
 		{"deepspeed stage 2, lopsided", lopsided, append(ds, "communication.bucket_size=2MB"), heldLopsided},
 		{"deepspeed stage 1, lopsided", lopsided, append(ds, "parallelism.zero_stage=1", "communication.bucket_size=2MB"), heldLopsided},
+		// boundary deepspeed without the stack is DeepSpeed too
+		// (scenarios.Scenario.DeepSpeed), as for no_sync.
+		{"boundary deepspeed stage 2, lopsided", lopsided, []string{"communication.boundary=deepspeed", "communication.overlap=true", "communication.bucket_size=2MB"}, heldLopsided},
 		// Unheld: the backward runs through, the reductions queue.
 		{"no stack, stage 2, lopsided", lopsided, []string{"communication.bucket_size=2MB"}, queued},
 		{"megatron stage 1, lopsided", lopsided, []string{"stack=megatron", "parallelism.zero_stage=1", "communication.overlap=true", "communication.bucket_size=2MB"}, queued},

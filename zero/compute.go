@@ -145,23 +145,25 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 // none: the same kernels (OptimizerBytesPerElem cites them), each tensor
 // access moving one element of param_dtype instead of fp32: fused 7
 // accesses (read p, g, m, v; write p, m, v), foreach 18 (20 with weight
-// decay), composer 20 (22), and an unset or seed implementation the fused
-// count's 7 (there is no fp32 copy to make); gradient clipping by norm 3
+// decay), also for an unset implementation (torch.optim.AdamW's default on
+// CUDA, scenarios.Training.StepImpl; the loader refuses seed beside no
+// master), composer 20 (22); gradient clipping by norm 3
 // (read for the norm, read and write to scale). No master copy, no cast of
 // the gradient. DeepSpeed's ZeRO-3 step is not reached: the loader refuses
 // master_dtype none under DeepSpeed (scenarios/master.go).
 func noMasterBytesPerElem(s *scenarios.Scenario) int64 {
 	t := &s.Training
 	var n int64
-	switch t.OptimizerImpl {
+	impl := t.StepImpl()
+	switch impl {
 	case scenarios.OptimizerForeach:
 		n = 3 + 2 + 3 + 2 + 2 + 2 + 4
 	case scenarios.OptimizerComposer:
 		n = 2 + 3 + 2 + 3 + 2 + 2 + 2 + 4
-	default: // fused, seed, unset
+	default: // fused
 		n = 4 + 3
 	}
-	if t.WeightDecay > 0 && (t.OptimizerImpl == scenarios.OptimizerForeach || t.OptimizerImpl == scenarios.OptimizerComposer) {
+	if t.WeightDecay > 0 && (impl == scenarios.OptimizerForeach || impl == scenarios.OptimizerComposer) {
 		n += 2
 	}
 	if t.GradClip == scenarios.GradClipNorm {

@@ -572,11 +572,12 @@ var monotoneLaws = []monotoneLaw{
 	// Reducing 16-bit gradients in fp32 (Megatron's grad_reduce_in_fp32,
 	// FSDP's reduce_dtype) moves and holds 4 bytes a gradient element
 	// instead of 2 wherever it applies.
-	// Pure 16-bit training refuses fp32 reduction below stage 3 (its
-	// gradients are the parameters' dtype: scenarios.MasterNone).
+	// Pure 16-bit training refuses fp32 reduction below stage 3 except at
+	// FSDP's stage 2 (its gradients are the parameters' dtype:
+	// scenarios.MasterNone).
 	{"training.reduce_dtype", func(s *scenarios.Scenario) []string {
 		if s.Training.ParamDType == scenarios.FP32 || s.Communication.ZeroQuantizedGradients ||
-			s.Training.NoMaster() && s.Parallelism.Stage < 3 {
+			s.Training.NoMaster() && s.Parallelism.Stage < 3 && !(s.Parallelism.Stage == 2 && s.Communication.Boundary.FSDP()) {
 			return nil
 		}
 		return []string{"param_dtype", "fp32"}
