@@ -1,8 +1,15 @@
 package reports
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
+
+	"github.com/zerosim/zerosim/sweep"
 )
 
 // version is set at build time with
@@ -17,6 +24,12 @@ type Build struct {
 	Revision string `json:"revision,omitempty"` // VCS revision (git commit) the binary was built from
 	Time     string `json:"time,omitempty"`     // commit time of Revision (RFC 3339)
 	Modified bool   `json:"modified,omitempty"` // the work tree had uncommitted changes
+	// Binary is the hex SHA-256 of the zerosim executable when version and
+	// revision do not say which code it is (sweep.Build.Identified: a
+	// development build without VCS information, or a modified work
+	// tree), sweep.BinaryUnknown when it could not be read, else empty:
+	// every JSON output and the sweep meta line name a build alike.
+	Binary string `json:"binary_sha256,omitempty"`
 }
 
 // ReadBuild reads the binary's build information (runtime/debug): the VCS
@@ -44,7 +57,34 @@ func ReadBuild() Build {
 	if version != "" {
 		b.Version = version
 	}
+	if !(sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}).Identified() {
+		b.Binary = executableSHA256()
+	}
 	return b
+}
+
+// executableSHA256 is the hex SHA-256 of the running executable, read
+// once per process (a 30 MB binary: tens of milliseconds), or
+// sweep.BinaryUnknown when it cannot be read. A variable so that the
+// goldens' tests can fix it (their test binary changes with every build).
+var executableSHA256 = sync.OnceValue(hashExecutable)
+
+// hashExecutable hashes the file os.Executable names.
+func hashExecutable() string {
+	path, err := os.Executable()
+	if err != nil {
+		return sweep.BinaryUnknown
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return sweep.BinaryUnknown
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sweep.BinaryUnknown
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // String is the one-line form: "devel (git 1a2b3c4d5e6f, 2026-11-23T15:00:00Z, modified)".

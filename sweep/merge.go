@@ -109,7 +109,7 @@ func Merge(w io.Writer, inputs []Input, points int) (*MergeReport, error) {
 					return nil, fmt.Errorf("sweep: %s comes from another sweep than %s (%s); merge outputs of one sweep only", input.Name, inputs[0].Name, rep.Meta.differs(m))
 				}
 				if rep.Meta.BuildDiffers(m) {
-					return nil, fmt.Errorf("sweep: %s was written by %s, %s by %s: their rows may differ for one point (run the shards again with one zerosim)", input.Name, m.Zerosim, inputs[0].Name, rep.Meta.Zerosim)
+					return nil, fmt.Errorf("sweep: %s was written by %s, %s by %s: their rows may differ for one point (%s)", input.Name, m.Zerosim, inputs[0].Name, rep.Meta.Zerosim, m.mergeBuildFix(rep.Meta))
 				}
 			case n == 2 && rep.Format == CSV:
 				if want := Header(CSV, sp.Keys()); string(ln) != want {

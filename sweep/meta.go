@@ -244,6 +244,35 @@ func (m Meta) BuildDiffers(o Meta) bool {
 	return *m.Zerosim != *o.Zerosim || m.Zerosim.Binary == BinaryUnknown
 }
 
+// trimpathHint is the fix of a refusal between two builds told apart by
+// their executables' digests: binaries of one commit built in two
+// checkouts differ by the paths go build embeds (with -buildvcs=false, or
+// without .git), and are byte-identical when built with -trimpath.
+const trimpathHint = "go build -trimpath makes one commit's binaries alike across checkouts"
+
+// byDigest reports whether both m and o name their builds by the
+// executable's digest, where trimpathHint applies.
+func (m Meta) byDigest(o Meta) bool {
+	digest := func(b *Build) bool { return b != nil && b.Binary != "" && b.Binary != BinaryUnknown }
+	return digest(m.Zerosim) && digest(o.Zerosim)
+}
+
+// mergeBuildFix is the fix of merge's refusal of shards of two builds.
+func (m Meta) mergeBuildFix(o Meta) string {
+	if m.byDigest(o) {
+		return "build zerosim with go build -trimpath, which makes one commit's binaries alike across checkouts, or run every shard with one binary"
+	}
+	return "run the shards again with one zerosim"
+}
+
+// resumeBuildFix is the fix of --resume's refusal of another build's file.
+func (m Meta) resumeBuildFix(o Meta) string {
+	if m.byDigest(o) {
+		return "resume with that binary, or write to a new --out file; " + trimpathHint
+	}
+	return "resume with that zerosim, or write to a new --out file"
+}
+
 // Equal reports whether m and o describe the same sweep.
 func (m Meta) Equal(o Meta) bool {
 	return m.Scenario == o.Scenario && slices.Equal(m.Sets, o.Sets) && slices.Equal(m.Grids, o.Grids)

@@ -135,7 +135,7 @@ func preludeMismatch(data []byte, f Format, m Meta) error {
 	case !om.Equal(m):
 		return fmt.Errorf("sweep: the existing output comes from another sweep (%s); %s", m.differs(om), m.resumeFix(om))
 	case m.BuildDiffers(om):
-		return fmt.Errorf("sweep: the existing output was written by %s, this is %s: their rows may differ for one point (resume with that zerosim, or write to a new --out file)", om.Zerosim, m.Zerosim)
+		return fmt.Errorf("sweep: the existing output was written by %s, this is %s: their rows may differ for one point (%s)", om.Zerosim, m.Zerosim, m.resumeBuildFix(om))
 	}
 	// The meta line names the same grids in the same order: the columns
 	// after them differ, those of another version (rows gained

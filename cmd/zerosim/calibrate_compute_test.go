@@ -370,6 +370,8 @@ func TestCalibrateComputeBadInput(t *testing.T) {
 		{[]string{"--step-time", "2.84s", "--trace", "step.json", "default"}, "--step-time and --trace: give one measurement"},
 		{[]string{"--step-time", "2.84s", "--nodes", "2", "default"}, "--nodes describes nccl-tests logs; with --step-time the scenario is the argument"},
 		{[]string{"--step-time", "2.84s", "--scenario", "default", "default"}, "--scenario describes nccl-tests logs"},
+		{[]string{"--step-time", "2.84s", "--min-size", "16MiB", "default"}, "--min-size describes nccl-tests logs; with --step-time the scenario is the argument"},
+		{[]string{"--trace", "step.json", "--min-size", "16MiB", "default"}, "--min-size describes nccl-tests logs; with --trace the scenario is the argument"},
 		{[]string{"--step-time", "2.84s", "-o", filepath.Join(dir, "plots"), "default"}, "-o draws the fits of nccl-tests logs; --step-time writes only --file"},
 		{[]string{"--step-time", "2.84s", "nope.yaml"}, "nope.yaml"},
 		{[]string{"--trace", filepath.Join(dir, "missing.json"), "default"}, "--trace " + filepath.Join(dir, "missing.json") + ": cannot read"},

@@ -235,6 +235,7 @@ func TestCalibrateMemoryBadInput(t *testing.T) {
 		{[]string{"--reserved", "82.4GiB"}, "--reserved needs the scenario of the measured run: zerosim calibrate --reserved 82.4GiB scenario.yaml"},
 		{[]string{"--device", "83GiB", "a.yaml", "b.yaml"}, "--device takes one scenario, got 2 arguments"},
 		{[]string{"--reserved", "82.4GiB", "--nodes", "2", "default"}, "--nodes describes nccl-tests logs; with --reserved the scenario is the argument"},
+		{[]string{"--reserved", "82.4GiB", "--min-size", "16MiB", "default"}, "--min-size describes nccl-tests logs; with --reserved the scenario is the argument"},
 		{[]string{"--reserved", "82.4GiB", "-o", filepath.Join(dir, "plots"), "default"}, "-o draws the fits of nccl-tests logs; --reserved writes only --file"},
 		{[]string{"--reserved", "82.4GiB", "nope.yaml"}, "nope.yaml"},
 	} {

@@ -249,6 +249,7 @@ func TestCalibrateTrainLogErrors(t *testing.T) {
 		{"both stdin", []string{"--train-log", "-", "-"}, "", "--train-log - and the scenario -"},
 		{"two", []string{"--train-log", "x.log", "--step-time", "1s", "default"}, "", "--step-time and --train-log: give one measurement"},
 		{"no scenario", []string{"--train-log", "x.log"}, "", "--train-log needs the scenario of the measured run"},
+		{"min-size", []string{"--train-log", trainLogs + "megatron-pr5662.log", "--min-size", "16MiB", "default"}, "", "--min-size describes nccl-tests logs; with --train-log the scenario is the argument"},
 	} {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		out, errOut, code := runCLIStdin(c.stdin, append(append([]string{"calibrate"}, c.args...), "--file", file)...)

@@ -285,7 +285,7 @@ func calCompute(o *calibrateOpts, s *scenarios.Scenario, method string, measured
 
 // computeFlags rejects the flags of the nccl-tests form.
 func computeFlags(a *app, o *calibrateOpts, cmd *cobra.Command) error {
-	for _, name := range []string{"scenario", "nodes", "gpus-per-node", "other-gpu"} {
+	for _, name := range []string{"scenario", "nodes", "gpus-per-node", "other-gpu", "min-size"} {
 		if cmd.Flags().Changed(name) {
 			return inputError{fmt.Errorf("--%s describes nccl-tests logs; with --%s the scenario is the argument: zerosim calibrate --%s %s scenario.yaml", name, computeFlag(o), computeFlag(o), computeValue(o))}
 		}

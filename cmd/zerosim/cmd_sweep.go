@@ -3,8 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -620,39 +617,14 @@ func sortResumed(out string, p *sweep.Partial) error {
 	return nil
 }
 
-// sweepBuild is the build the meta line names (reports.ReadBuild), so
-// that --resume and merge refuse rows another zerosim wrote (QA25 M6);
-// with its executable's SHA-256 when the version and revision do not say
-// which code it is (sweep.Build.Binary: a development build, whose meta
-// lines were all alike).
+// sweepBuild is the build the meta line names (reports.ReadBuild, as
+// every JSON output names it), so that --resume and merge refuse rows
+// another zerosim wrote (QA25 M6): with its executable's SHA-256 when the
+// version and revision do not say which code it is.
 func sweepBuild() *sweep.Build {
 	b := reports.ReadBuild()
-	sb := &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}
-	if !sb.Identified() {
-		sb.Binary = executableSHA256()
-	}
-	return sb
+	return &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified, Binary: b.Binary}
 }
-
-// executableSHA256 is the hex SHA-256 of the running executable, read
-// once per process (a sweep's binary is some 30 MB: tens of
-// milliseconds), or sweep.BinaryUnknown when it cannot be read.
-var executableSHA256 = sync.OnceValue(func() string {
-	path, err := os.Executable()
-	if err != nil {
-		return sweep.BinaryUnknown
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return sweep.BinaryUnknown
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return sweep.BinaryUnknown
-	}
-	return hex.EncodeToString(h.Sum(nil))
-})
 
 // checkSetsUnderGrids refuses a --set of a key a --grid sets at every
 // point, or of a key inside it: the grid's value replaces it, so the --set

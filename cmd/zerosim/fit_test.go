@@ -27,7 +27,7 @@ func TestFitSeed002CLI(t *testing.T) {
 		if code != 0 || errOut != "" {
 			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
 		}
-		golden.Check(t, filepath.Join("..", "..", "reports", "testdata", tc.golden), []byte(out), false)
+		golden.Check(t, filepath.Join("..", "..", "reports", "testdata", tc.golden), goldenBuild(out), false)
 	}
 	for _, tc := range []struct {
 		args []string

@@ -3,7 +3,8 @@
 // (2020-12) those schemas use: type (one or a list), enum (of strings),
 // properties, required, additionalProperties (false or a schema), items,
 // oneOf and $ref (to the same file or another schema file beside it, with
-// a JSON pointer). That is enough to hold every key and type of the files
+// a JSON pointer); Load refuses a schema with any other keyword, which
+// would look enforced while ignored. That is enough to hold every key and type of the files
 // zerosim writes; a general validator would be a new dependency for eight
 // keywords.
 package jsonschema
@@ -70,6 +71,9 @@ func load(path, ptr string, done map[string]*Schema, depth int) (*Schema, error)
 		}
 		doc = m[tok]
 	}
+	if err := supported(doc, ptr); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
 	sub, _ := json.Marshal(doc)
 	s := &Schema{}
 	if err := json.Unmarshal(sub, s); err != nil {
@@ -106,6 +110,77 @@ func load(path, ptr string, done map[string]*Schema, depth int) (*Schema, error)
 		return resolve(x.Items)
 	}
 	return s, resolve(s)
+}
+
+// keywords are the JSON Schema keywords Check enforces; annotations are
+// those that enforce nothing, and $defs holds schemas for $ref.
+var (
+	keywords    = []string{"type", "enum", "properties", "required", "additionalProperties", "items", "oneOf", "$ref"}
+	annotations = []string{"description", "title", "$schema", "$id", "$comment", "$defs"}
+)
+
+// supported refuses a schema (doc, at JSON pointer ptr) or subschema with
+// a keyword outside keywords and annotations: one such as minimum, const,
+// anyOf or minItems would look enforced while Check ignored it.
+func supported(doc any, ptr string) error {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: a schema must be an object", or(ptr, "/"))
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !slices.Contains(keywords, k) && !slices.Contains(annotations, k) {
+			return fmt.Errorf("%s: keyword %q is not one this validator checks (%s)", or(ptr, "/"), k, strings.Join(keywords, ", "))
+		}
+		var subs map[string]any
+		switch v := m[k].(type) {
+		case map[string]any:
+			switch k {
+			case "properties", "$defs":
+				subs = v
+			case "items", "additionalProperties":
+				subs = map[string]any{"": v}
+			}
+		case []any:
+			if k == "oneOf" {
+				subs = map[string]any{}
+				for i, x := range v {
+					subs[fmt.Sprint(i)] = x
+				}
+			}
+		case bool:
+			if k == "additionalProperties" {
+				continue
+			}
+		}
+		names := make([]string, 0, len(subs))
+		for name := range subs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			p := ptr + "/" + k
+			if name != "" {
+				p += "/" + name
+			}
+			if err := supported(subs[name], p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// or is s, or else when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Decode unmarshals one JSON value with numbers as json.Number, so that

@@ -78,3 +78,41 @@ func TestCheck(t *testing.T) {
 		t.Errorf("a $ref to nothing: %v", err)
 	}
 }
+
+// TestLoadRefusesUnsupportedKeywords: a keyword Check does not enforce is
+// refused at any depth, naming it and where it is (a schema with minimum,
+// const, anyOf or minItems passed {"a":-7,"b":12,"c":[]} unchecked), while
+// annotations and $defs load; every schema in docs/ loads.
+func TestLoadRefusesUnsupportedKeywords(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}}`, `/properties/a: keyword "minimum"`},
+		{`{"properties": {"b": {"const": 3}}}`, `/properties/b: keyword "const"`},
+		{`{"anyOf": [{"type": "string"}]}`, `/: keyword "anyOf"`},
+		{`{"properties": {"c": {"type": "array", "items": {"type": "integer"}, "minItems": 1}}}`, `/properties/c: keyword "minItems"`},
+		{`{"type": "array", "items": {"pattern": "^a"}}`, `/items: keyword "pattern"`},
+		{`{"oneOf": [{"type": "string"}, {"format": "date"}]}`, `/oneOf/1: keyword "format"`},
+		{`{"additionalProperties": {"maximum": 1}}`, `/additionalProperties: keyword "maximum"`},
+		{`{"$ref": "#/$defs/x", "$defs": {"x": {"minLength": 1}}}`, `/$defs/x: keyword "minLength"`},
+		{`{"properties": {"d": 1}}`, `/properties/d: a schema must be an object`},
+		{`{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "x", "title": "t", "description": "d", "$comment": "c", "additionalProperties": false, "$defs": {"r": {"type": "integer"}}}`, ""},
+	} {
+		p := filepath.Join(dir, "s.schema.json")
+		if err := os.WriteFile(p, []byte(tc.schema), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: Load: %v, want %q", tc.schema, err, tc.want)
+		}
+	}
+	docs, err := filepath.Glob("../../docs/*.schema.json")
+	if err != nil || len(docs) < 10 {
+		t.Fatalf("docs/*.schema.json: %d files, %v", len(docs), err)
+	}
+	for _, d := range docs {
+		if _, err := Load(d); err != nil {
+			t.Errorf("Load: %v", err)
+		}
+	}
+}
