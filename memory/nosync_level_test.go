@@ -12,18 +12,19 @@ import (
 // optimizer frees (TestNoSyncHeldGradients): four layers of 100M bf16
 // parameters over 2 GPUs, a = 4 micro-steps, FSDP1.
 //
-//   - Stage 3: the held unsharded gradients, 4 × 100M × 2 B = 800 MB,
-//     stay from the forward's start to the optimizer: a unit's backward
-//     adds its new gradient, 100M × 2 B = 200 MB, into its held one (a
-//     transient, gone as the backward ends), and the last micro-step's
-//     reduce-scatters each leave the unit's shard, 100M × 2 B / 2 = 100 MB,
-//     beside the held gradients, which they do not free. So the level
-//     never falls below 800 MB until the optimizer, peaks at 1,300 MB
-//     (800 + 3 × 100 + 200: unit 0's backward, three shards out) and
-//     stands at 1,200 MB (800 + 4 × 100) when the optimizer frees it all.
+//   - Stage 3: the held unsharded gradients, 4 × 100M × 2 B = 800 MB, go on
+//     as the last micro-step's forward starts. Each unit's backward makes
+//     its new gradient, 100M × 2 B = 200 MB, beside them; its reduce-scatter
+//     leaves the unit's shard, 100M × 2 B / 2 = 100 MB, and frees the
+//     unit's held gradient (FSDP1's _post_backward_hook sets
+//     flat_param.grad = None and reduce-scatters it). So the level peaks at
+//     unit 3's reduce-scatter, 800 + 200 + 100 = 1,100 MB, falls by a unit
+//     at each, and stands at the four shards, 400 MB, when the optimizer
+//     runs: the least between the forward and the optimizer too.
 //   - Stage 2: zerosim's gradient buckets carry the reduction; the held
-//     800 MB is the whole of the gradient component from the forward to
-//     the optimizer.
+//     800 MB is the whole of the gradient component, each unit's part
+//     freed by its bucket's reduction in the last micro-step: nothing left
+//     at the optimizer.
 func TestNoSyncGradientLevel(t *testing.T) {
 	const params = 100000000
 	layers := ""
@@ -38,8 +39,8 @@ func TestNoSyncGradientLevel(t *testing.T) {
 		stage          int
 		low, peak, end int64
 	}{
-		{3, held, held + 3*shard + unsharded, held + 4*shard},
-		{2, held, held, held},
+		{3, 4 * shard, held + unsharded + shard, 4 * shard},
+		{2, 0, held, 0},
 	} {
 		t.Run(fmt.Sprintf("stage %d", c.stage), func(t *testing.T) {
 			s, err := scenarios.Load("four-layers.yaml", []byte(yaml), []string{fmt.Sprintf("parallelism.zero_stage=%d", c.stage),
@@ -126,9 +127,10 @@ func TestNoSyncSeedConventions(t *testing.T) {
 // loss's backward makes after the loss (OpHeadGrad), goes into its held
 // gradient under no_sync like every other unit's: on llama2-7b (the
 // default example) at stage 3 under FSDP1 with grad_sync last, the
-// gradients at the optimizer are the held unsharded ones and the last
-// micro-step's shards, and the level never exceeds them by more than one
-// unit's new gradient.
+// gradients at the optimizer are the last micro-step's shards alone (each
+// reduce-scatter freed its unit's held gradient, the head's too), and the
+// level never exceeds the held ones and the shards by more than one unit's
+// new gradient.
 func TestNoSyncHeadGradient(t *testing.T) {
 	data, ok := scenarios.Example("default")
 	if !ok {
@@ -170,8 +172,8 @@ func TestNoSyncHeadGradient(t *testing.T) {
 	if !headGrad {
 		t.Fatal("no OpHeadGrad gradient event: the case no longer covers the head's gradient")
 	}
-	if end != held+shards {
-		t.Errorf("%d B of gradients at the optimizer, want the %d held and the %d of shards", end, held, shards)
+	if end != shards {
+		t.Errorf("%d B of gradients at the optimizer, want the %d of shards (the %d held freed by the reduce-scatters)", end, shards, held)
 	}
 	if peak > held+shards+step {
 		t.Errorf("gradients peak at %d B, above the %d held, %d of shards and one unit's %d", peak, held, shards, step)
