@@ -332,7 +332,7 @@ func TestAttentionDocFigures(t *testing.T) {
 // run quotes them beside the default. The eight bf16 runs on the
 // H100-80GB preset reach 0.4466 (FlagPerf's DeepSpeed on H800) to 0.6216
 // (llm-foundry on H100); no run is on a B200, so it gets every other GPU's
-// 21 bf16 runs; and the default 0.8 is above every eager bf16 run (README, "How
+// 22 bf16 runs; and the default 0.8 is above every eager bf16 run (README, "How
 // accurate is it?": the default "is at the top of what those runs
 // reached"; two compiled runs, fms-fsdp's A100 column and KempnerForge's
 // one-GPU row, fitted above it).
@@ -347,7 +347,7 @@ func TestPublishedRange(t *testing.T) {
 		{"H100-80GB", false, 0.4466, 0.6216, 8, true},
 		{"A100-40GB", false, 0.7285, 0.7931, 4, true},
 		{"H200", true, 0.5464, 0.5464, 1, true},
-		{"B200", false, 0.4466, 0.8475, 21, false},
+		{"B200", false, 0.4466, 0.8475, 22, false},
 		{"", true, 0.2733, 0.5464, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)

@@ -11,6 +11,7 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "fms-fsdp-llama2-a100", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.7061},
 	{Source: "fms-fsdp-llama2-h100-compile", GPU: "H100-80GB", FP8: false, Compiled: true, Efficiency: 0.6072},
 	{Source: "fms-fsdp-llama2-h100", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.4834},
+	{Source: "kempnerforge-llama3-8b-h200-fsdp2", GPU: "H200", FP8: false, Compiled: true, Efficiency: 0.7318},
 	{Source: "kempnerforge-llama3-8b-h200", GPU: "H200", FP8: false, Compiled: true, Efficiency: 0.8420},
 	{Source: "llm-foundry-mpt-a100-40gb-large", GPU: "A100-40GB", FP8: false, Compiled: false, Efficiency: 0.7590},
 	{Source: "llm-foundry-mpt-a100-40gb-seq", GPU: "A100-40GB", FP8: false, Compiled: false, Efficiency: 0.7931},

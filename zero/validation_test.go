@@ -44,11 +44,15 @@ type validationSource struct {
 // validationRow is one published run. Zero fields come from the source's
 // scenario template.
 type validationRow struct {
-	Model        string  `json:"model"`
-	Hidden       int64   `json:"hidden"`
-	Layers       int64   `json:"layers"`
-	Heads        int64   `json:"heads"`
-	GPUs         int     `json:"gpus"`
+	Model  string `json:"model"`
+	Hidden int64  `json:"hidden"`
+	Layers int64  `json:"layers"`
+	Heads  int64  `json:"heads"`
+	GPUs   int    `json:"gpus"`
+	// GPUsPerNode is the GPUs of the row's one node where the row ran on
+	// part of a node (2 of an H200 node's 4): cluster.gpus_per_node, one
+	// node. 0: the template's.
+	GPUsPerNode  int     `json:"gpus_per_node"`
 	DP           int     `json:"dp"` // dp when the row gives cp (else dp = gpus)
 	CP           int     `json:"cp"`
 	SeqLen       int64   `json:"seq_len"`
@@ -164,6 +168,11 @@ func (r validationRow) measured() string {
 }
 
 func (r validationRow) sets(gpusPerNode int) []string {
+	var part []string
+	if r.GPUsPerNode > 0 {
+		gpusPerNode = r.GPUsPerNode
+		part = []string{fmt.Sprintf("cluster.gpus_per_node=%d", r.GPUsPerNode)}
+	}
 	sets := []string{
 		fmt.Sprintf("cluster.nodes=%d", r.GPUs/gpusPerNode),
 		fmt.Sprintf("parallelism.dp=%d", max(r.DP, r.GPUs/max(r.CP, 1))),
@@ -192,7 +201,7 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.OptimizerImpl != "" {
 		sets = append(sets, "training.optimizer_impl="+r.OptimizerImpl)
 	}
-	return sets
+	return append(part, sets...)
 }
 
 func (r validationRow) name() string {
