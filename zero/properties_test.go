@@ -414,7 +414,9 @@ func laws(qs ...any) []lawTerm {
 // over dp alone, one optimizer instance, no torchao fp8 all-gather.
 func zeroPPApplies(s *scenarios.Scenario) bool {
 	p := s.Parallelism
-	return p.Stage == 3 && p.K == 1 && p.EP <= 1 && p.CP <= 1 && s.Training.FP8 != scenarios.FP8TorchAO
+	// DeepSpeed's ZeRO++ steps an fp32 master partition: a pure 16-bit
+	// run (master_dtype none) refuses it.
+	return p.Stage == 3 && p.K == 1 && p.EP <= 1 && p.CP <= 1 && s.Training.FP8 != scenarios.FP8TorchAO && s.Training.MasterDType != scenarios.MasterNone
 }
 
 func bandwidths(b units.Bandwidth) []string {
@@ -585,7 +587,9 @@ var monotoneLaws = []monotoneLaw{
 	// Offloading the optimizer moves its state and step to the host
 	// (DeepSpeed's offload_optimizer): the GPU holds no more.
 	{"offload.optimizer", func(s *scenarios.Scenario) []string {
-		if s.Parallelism.Stage == 0 || s.Parallelism.K > 1 || s.Parallelism.EP > 1 {
+		// ZeRO-Offload steps an fp32 master partition: master_dtype none
+		// refuses it.
+		if s.Parallelism.Stage == 0 || s.Parallelism.K > 1 || s.Parallelism.EP > 1 || s.Training.MasterDType == scenarios.MasterNone {
 			return nil
 		}
 		return []string{"none", "cpu"}
@@ -797,12 +801,16 @@ func TestGradAccumLaws(t *testing.T) {
 		// the first also hold every new gradient beside .grad until the
 		// compiled backward returns (memory.OneGraphGrads): GA 2 may add
 		// that set, which GA 1's step never holds.
-		var shardGrads, oneGraph int64
+		// Under FSDP's no_sync (training.grad_sync last) GA 2 holds the
+		// whole unsharded gradient between micro-steps (memory.UnitInfo.
+		// HeldGrad), which GA 1's step never does: GA 2 may add it.
+		var shardGrads, oneGraph, held int64
 		for _, u := range one.r.MemoryModel.Units {
 			shardGrads += u.ShardGrad
 		}
 		for _, u := range pts[1].r.MemoryModel.Units {
 			oneGraph += u.OneGraphGrad
+			held += u.HeldGrad
 		}
 		for _, q := range qMemory {
 			a, b, c := q.of(pts[0]), q.of(pts[1]), q.of(pts[2])
@@ -823,6 +831,13 @@ func TestGradAccumLaws(t *testing.T) {
 					// same bound at the default overhead.
 					extra = int64(math.Ceil(float64(shardGrads)*(1+memory.AllocatorOverheadOf(one.s)))) + 2<<20
 				}
+			}
+			if held > 0 {
+				e := held
+				if q.name != qAlloc.name {
+					e = int64(math.Ceil(float64(held)*(1+memory.AllocatorOverheadOf(one.s)))) + 2<<20
+				}
+				extra = max(extra, e)
 			}
 			if b < a && q.name != qAlloc.name && one.r.MemoryModel.AllocSim != nil && gaReserveDrops[sub.name] != "" {
 				// A real effect of the simulated caching allocator,
