@@ -64,7 +64,7 @@ func readmeExamples(t *testing.T, path string) []example {
 // line ends in "…"), and any number of lines after it: the sweep's meta
 // line shows the first digits of scenario_sha256, which went stale unseen
 // (QA22 L1: "7784da52…" where zerosim printed 3d4a102b…), and after
-// "binary_sha256":"…" the digest and grids went unchecked (final R3 L2).
+// "binary_sha256":"…" the digest and grids went unchecked.
 func matches(want, got []string) bool {
 	if len(want) == 0 {
 		return len(got) == 0

@@ -886,7 +886,7 @@ func NoFitText(p *sweep.Plan) string {
 		ways = append(ways, "full activation checkpointing ("+searchIt(p, "training.recompute", "--recompute none,selective,full")+")")
 	}
 	// Without accumulation (OneStep) cp cannot help: dp falls as cp rises
-	// and a rank's one micro-batch holds as many tokens (final26 R3 M4).
+	// and a rank's one micro-batch holds as many tokens.
 	if p.SearchedCP == nil && p.ActivationShare >= cpHintShare && !p.OneStep {
 		ways = append(ways, fmt.Sprintf("context parallelism (the activations are %.0f %% of that peak by the memory model, and a rank keeps those of seq_len/cp tokens per sequence; search it: --cp 1,2,4,8)",
 			100*p.ActivationShare))

@@ -21,8 +21,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestReadBuild: a test binary carries no VCS information, a development
-// build, so its zerosim block names the executable by its SHA-256 (final
-// R3 L5: result.json's block was {"version":"devel"} while the sweep meta
+// build, so its zerosim block names the executable by its SHA-256 (before,
+// result.json's block was {"version":"devel"} while the sweep meta
 // carried the digest), which hashExecutable reads from the file itself.
 func TestReadBuild(t *testing.T) {
 	b := ReadBuild()

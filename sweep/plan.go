@@ -1044,7 +1044,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	// An empty space is an input error, found before Accepted prints the
-	// scenario's warnings: the error is then the one line (final26 R3 M2).
+	// scenario's warnings: the error is then the one line.
 	cands := sp.candidates()
 	if len(cands) == 0 {
 		return nil, sp.noCandidates()

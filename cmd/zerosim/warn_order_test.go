@@ -24,7 +24,7 @@ func TestNoWarningBeforeInputError(t *testing.T) {
 		want string
 	}{
 		{"plan --k", []string{"plan", file, "--k", "3"}, "--k 3 does not divide N"},
-		// An empty search space, found after the load (final26 R3 M2).
+		// An empty search space, found after the load.
 		{"plan: no K at stage 0", []string{"plan", file, "--stages", "0", "--k", "2"}, "no configuration to search: no K searched (2)"},
 		{"plan: torchtitan's DDP with cp", []string{"plan", file, "--set", "stack=torchtitan", "--cp", "2", "--stages", "0"}, "stack torchtitan runs none of the stages searched (0) with cp 2"},
 		{"fit --max-gpus", []string{"fit", file, "--max-gpus", "4"}, "--max-gpus 4: less than one node"},
