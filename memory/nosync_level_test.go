@@ -26,14 +26,8 @@ import (
 //     freed by its bucket's reduction in the last micro-step: nothing left
 //     at the optimizer.
 func TestNoSyncGradientLevel(t *testing.T) {
-	const params = 100000000
-	layers := ""
-	for i := range 4 {
-		layers += fmt.Sprintf("    - {name: l%d, params: %d, fwd: 1ms, bwd: 2ms}\n", i, params)
-	}
-	yaml := "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}\n" +
-		"model:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n" + layers +
-		"parallelism: {dp: 2}\n"
+	const params = noSyncLayerParams
+	yaml := noSyncMLP("")
 	const held, unsharded, shard = 4 * params * 2, params * 2, params * 2 / 2
 	for _, c := range []struct {
 		stage          int
@@ -86,14 +80,8 @@ func TestNoSyncGradientLevel(t *testing.T) {
 // parameter; no_sync's held unsharded gradients are outside them, so
 // grad_sync last changes neither the figure at rest nor the peak.
 func TestNoSyncSeedConventions(t *testing.T) {
-	const params = 100000000
-	layers := ""
-	for i := range 4 {
-		layers += fmt.Sprintf("    - {name: l%d, params: %d, fwd: 1ms, bwd: 2ms}\n", i, params)
-	}
-	yaml := "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}\n" +
-		"model:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n" + layers +
-		"parallelism: {dp: 2}\n"
+	const params = noSyncLayerParams
+	yaml := noSyncMLP("")
 	const p, n = 4 * params, 2
 	for _, c := range []struct {
 		stage  int

@@ -9,6 +9,26 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
+// noSyncLayerParams is each of noSyncMLP's four layers' parameters.
+const noSyncLayerParams = 100000000
+
+// noSyncMLP is the no_sync tests' model: four MLP layers of 100M bf16
+// parameters over 2 GPUs of one node, with the parallelism's other keys
+// (extra, such as "zero_stage: 3") after dp.
+func noSyncMLP(extra string) string {
+	layers := ""
+	for i := range 4 {
+		layers += fmt.Sprintf("    - {name: l%d, params: %d, fwd: 1ms, bwd: 2ms}\n", i, noSyncLayerParams)
+	}
+	par := "dp: 2"
+	if extra != "" {
+		par += ", " + extra
+	}
+	return "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}\n" +
+		"model:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n" + layers +
+		"parallelism: {" + par + "}\n"
+}
+
 // TestNoSyncHeldGradients: under FSDP's no_sync (training.grad_sync: last
 // at stages 2 and 3 with grad_accum > 1) every rank keeps its whole
 // unsharded gradient from one micro-step to the next: four layers of
@@ -30,14 +50,8 @@ import (
 // micro-step reduces, the step is one micro-step, or DeepSpeed's engine has
 // no no_sync, nothing is held.
 func TestNoSyncHeldGradients(t *testing.T) {
-	const params = 100000000
-	layers := ""
-	for i := range 4 {
-		layers += fmt.Sprintf("    - {name: l%d, params: %d, fwd: 1ms, bwd: 2ms}\n", i, params)
-	}
-	yaml := "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}\n" +
-		"model:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n" + layers +
-		"parallelism: {dp: 2, zero_stage: 3}\n"
+	const params = noSyncLayerParams
+	yaml := noSyncMLP("zero_stage: 3")
 	analyze := func(t *testing.T, sets []string) *Report {
 		t.Helper()
 		s, err := scenarios.Load("four-layers.yaml", []byte(yaml), sets)
