@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Schema is one schema or subschema.
@@ -350,4 +351,26 @@ func (s *Schema) MissingKeys(typ reflect.Type) (missing []string, walked int) {
 	}
 	walk(s, typ, "$")
 	return missing, walked
+}
+
+// CheckKeys fails t for every JSON key of typ (walked as MissingKeys walks
+// it) that the schema in file does not describe, taking the oneOf-th
+// alternative where oneOf ≥ 0, and when the walk reached fewer than
+// atLeast keys: the schema tests of cmd/zerosim and reports call it.
+func CheckKeys(t testing.TB, file string, oneOf int, typ reflect.Type, atLeast int) {
+	t.Helper()
+	sch, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oneOf >= 0 {
+		sch = sch.OneOf[oneOf]
+	}
+	missing, n := sch.MissingKeys(typ)
+	for _, m := range missing {
+		t.Errorf("%s has no property %s", file, m)
+	}
+	if n < atLeast {
+		t.Errorf("%s: %d keys walked, want %d at least: the walk missed the struct's", file, n, atLeast)
+	}
 }
