@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -244,29 +245,33 @@ func TestOptimizerBytesPerElemNoMaster(t *testing.T) {
 	}
 }
 
+// llama7bZeRO3Costs is the unit costs of Llama 2 7B at ZeRO-3 on 8
+// A100-80GB at micro-batch mb, with sets.
+func llama7bZeRO3Costs(t *testing.T, mb int, sets ...string) []LayerCost {
+	t.Helper()
+	s, err := scenarios.Load("s.yaml", []byte(fmt.Sprintf(`version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-7b}
+parallelism: {dp: 8, zero_stage: 3}
+training: {micro_batch: %d}
+`, mb)), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Costs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestLoss16Traffic: under training.cross_entropy: bf16 the head's loss
 // moves log_softmax's read and write of the bf16 logits, 4 B per logit,
 // where the fp32 loss moves 14 (the upcast's read 2 and write 4, then
 // log_softmax's 4 + 4): the head's forward is 10·t·V B shorter at the
 // memory-bound rate and its backward twice that; no other unit moves.
 func TestLoss16Traffic(t *testing.T) {
-	load := func(sets ...string) []LayerCost {
-		t.Helper()
-		s, err := scenarios.Load("s.yaml", []byte(`version: 1
-cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
-model: {preset: llama2-7b}
-parallelism: {dp: 8, zero_stage: 3}
-training: {micro_batch: 2}
-`), sets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Costs(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	load := func(sets ...string) []LayerCost { return llama7bZeRO3Costs(t, 2, sets...) }
 	f32, b16 := load("training.cross_entropy=fp32"), load("training.cross_entropy=bf16")
 	hbm := 2039e9 * DefaultHBMEfficiency
 	const tv = 2 * 4096 * 32000 // micro-batch 2 of llama2-7b's 4,096 tokens, vocabulary 32,000
@@ -290,23 +295,7 @@ training: {micro_batch: 2}
 // bf16 gradient once more, 4 B per parameter at the memory-bound rate, and
 // at every stage (FULL_SHARD, SHARD_GRAD_OP); the forward is unchanged.
 func TestFlatParamGradCopy(t *testing.T) {
-	load := func(sets ...string) []LayerCost {
-		t.Helper()
-		s, err := scenarios.Load("s.yaml", []byte(`version: 1
-cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
-model: {preset: llama2-7b}
-parallelism: {dp: 8, zero_stage: 3}
-training: {micro_batch: 1}
-`), sets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Costs(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	load := func(sets ...string) []LayerCost { return llama7bZeRO3Costs(t, 1, sets...) }
 	base, flat := load(), load("training.flat_param_views=true")
 	hbm := 2039e9 * DefaultHBMEfficiency
 	for i := range base {
