@@ -876,6 +876,7 @@ func (c *comm) algBW() float64 {
 			}
 			bus = math.Min(llMax, bus*f)
 		case LL128:
+			// busBw × 0.92 (120/128), tuning.cc line 329 at 5067397c.
 			f := 0.92
 			if tu.ringLL128OnePPN != 0 && n/float64(c.nodes) < 2 {
 				f = tu.ringLL128OnePPN

@@ -69,7 +69,9 @@ func HopperGPU(gpu string) bool { return gpu == "H100-80GB" || gpu == "H200" }
 func VoltaGPU(gpu string) bool { return gpu == "V100-16GB" || gpu == "V100-32GB" }
 
 // AttentionKernelRuns reports whether kernel runs on c's GPU:
-// FlashAttention-3 on Hopper only (its hopper/ build; any kernel on a GPU
+// FlashAttention-3 on Hopper only (its hopper/ build: "FlashAttention-3 is
+// optimized for Hopper GPUs", flash-attention README.md line 31 at
+// 0251105a; any kernel on a GPU
 // described by its figures), cuDNN's attention on NVIDIA's GPUs only
 // (cuDNNOnAMD), every other kernel anywhere.
 func AttentionKernelRuns(kernel AttentionKernel, c *Cluster) bool {

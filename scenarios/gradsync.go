@@ -56,7 +56,9 @@ func (l *loader) resolveGradSync(s *Scenario) *Error {
 //   - any other stack, or none, at stages 0 and 1: last, as DeepSpeed
 //     (engine.py allreduce_gradients, lines 2906-2913 at edaa7221: below
 //     stage 2 only at the gradient-accumulation boundary) and Megatron
-//     (no_sync in forward_backward_no_pipelining) reduce.
+//     (forward_backward_no_pipelining runs every micro-batch but the last
+//     under no_sync_func, megatron/core/pipeline_parallel/schedules.py
+//     line 478 at d580efc6) reduce.
 func (s *Scenario) GradSyncEvery() bool {
 	switch s.Training.GradSync {
 	case GradSyncEvery:

@@ -1408,7 +1408,8 @@ func (im *lfImport) readRecompute() error {
 	return nil
 }
 
-// readComm maps the FSDP1 schedule keys (FSDPConfig defaults at v0.32.1):
+// readComm maps the FSDP1 schedule keys (FSDPConfig's defaults,
+// composer/utils/parallelism.py lines 14–43 at v0.32.1):
 // backward_prefetch BACKWARD_POST (the next unit's all-gather starts when
 // the current unit's backward ends: backward_prefetch_depth 0) or
 // BACKWARD_PRE (1); forward_prefetch False (the CPU runs ahead by one

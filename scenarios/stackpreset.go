@@ -43,6 +43,8 @@ var stackPresets = map[string][]stackKey{
 		{"training.reduce_dtype", "fp32", nil},
 		{"training.optimizer", "adamw", nil},
 		{"training.optimizer_impl", "foreach", nil},
+		// build_optimizers' weight_decay 0.1 (torchtitan/optimizer.py:136
+		// at 9dec370).
 		{"training.weight_decay", "0.1", nil},
 		{"training.grad_clip", "norm", nil},
 		{"training.attention", "sdpa", nil},

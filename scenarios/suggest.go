@@ -64,9 +64,8 @@ func unknownGPUValue(v string) string {
 // nearGPUs are the GPU presets v is a near miss of: nearNames, but a
 // prefix only where it ends at a separator of the preset's name ("H100"
 // for H100-80GB, "a100" for A100-40GB or A100-80GB), never inside its
-// model number: "H20" is a GPU of its own (148 TFLOPS bf16, a sixth of the
-// H200's 989), not a slip for H200, and accepting the hint would make a
-// step several times too fast (QA30 LOW-6).
+// model number: "H20" is a GPU of its own, not a slip for H200, and
+// accepting the hint would time its step at another GPU's peak (QA30 LOW-6).
 //
 // Past those, a name of the same GPU is still suggested when exactly one
 // preset is of its model: the part before the first separator is the

@@ -49,7 +49,9 @@ const DefaultParams = 6738415616
 // Default is the compute of the default example
 // (scenarios/examples/default.yaml: Llama 2 7B, s 4,096, micro-batch 1,
 // flash attention, ZeRO's shard over 16 H100-80GB): Llama27B at 4,096
-// tokens and FlashAttention-2's 0.35 on H100.
+// tokens and FlashAttention-2's 0.35 on H100 ("FlashAttention-2 achieves
+// only 35% utilization on the H100 GPU", FlashAttention-3, arXiv
+// 2407.08608, abstract; typed here, not read from zero).
 func Default() Compute { return Llama27B(4096, 0.35) }
 
 // Llama27B is the compute of the default example at seq tokens a
