@@ -653,19 +653,7 @@ func linearText(s *scenarios.Scenario) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d of %d blocks are linear attention (%s), their delta rule at the GEMM efficiency", n, blockCount(s), kind)
-}
-
-// blockCount is the transformer blocks of s's layer list (a
-// multi-token-prediction module's block included).
-func blockCount(s *scenarios.Scenario) int {
-	n := 0
-	for _, l := range s.Model.LayerList {
-		if l.Block {
-			n++
-		}
-	}
-	return n
+	return fmt.Sprintf("; %d of %d blocks are linear attention (%s), their delta rule at the GEMM efficiency", n, s.Model.BlockCount(), kind)
 }
 
 // windowText is the attention line's note on blocks that attend over a
@@ -705,7 +693,7 @@ func windowText(s *scenarios.Scenario) string {
 	case s.Training.Attention != scenarios.AttentionFlash:
 		how = fmt.Sprintf("every score computed under %s", s.Training.Attention)
 	}
-	return fmt.Sprintf("; %d of %d blocks attend %s, %s", n, blockCount(s), what, how)
+	return fmt.Sprintf("; %d of %d blocks attend %s, %s", n, s.Model.BlockCount(), what, how)
 }
 
 // attentionFinding says how much of a rank's compute attention takes, when

@@ -36,6 +36,18 @@ type Build struct {
 // settings "go build" stamps into a binary built inside a git checkout.
 // Test binaries and "go build -buildvcs=false" carry no revision.
 func ReadBuild() Build {
+	b := ReadStamp()
+	if !(sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}).Identified() {
+		b.Binary = executableSHA256()
+	}
+	return b
+}
+
+// ReadStamp is ReadBuild without the executable's digest: the version and
+// the VCS settings "go build" stamped, what the version line prints
+// (Build.String shows no digest), read without hashing the binary on
+// every start (--help, shell completion).
+func ReadStamp() Build {
 	b := Build{Version: "devel"}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -56,9 +68,6 @@ func ReadBuild() Build {
 	}
 	if version != "" {
 		b.Version = version
-	}
-	if !(sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}).Identified() {
-		b.Binary = executableSHA256()
 	}
 	return b
 }

@@ -554,12 +554,7 @@ func (l *loader) warnPlacement(s *Scenario) {
 		l.warn(s, key, fmt.Sprintf("%s counts nothing here: it says which blocks training.recompute applies to, and training.recompute is none (set recompute: full, selective or op, or delete the key)", val))
 		return
 	}
-	blocks := 0
-	for _, x := range s.Model.LayerList {
-		if x.Block {
-			blocks++
-		}
-	}
+	blocks := s.Model.BlockCount()
 	if blocks == 0 {
 		return
 	}

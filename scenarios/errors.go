@@ -34,7 +34,7 @@ func AloneError(err error, set string) (string, bool) {
 		return "", false
 	}
 	key, _, _ := strings.Cut(set, "=")
-	if !underKey(e.Path, strings.TrimSpace(key)) {
+	if !UnderKey(e.Path, strings.TrimSpace(key)) {
 		return "", false
 	}
 	return strings.TrimPrefix(e.Msg, "--set "+set+": "), true
@@ -52,7 +52,7 @@ func EveryPointError(err error, keys []string) bool {
 		return false
 	}
 	for _, k := range keys {
-		if underKey(e.Path, k) {
+		if UnderKey(e.Path, k) {
 			return false
 		}
 	}
@@ -61,7 +61,10 @@ func EveryPointError(err error, keys []string) bool {
 
 // underKey reports whether key path is key or inside it (a field or list
 // element of it: "cluster.links[0].bandwidth" is inside "cluster.links").
-func underKey(path, key string) bool {
+// UnderKey reports whether path is key or a key below it
+// ("parallelism.k" under "parallelism", "model.layer_list[3]" under
+// "model.layer_list").
+func UnderKey(path, key string) bool {
 	return path == key || strings.HasPrefix(path, key+".") || strings.HasPrefix(path, key+"[")
 }
 

@@ -6,6 +6,18 @@ import (
 	"strings"
 )
 
+// BlockCount is the model's transformer blocks: its layer list's entries
+// with Block set.
+func (m *Model) BlockCount() int {
+	n := 0
+	for _, l := range m.LayerList {
+		if l.Block {
+			n++
+		}
+	}
+	return n
+}
+
 // UnitShapes lists unit l's parameter tensors, each by its dimensions, as
 // the module tree the scenario resolved holds them (what a data-parallel
 // engine sees as p.grad): the layer's own Tensors when it lists them; else

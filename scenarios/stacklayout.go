@@ -238,6 +238,11 @@ func (l StackLayout) EPNote(arch string) string {
 	return fmt.Sprintf("stack %s does not run expert parallelism%s: %s", l.Name, for_, l.ep.none)
 }
 
+// FixesBucket reports whether the stack fixes the gradient reduction at
+// stage (its DDP's own bucket size, FSDP's per-unit reductions), so plan
+// searches no communication.bucket_size there.
+func (l StackLayout) FixesBucket(stage int) bool { return l.noBucket[stage] != "" }
+
 // BucketNote is "" where the stack sets a gradient bucket size at stage
 // (plan searches communication.bucket_size), else how it reduces instead;
 // for FSDP's per-unit reductions, which zerosim still models in buckets

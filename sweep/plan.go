@@ -547,9 +547,7 @@ func (sp *planSpace) noCandidates() error {
 		// DDP has no context parallelism): say so, not K.
 		cps := make([]int, len(sp.layouts))
 		for i, l := range sp.layouts {
-			if cps[i] = l.cp; l.cp == 0 {
-				cps[i] = sp.base.Parallelism.CP
-			}
+			cps[i] = sp.layoutCP(l)
 		}
 		runs := func(x int) bool {
 			return slices.ContainsFunc(cps, func(cp int) bool { return st.RunsCP(x, cp) })
@@ -940,7 +938,7 @@ func (sp *planSpace) candidates() []Candidate {
 // --set communication.bucket_size asks for sizes: the candidate then sets
 // no bucket size (qa27 M2, L4).
 func (sp *planSpace) stackBuckets(st int) bool {
-	return sp.stack != nil && sp.stack.BucketNote(st, 0) != "" && !sp.bucketsAsked
+	return sp.stack != nil && sp.stack.FixesBucket(st) && !sp.bucketsAsked
 }
 
 // settings appends c under every checkpointing policy, bucket size,

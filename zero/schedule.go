@@ -620,10 +620,10 @@ func (b *builder) stage012() error {
 		switch {
 		case m == 0:
 			first = agFirst
-		case gather && b.regathers(m):
+		case gather && regathersAt(b.s, m):
 			first = b.bucketGathers(PhaseForwardAG, []int32{prev})
 		}
-		ss, last, err := b.microStep012(readyAt, first, prev, prevSync, b.reduces(m))
+		ss, last, err := b.microStep012(readyAt, first, prev, prevSync, reducesAt(b.s, m))
 		if err != nil {
 			return err
 		}
@@ -643,7 +643,7 @@ func (b *builder) stage012() error {
 // group has more than one rank, each after the tasks after, and returns,
 // per unit, the gathers its forward waits for: the post-optimizer gathers
 // of stages 1 and 2 (at the step start under overlap_param_gather) and
-// FSDP's stage-2 regathers (regathers).
+// FSDP's stage-2 regathers (regathersAt).
 func (b *builder) bucketGathers(ph Phase, after []int32) [][]int32 {
 	sc := b.sc
 	first := make([][]int32, len(sc.Costs))
@@ -668,7 +668,7 @@ func (b *builder) bucketGathers(ph Phase, after []int32) [][]int32 {
 // offload. Under no_sync (reduce unset, Scenario.HoldsUnshardedGrads) a
 // unit still gathers in forward and backward and reshards after both:
 // FULL_SHARD frees the unsharded parameters in the post-backward whether
-// it syncs or not (_should_free_in_backward, see regathers), as does FSDP2
+// it syncs or not (_should_free_in_backward, see regathersAt), as does FSDP2
 // with its default reshard_after_backward; its post-backward hook returns
 // before the reduce-scatter ("if not state._sync_gradients: ... return",
 // _post_backward_hook, torch/distributed/fsdp/_runtime_utils.py at
@@ -800,20 +800,15 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 	return synced, bwdEnd, nil
 }
 
-// reduces reports whether micro-step m reduces gradients: the last one
+// reducesAt reports whether micro-step m reduces gradients: the last one
 // always, the others where s.GradSyncEvery (the rule countTasks'
-// bound shares; it cites each stack's trainer).
-func (b *builder) reduces(m int) bool {
-	return reducesAt(b.s, m)
-}
-
-// reducesAt is builder.reduces for scenario s, whose training.grad_accum
-// micro-steps a step runs.
+// bound shares; it cites each stack's trainer), of s's training.grad_accum
+// micro-steps.
 func reducesAt(s *scenarios.Scenario, m int) bool {
 	return int64(m) == s.Training.GradAccum-1 || s.GradSyncEvery()
 }
 
-// regathers reports whether micro-step m > 0 of stage 2 all-gathers the
+// regathersAt reports whether micro-step m > 0 of stage 2 all-gathers the
 // parameters again in its forward: PyTorch FSDP's ZeRO-2
 // (communication.boundary fsdp1, fsdp2 or fsdp2_head) reshards every unit
 // after a backward that reduced its gradients, and FSDP2 after every
@@ -831,12 +826,7 @@ func reducesAt(s *scenarios.Scenario, m int) bool {
 // are the step's post-optimizer all-gather: the step before ended in a
 // reducing micro-step, which resharded. zerosim's own stage 2, and
 // DeepSpeed's, keep the whole 16-bit parameters and gather once per step.
-func (b *builder) regathers(m int) bool {
-	return regathersAt(b.s, m)
-}
-
-// regathersAt is builder.regathers for scenario s: the one rule the
-// schedule and countTasks' bound share.
+// The one rule the schedule and countTasks' bound share.
 func regathersAt(s *scenarios.Scenario, m int) bool {
 	bd := s.Communication.Boundary
 	if s.Parallelism.Stage != 2 || m == 0 || bd != scenarios.BoundaryFSDP1 && !bd.FSDP2() {
@@ -989,7 +979,7 @@ func (b *builder) stage3() error {
 	var prevSync []int32 // and its gradient syncs
 	for m := 0; m < sc.Micro && err == nil; m++ {
 		b.micro = m
-		ss, last, e := b.microStep3(byUnit, gathers, zp, d, prev, prevSync, b.reduces(m))
+		ss, last, e := b.microStep3(byUnit, gathers, zp, d, prev, prevSync, reducesAt(b.s, m))
 		if e != nil {
 			return e
 		}

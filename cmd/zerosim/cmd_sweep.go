@@ -635,7 +635,7 @@ func checkSetsUnderGrids(sets []string, sp *sweep.Space) error {
 		key, _, _ := strings.Cut(s, "=")
 		key = strings.TrimSpace(key)
 		for _, g := range sp.Grids {
-			if key == g.Key || strings.HasPrefix(key, g.Key+".") || strings.HasPrefix(key, g.Key+"[") {
+			if scenarios.UnderKey(key, g.Key) {
 				return inputError{fmt.Errorf("--set %s: --grid %s=%s sets that key at every point (drop the --set, or put its value in the grid)", s, g.Key, strings.Join(g.Values, ","))}
 			}
 		}

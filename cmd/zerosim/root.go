@@ -115,7 +115,7 @@ rank. It also runs the real sharded numerics on toy models and checks them bit
 for bit against unsharded training.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionLine(reports.ReadBuild()),
+		Version:       versionLine(reports.ReadStamp()),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(a.in)
