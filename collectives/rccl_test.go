@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -443,18 +444,20 @@ func TestRCCLMeasured2NodeMI350X(t *testing.T) {
 	if math.Abs(float64(refMeasured)/1e6-after) > 1e-3 || refModel != auto.Time {
 		t.Errorf("RCCL2NodeReference: %v measured, %v modelled; want %.3f µs and auto's %v", refMeasured, refModel, after, auto.Time)
 	}
-	if r := us/after - 1; math.Abs(r-0.413) > 0.001 {
-		t.Errorf("auto is %.1f %% above the measured tree/Simple, docs say 41.3 %%", 100*r)
-	}
-	if r := us/before - 1; math.Abs(r-0.155) > 0.001 {
-		t.Errorf("auto is %.1f %% above the measured ring/LL128, docs say 15.5 %%", 100*r)
-	}
 	m.HW.Algos, m.HW.Protos = 1<<Ring, 1<<Simple
 	ring, err := m.Time(AllReduce, sh, Auto, size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if us := float64(ring.Time) / 1e6; math.Abs(us-564.33) > 0.01 || math.Abs(us/after-1-(-0.146)) > 0.001 {
-		t.Errorf("ring/Simple %.2f µs (%.1f %% from the measured tree), docs say 564.33 µs, 14.6 %% below", us, 100*(us/after-1))
+	ringUS := float64(ring.Time) / 1e6
+	if math.Abs(ringUS-564.33) > 0.01 {
+		t.Errorf("ring/Simple %.2f µs, docs say 564.33 µs", ringUS)
 	}
+	// docs/collectives.md's ratios, from the times above (the table's
+	// figures are held above).
+	pct := func(x float64) string { return fmt.Sprintf("%.0f %%", 100*math.Abs(x)) }
+	golden.CheckQuotes(t, "../docs/collectives.md", "TestRCCLMeasured2NodeMI350X",
+		fmt.Sprintf("the NCCL model's time for that tree is %s above\nthe measured tree/Simple and %s above the slower ring/LL128 of the earlier RCCL; its ring\nis %s below the faster measurement",
+			pct(us/after-1), pct(us/before-1), pct(ringUS/after-1)),
+		fmt.Sprintf("to come out about %s slow", pct(us/after-1)))
 }
