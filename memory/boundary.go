@@ -123,7 +123,9 @@ func KeptAcrossBoundary(s *scenarios.Scenario) []bool {
 // post-backward frees it unit by unit.
 //
 //   - FSDP1 unshards a unit in its pre-forward (_pre_forward_unshard →
-//     _unshard; forward_prefetch is off by default) and never frees it in
+//     _unshard; with forward_prefetch off, its default, the host issues it
+//     while the GPU runs the unit before: prefetch_depth 1, as at stage 3,
+//     scenarios.DefaultPrefetchDepth) and never frees it in
 //     the post-forward at SHARD_GRAD_OP ("free_unsharded_flat_params = [not
 //     state._is_root and handle._sharding_strategy in
 //     RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES ...]", _post_forward_reshard;

@@ -462,6 +462,20 @@ type Report struct {
 	// unit gathered through the micro-steps that do not reduce
 	// (keepsGatheredUnderNoSync): only the reducing one frees them.
 	keptThroughNoSync bool
+	// gatherAhead is the prefetch depth of FSDP's stage-2 forward gathers
+	// (ForwardGatherUnit); 0 elsewhere.
+	gatherAhead int
+}
+
+// ForwardGatherUnit is the unit whose forward compute unit v's parameters
+// are gathered by at FSDP's stage 2 (FSDPStage2): v less the prefetch
+// depth, at least 0 (the walk gathers v at that unit's step, before its
+// compute). Elsewhere, and out of range, v.
+func (r *Report) ForwardGatherUnit(v int) int {
+	if v < 0 || v >= len(r.Units) {
+		return v
+	}
+	return max(v-r.gatherAhead, 0)
 }
 
 // OnlyInReducingMicroStep reports whether event e, of the walk's (the

@@ -17,9 +17,10 @@ import (
 //
 //	forward, unit u = 0 … L-1:
 //	  stage 3: all-gather   +Gather(v) for v = u … u+d not yet gathered (d = prefetch depth)
-//	  FSDP's stage 2 (FSDPStage2): all-gather +Gather(u), kept to its
-//	                        backward; under FSDP1's no_sync, u = 0 only:
-//	                        +ΣGather (OpCompute: kept from the micro-step before)
+//	  FSDP's stage 2 (FSDPStage2): all-gather +Gather(v), v = u … u+d as
+//	                        stage 3's, kept to its backward; under FSDP1's
+//	                        no_sync none, but at u = 0 +ΣGather (OpCompute:
+//	                        kept from the micro-step before)
 //	  stage 3, FSDP2: copy-out  0 (OpCopyOut: a marker for the allocator replay)
 //	  stage 3, grad_accum > 1, u = 0: +ΣShardGrad (the earlier micro-steps' accumulated
 //	                        gradient shards; the reduce-scatters below then add
@@ -386,6 +387,9 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 	m.shardGradsPersistent = r.Convention == ConventionSeed002 || deepSpeedGradPartitions(r, s)
 	m.fsdpStage2 = r.Convention == ConventionZerosim && FSDPStage2(s)
 	r.keptThroughNoSync = m.fsdpStage2 && keepsGatheredUnderNoSync(s)
+	if m.fsdpStage2 {
+		r.gatherAhead = m.prefetch
+	}
 	m.fp8Copies()
 	m.atRest()
 	m.buildEvents()
@@ -882,29 +886,24 @@ func (m *model) buildEvents() {
 	for u := range L {
 		held = c.Add(held, units[u].HeldGrad)
 	}
-	// FSDP's ZeRO-2 gathers a unit as its forward starts and keeps it to
-	// its post-backward (FSDPStage2): FSDP1 unshards in the unit's
-	// pre-forward, its forward_prefetch off by default; FSDP2's
-	// pre-forward likewise (an earlier issue from the host running
-	// ahead is timing, not counted). Under FSDP1's no_sync the units
-	// are already gathered when the walk's (the last) micro-step starts:
-	// the earlier micro-steps kept them (keepsGatheredUnderNoSync), as
-	// they kept their gradients (held).
-	lookahead := m.prefetch
+	// FSDP's ZeRO-2 gathers a unit in its pre-forward, prefetch_depth
+	// units ahead of the GPU as at stage 3 (scenarios.DefaultPrefetchDepth:
+	// the host runs one unit ahead), and keeps it to its post-backward
+	// (FSDPStage2; Report.ForwardGatherUnit). Under FSDP1's no_sync the
+	// units are already gathered when the walk's (the last) micro-step
+	// starts: the earlier micro-steps kept them (keepsGatheredUnderNoSync),
+	// as they kept their gradients (held).
 	var keptGathered int64
-	if m.fsdpStage2 {
-		lookahead = 0
-		if m.r.keptThroughNoSync {
-			for v := range L {
-				if !gathered[v] {
-					gathered[v] = true
-					keptGathered = c.Add(keptGathered, units[v].Gather)
-				}
+	if m.r.keptThroughNoSync {
+		for v := range L {
+			if !gathered[v] {
+				gathered[v] = true
+				keptGathered = c.Add(keptGathered, units[v].Gather)
 			}
 		}
 	}
 	for u := range L {
-		for v := u; v <= u+lookahead; v++ {
+		for v := u; v <= u+m.prefetch; v++ {
 			gather(PhaseForward, v)
 		}
 		copyOut(PhaseForward, u)

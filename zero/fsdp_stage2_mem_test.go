@@ -12,8 +12,8 @@ import (
 
 // TestFSDPStage2ReplayParamLifetime: the replay of FSDP's ZeRO-2 holds
 // the parameter shard at rest and each unit's unsharded parameters from
-// its forward compute's start to its backward compute's end
-// (memory.FSDPStage2). Four bf16 MLP layers of 10M, 20M, 30M and 40M
+// the start of the forward compute one unit before it (prefetch_depth 1;
+// l0's own) to its backward compute's end (memory.FSDPStage2). Four bf16 MLP layers of 10M, 20M, 30M and 40M
 // parameters on 4 GPUs, the rank's shard 25M: at rest, by hand, the shard
 // 50 MB, the gradient shard 50 MB, the fp32 master 100 MB, Adam's m and v
 // 200 MB, two 20M-element bf16 staging buckets 80 MB: 480,000,000 B; the
@@ -91,7 +91,7 @@ func TestFSDPStage2ReplayParamLifetime(t *testing.T) {
 			for u := range 4 {
 				b := int64(u+1) * 20_000_000
 				if c.heldFrom < 0 {
-					wantAllocs = append(wantAllocs, fmt.Sprintf("%d@%v", b, start[u]))
+					wantAllocs = append(wantAllocs, fmt.Sprintf("%d@%v", b, start[max(u-1, 0)]))
 				}
 			}
 			for u := 3; u >= 0; u-- {
