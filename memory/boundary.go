@@ -113,3 +113,58 @@ func KeptAcrossBoundary(s *scenarios.Scenario) []bool {
 	}
 	return kept
 }
+
+// FSDPStage2 reports whether s's ZeRO stage 2 is PyTorch FSDP's
+// (communication.boundary fsdp1, fsdp2 or fsdp2_head: FSDP1's
+// SHARD_GRAD_OP, FSDP2's fully_shard(reshard_after_forward=False)), whose
+// parameter lifetime differs from DeepSpeed's and Megatron-LM's stage 2:
+// between steps the rank holds only its parameter shard, each unit is
+// all-gathered in its forward and kept through its backward, and the
+// post-backward frees it unit by unit.
+//
+//   - FSDP1 unshards a unit in its pre-forward (_pre_forward_unshard →
+//     _unshard; with forward_prefetch off, its default, the host issues it
+//     while the GPU runs the unit before: prefetch_depth 1, as at stage 3,
+//     scenarios.DefaultPrefetchDepth) and never frees it in
+//     the post-forward at SHARD_GRAD_OP ("free_unsharded_flat_params = [not
+//     state._is_root and handle._sharding_strategy in
+//     RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES ...]", _post_forward_reshard;
+//     RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES holds FULL_SHARD and
+//     HYBRID_SHARD). Its _post_backward_hook reshards the unit as soon as
+//     its gradient exists, before the reduce-scatter ("free_unsharded_flat_param
+//     = _should_free_in_backward(state, handle); _reshard(state, [handle],
+//     [free_unsharded_flat_param])"), and _should_free_in_backward returns
+//     "state._sync_gradients or handle._sharding_strategy in
+//     RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES": freed in a backward that
+//     reduces, kept under no_sync ("as a *heuristic* to tradeoff higher
+//     memory for higher throughput"). All in
+//     torch/distributed/fsdp/_runtime_utils.py at pytorch/pytorch
+//     00ae0bc91ac2c1718d1baa193d9d299e2b82776c.
+//   - FSDP2's fully_shard(reshard_after_forward=False) gives the group no
+//     post-forward mesh ("post_forward_mesh_info = None; if
+//     reshard_after_forward is True: post_forward_mesh_info = mesh_info",
+//     _get_post_forward_mesh_info, torch/distributed/fsdp/_fully_shard/
+//     _fsdp_init.py at pytorch/pytorch
+//     b795ad9c42aec11accd16c94bc0b4d8dc73af07a), so its post-forward does
+//     not reshard: the unit is gathered in its pre-forward and stays so. Its
+//     FSDPParamGroup.post_backward reshards "if self.reshard_after_backward:
+//     self.reshard()" on both the reducing and the no_sync branch, before
+//     foreach_reduce, and reshard_after_backward is True by default
+//     (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
+//     pytorch/pytorch 002a76fbfea0ac0f199e4b8e2a0691074796c908).
+//
+// DeepSpeed's ZeRO-2 (stage_1_and_2.py) and Megatron-LM's distributed
+// optimizer keep the whole 16-bit parameters at rest and all-gather the
+// updated shards into them after the step.
+func FSDPStage2(s *scenarios.Scenario) bool {
+	return s.Parallelism.Stage == 2 && s.Communication.Boundary.FSDP()
+}
+
+// keepsGatheredUnderNoSync reports whether FSDP's stage 2 keeps every
+// unit's unsharded parameters from the step's first forward through the
+// micro-steps that do not reduce: FSDP1's SHARD_GRAD_OP under no_sync
+// (training.grad_sync last with grad_accum > 1; _should_free_in_backward,
+// see FSDPStage2). FSDP2 reshards after every backward.
+func keepsGatheredUnderNoSync(s *scenarios.Scenario) bool {
+	return FSDPStage2(s) && s.Communication.Boundary == scenarios.BoundaryFSDP1 && s.HoldsUnshardedGrads()
+}

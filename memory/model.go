@@ -293,7 +293,8 @@ type UnitInfo struct {
 	Name   string
 	Params int64
 	// Gather is the bytes of the unit's gathered (unsharded) parameters at
-	// stage 3, padding included; 0 at stages 0–2.
+	// stage 3, padding included, and at FSDP's stage 2 (FSDPStage2, no
+	// padding: the flat buffer is laid out by bucket there); 0 otherwise.
 	Gather int64
 	// Grad is the bytes of the unit's unsharded gradient produced in
 	// backward when it is not a view of a persistent buffer (stage 3; stage
@@ -457,6 +458,24 @@ type Report struct {
 	// heldGrads: some unit holds its unsharded gradient across
 	// micro-steps (UnitInfo.HeldGrad > 0, FSDP's no_sync).
 	heldGrads bool
+	// keptThroughNoSync: FSDP1's SHARD_GRAD_OP under no_sync keeps every
+	// unit gathered through the micro-steps that do not reduce
+	// (keepsGatheredUnderNoSync): only the reducing one frees them.
+	keptThroughNoSync bool
+	// gatherAhead is the prefetch depth of FSDP's stage-2 forward gathers
+	// (ForwardGatherUnit); 0 elsewhere.
+	gatherAhead int
+}
+
+// ForwardGatherUnit is the unit whose forward compute unit v's parameters
+// are gathered by at FSDP's stage 2 (FSDPStage2): v less the prefetch
+// depth, at least 0 (the walk gathers v at that unit's step, before its
+// compute). Elsewhere, and out of range, v.
+func (r *Report) ForwardGatherUnit(v int) int {
+	if v < 0 || v >= len(r.Units) {
+		return v
+	}
+	return max(v-r.gatherAhead, 0)
 }
 
 // OnlyInReducingMicroStep reports whether event e, of the walk's (the
@@ -468,9 +487,14 @@ type Report struct {
 // through their whole backward, where the last micro-step frees each at
 // its reduce-scatter. The walk's peaks, and a replay's, are the larger of
 // the two kinds of micro-step: the events without these are the earlier
-// micro-steps' (the fit must hold for every micro-step).
+// micro-steps' (the fit must hold for every micro-step). Under FSDP1's
+// SHARD_GRAD_OP those micro-steps also keep every unit's unsharded
+// parameters through their backward (_should_free_in_backward is false
+// while not syncing; FSDPStage2): the post-backward's frees of them are
+// the reducing micro-step's alone.
 func (r *Report) OnlyInReducingMicroStep(e Event) bool {
-	return r.heldGrads && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter || e.Phase >= PhaseOptimizer)
+	return r.heldGrads && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter || e.Phase >= PhaseOptimizer ||
+		r.keptThroughNoSync && e.Component == CompGathered && e.Op == OpRelease)
 }
 
 // Component returns the named row, or a zero Component.

@@ -44,18 +44,23 @@ import (
 // after the last root unit's backward, tagged with that unit (the
 // embedding, first in forward and last in backward). The schedule's
 // collectives are not changed: zero/ still times an all-gather and a
-// reduce-scatter per unit, only the memory events move.
+// reduce-scatter per unit, only the memory events move. FSDP's stage 2
+// (FSDPStage2: fully_shard with reshard_after_forward=False) has the same
+// root group: its gather and its release are one event each, as at stage
+// 3; its reductions stay the buckets' there.
 
 // fsdp2RootGroup marks the units of FSDP2's root group of s (report r,
 // whose Units must be filled) and returns the unit whose events stand for
 // the group (its lowest index: the first root unit in forward, the last in
 // backward), or nil and -1 when the replay keeps every unit its own
-// group: outside communication.boundary fsdp2 at stage 3 (fsdp2_head
+// group: outside communication.boundary fsdp2 at stage 3 and at FSDP's
+// stage 2 (fsdp2_head
 // shards the embedding alone and groups [norm, output], whose
 // post-backward fires after their own backward), without transformer
 // blocks, or with fewer than two root units that gather.
 func fsdp2RootGroup(s *scenarios.Scenario, r *Report) ([]bool, int) {
-	if r.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryFSDP2 || len(r.Units) != len(s.Model.LayerList) {
+	stage := r.Stage == 3 || r.Stage == 2 && FSDPStage2(s) && r.Convention == ConventionZerosim
+	if !stage || s.Communication.Boundary != scenarios.BoundaryFSDP2 || len(r.Units) != len(s.Model.LayerList) {
 		return nil, -1
 	}
 	in := make([]bool, len(r.Units))

@@ -17,6 +17,10 @@ import (
 //
 //	forward, unit u = 0 … L-1:
 //	  stage 3: all-gather   +Gather(v) for v = u … u+d not yet gathered (d = prefetch depth)
+//	  FSDP's stage 2 (FSDPStage2): all-gather +Gather(v), v = u … u+d as
+//	                        stage 3's, kept to its backward; under FSDP1's
+//	                        no_sync none, but at u = 0 +ΣGather (OpCompute:
+//	                        kept from the micro-step before)
 //	  stage 3, FSDP2: copy-out  0 (OpCopyOut: a marker for the allocator replay)
 //	  stage 3, grad_accum > 1, u = 0: +ΣShardGrad (the earlier micro-steps' accumulated
 //	                        gradient shards; the reduce-scatters below then add
@@ -47,12 +51,15 @@ import (
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
 //	                        +ReduceInput(u) −Grad(u), and −ReduceInput(u) at its end
-//	  stage 3: release      −Gather(u)
+//	  stage 3, FSDP's stage 2: release −Gather(u) (the post-backward's reshard;
+//	                        under FSDP1's no_sync only in the reducing
+//	                        micro-step: Report.OnlyInReducingMicroStep)
 //	optimizer step:
 //	  optimizer             +fp32 grad copy of the rank's shard (optimizer temporaries)
 //	                        +fp8 quantize staging (fp8 groups)
 //	                        −both, then −gradients not persistent at rest
-//	param all-gather (stages 1–2): in place into the param buffer, no events.
+//	param all-gather (stages 1–2): in place into the param buffer, no events
+//	                        (FSDP's stage 2 gathers in the forward instead).
 //
 // A replay applies an event with Delta > 0 when its Op starts and one with
 // Delta < 0 when its Op ends (OpReduceCopyIn's and OpRebind's both when
@@ -139,7 +146,8 @@ func (r *Report) Timeline() []Event { return slices.Clone(r.events) }
 func (r *Report) OutsideAllocator() int64 { return r.outside }
 
 // UnitGather is the bytes allocated when unit u's parameters are gathered
-// at stage 3 (all groups, padding included); 0 at stages 0–2 or out of range.
+// at stage 3 (all groups, padding included) and at FSDP's stage 2
+// (FSDPStage2); 0 at other stages or out of range.
 func (r *Report) UnitGather(u int) int64 {
 	if u < 0 || u >= len(r.Units) {
 		return 0
@@ -261,6 +269,18 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				}
 				ui.ShardGrad = c.Add(ui.ShardGrad, c.Mul(b.Size/int64(max(r.Shards/g.info.EP, 1)), sg))
 			}
+		case r.Convention == ConventionZerosim && FSDPStage2(s) && g.layout.Spec.Shards > 1:
+			// FSDP's ZeRO-2 gathers each unit's parameters in its forward
+			// (FSDPStage2): the unit's elements on this rank (its 1/ep of
+			// routed experts) in the unsharded dtype. A group sharded over
+			// one rank holds them whole: nothing to gather.
+			for _, u := range g.units {
+				ge := e
+				if s.Training.FP8Gather() && scenarios.FP8Linear(layers[u]) {
+					ge = 1 // torchao's fp8 all-gather, as at stage 3
+				}
+				out[u].Gather = c.Add(out[u].Gather, c.Mul(g.perUnit[u], ge))
+			}
 		case r.Stage == 0 && r.Convention == ConventionSeed000:
 			for _, u := range g.units {
 				out[u].Grad = c.Add(out[u].Grad, c.Mul(g.perUnit[u], eg))
@@ -326,6 +346,11 @@ type model struct {
 	prefetchBwd int
 	// shardGradsPersistent: stage-3 sharded grads live at rest.
 	shardGradsPersistent bool
+	// fsdp2Stage is FSDP's ZeRO-2 (FSDPStage2) under convention zerosim:
+	// the parameter shard at rest, each unit gathered from its forward to
+	// its post-backward. The seeds' conventions keep stage 2's whole
+	// 16-bit parameters.
+	fsdpStage2 bool
 	// fp8Unit is each unit's Transformer Engine fp8 weight copy and
 	// transpose (2 bytes per parameter the rank holds unsharded).
 	fp8Unit []int64
@@ -360,6 +385,11 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 		m.prefetchBwd = *d
 	}
 	m.shardGradsPersistent = r.Convention == ConventionSeed002 || deepSpeedGradPartitions(r, s)
+	m.fsdpStage2 = r.Convention == ConventionZerosim && FSDPStage2(s)
+	r.keptThroughNoSync = m.fsdpStage2 && keepsGatheredUnderNoSync(s)
+	if m.fsdpStage2 {
+		r.gatherAhead = m.prefetch
+	}
 	m.fp8Copies()
 	m.atRest()
 	m.buildEvents()
@@ -418,6 +448,12 @@ func (m *model) atRest() {
 				m.set(CompPadding, c.Mul(S-R, 4), "")
 			} else if r.Stage == 3 {
 				m.set(CompParams, c.Mul(R, e), dt+" param shard (1/"+itoa(r.Shards)+")")
+				m.set(CompPadding, c.Mul(S-R, e), "")
+			} else if m.fsdpStage2 {
+				// FSDP's ZeRO-2 holds the shard between steps; each
+				// unit's unsharded parameters live from its forward to
+				// its post-backward (FSDPStage2, buildEvents).
+				m.set(CompParams, c.Mul(R, e), dt+" param shard (1/"+itoa(r.Shards)+"); each unit gathered from its forward to its post-backward (FSDP's ZeRO-2)")
 				m.set(CompPadding, c.Mul(S-R, e), "")
 			} else {
 				m.set(CompParams, c.Mul(P, e), "full "+dt+" param buffer")
@@ -687,6 +723,12 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 		switch comp {
 		case CompGathered:
 			m.notes[i] = "ZeRO-3 unit all-gather (current + " + itoa(m.prefetch) + " prefetched)"
+			if m.fsdpStage2 {
+				m.notes[i] = "FSDP's ZeRO-2: every unit gathered from its forward to its post-backward"
+				if m.r.keptThroughNoSync {
+					m.notes[i] += ", kept through the no_sync micro-steps (FSDP1)"
+				}
+			}
 		case CompGradBuckets:
 			m.notes[i] = "fp32 reduce-scatter input of the unit being reduced, param_dtype grads copied in (reduce_dtype: fp32)"
 		case CompFP8:
@@ -737,10 +779,17 @@ func (m *model) buildEvents() {
 			}
 			m.ev(ph, v, OpAllGather, CompGathered, rootGather)
 			for w := range root {
-				if root[w] {
+				if root[w] && !m.fsdpStage2 { // stages 0–2 keep the fp8 copies (fp8Copies)
 					m.ev(ph, v, OpAllGather, CompFP8, m.fp8Unit[w])
 				}
 			}
+			return
+		}
+		if m.fsdpStage2 && v >= 0 && v < L && !gathered[v] {
+			// FSDP's ZeRO-2: the unsharded parameters alone (fp8 copies
+			// persist at stages 0–2, fp8Copies; no ZeRO++).
+			gathered[v] = true
+			m.ev(ph, v, OpAllGather, CompGathered, units[v].Gather)
 			return
 		}
 		if r.Stage == 3 && v >= 0 && v < L && !gathered[v] {
@@ -764,10 +813,17 @@ func (m *model) buildEvents() {
 			for w := range root {
 				if root[w] {
 					gathered[w] = false
-					m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[w])
+					if !m.fsdpStage2 {
+						m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[w])
+					}
 				}
 			}
 			m.ev(ph, u, OpRelease, CompGathered, -rootGather)
+			return
+		}
+		if m.fsdpStage2 && gathered[u] {
+			gathered[u] = false
+			m.ev(ph, u, OpRelease, CompGathered, -units[u].Gather)
 			return
 		}
 		if r.Stage == 3 && gathered[u] {
@@ -830,6 +886,22 @@ func (m *model) buildEvents() {
 	for u := range L {
 		held = c.Add(held, units[u].HeldGrad)
 	}
+	// FSDP's ZeRO-2 gathers a unit in its pre-forward, prefetch_depth
+	// units ahead of the GPU as at stage 3 (scenarios.DefaultPrefetchDepth:
+	// the host runs one unit ahead), and keeps it to its post-backward
+	// (FSDPStage2; Report.ForwardGatherUnit). Under FSDP1's no_sync the
+	// units are already gathered when the walk's (the last) micro-step
+	// starts: the earlier micro-steps kept them (keepsGatheredUnderNoSync),
+	// as they kept their gradients (held).
+	var keptGathered int64
+	if m.r.keptThroughNoSync {
+		for v := range L {
+			if !gathered[v] {
+				gathered[v] = true
+				keptGathered = c.Add(keptGathered, units[v].Gather)
+			}
+		}
+	}
 	for u := range L {
 		for v := u; v <= u+m.prefetch; v++ {
 			gather(PhaseForward, v)
@@ -837,6 +909,7 @@ func (m *model) buildEvents() {
 		copyOut(PhaseForward, u)
 		if u == 0 {
 			m.ev(PhaseForward, 0, OpCompute, CompGrads, c.Add(accumulated, held))
+			m.ev(PhaseForward, 0, OpCompute, CompGathered, keptGathered)
 		}
 		// transformers' boolean sdpa mask, made before the first block
 		// that uses it (sdpamask.go).
@@ -875,7 +948,7 @@ func (m *model) buildEvents() {
 		// forward, after its last block.
 		m.ev(PhaseForward, u, OpCompute, CompMask, -units[u].MaskFreeForward)
 		dequantized(PhaseForward, u)
-		if u >= len(kept) || !kept[u] {
+		if !m.fsdpStage2 && (u >= len(kept) || !kept[u]) {
 			if _, sec := m.zeroPPMemory(u); sec > 0 {
 				m.ev(PhaseForward, u, OpRelease, CompHPZ, sec)
 				secondary = c.Add(secondary, sec)

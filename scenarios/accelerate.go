@@ -659,7 +659,7 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 			stage = 3
 		case "SHARD_GRAD_OP":
 			stage = 2
-			r.note("SHARD_GRAD_OP keeps only the parameter shard between steps; zerosim's stage 2 keeps whole 16-bit parameters at rest (the all-gathers in each forward after a reshard are modelled)")
+			r.note("SHARD_GRAD_OP keeps only the parameter shard between steps and each unit gathered from its forward to its post-backward: ZeRO stage 2 under communication.boundary fsdp1 models both (memory.FSDPStage2)")
 		case "NO_SHARD":
 			stage = 0
 		case "HYBRID_SHARD":
@@ -685,7 +685,7 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 		stage = 3
 		if !reshard {
 			stage = 2
-			r.note("fsdp_reshard_after_forward false keeps every unit gathered from its forward to its backward; modelled as ZeRO stage 2 (whole 16-bit parameters, sharded gradients and optimizer state)")
+			r.note("fsdp_reshard_after_forward false keeps every unit gathered from its forward to its backward; modelled as ZeRO stage 2 under an FSDP boundary (the parameter shard between steps, freed unit by unit in the backward; sharded gradients and optimizer state)")
 		}
 		sfrom = from + ": ZeRO stage " + strconv.FormatInt(stage, 10) + " (fully_shard in utils/fsdp_utils.py fsdp2_prepare_model at " + accCommit + ")"
 		if replicate > 1 {

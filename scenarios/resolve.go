@@ -183,7 +183,6 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnWindows(s)
 	l.warnStackLayout(s)
 	l.warnStackOffload(s)
-	l.warnFSDPStage2(s)
 	l.warnDeepSpeedStage0Overlap(s)
 	l.warnStackAdamL2(s)
 	l.warnGradSync(s)

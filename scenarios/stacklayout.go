@@ -414,30 +414,6 @@ func (l *loader) warnStackOffload(s *Scenario) {
 	l.warn(s, path, sl.OffloadNote()+"; modelled as asked, but no setting of the stack reproduces it")
 }
 
-// warnFSDPStage2 warns when stage 2 runs under an FSDP boundary: FSDP's
-// ZeRO-2 reshards every unit after a backward that reduces (FSDP2 after
-// every backward) and all-gathers it again in the next forward, which the
-// schedule models (zero's builder.regathers cites each), but between steps
-// it keeps only the parameter shard, where zerosim's stage 2, DeepSpeed's,
-// keeps whole 16-bit parameters at rest (FSDP2: FSDPParamGroup.post_backward,
-// "if self.reshard_after_backward: self.reshard()", default True,
-// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
-// pytorch/pytorch 002a76fbfea0ac0f199e4b8e2a0691074796c908; FSDP1
-// SHARD_GRAD_OP: _should_free_in_backward is true while _sync_gradients,
-// torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9). qa27 M3 found the
-// gathers counted once per step; they are now counted per micro-step.
-func (l *loader) warnFSDPStage2(s *Scenario) {
-	b := s.Communication.Boundary
-	if s.Parallelism.Stage != 2 || (b != BoundaryFSDP1 && !b.FSDP2()) {
-		return
-	}
-	reshards := "reshards after each backward that reduces" // FSDP1: _should_free_in_backward
-	if b.FSDP2() {
-		reshards = "reshards after every backward" // FSDP2: reshard_after_backward
-	}
-	l.warn(s, "parallelism.zero_stage", fmt.Sprintf("FSDP's ZeRO-2 (communication.boundary %s) %s and keeps only the parameter shard between steps; zerosim all-gathers again in every micro-step that follows a reshard, but keeps whole 16-bit parameters at rest, so its at-rest memory is high by the gathered parameters (docs/stacks.md); modelled as asked", b, reshards))
-}
-
 // warnDeepSpeedStage0Overlap warns when a DeepSpeed scenario at stage 0
 // asks for overlapped reductions: DeepSpeed's stage 0 all-reduces the
 // gradients after the backward (engine.py allreduce_gradients, lines

@@ -926,7 +926,7 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	case "never":
 		if t.Stage == 3 {
 			t.Stage = 2
-			t.note("parallelism.fsdp_reshard_after_forward = \"never\" keeps every unit gathered from its forward to its backward; modelled as ZeRO stage 2 (whole 16-bit parameters, sharded gradients and optimizer state)")
+			t.note("parallelism.fsdp_reshard_after_forward = \"never\" keeps every unit gathered from its forward to its backward; modelled as ZeRO stage 2 under an FSDP boundary (the parameter shard between steps, freed unit by unit in the backward; sharded gradients and optimizer state)")
 		}
 	default:
 		return d.errf(rsk, "parallelism.fsdp_reshard_after_forward = %s is not a policy torchtitan knows (use \"default\", \"always\" or \"never\")", strconv.Quote(reshard))

@@ -180,8 +180,18 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		switch {
 		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseForward:
 			task = find(AllGather, PhaseForwardAG, ev.Unit)
-			if task < 0 && alone(ev.Unit) {
+			switch {
+			case task >= 0:
+			case alone(ev.Unit):
 				task = find(Forward, PhaseCompute, ev.Unit)
+			case sc.Stage < 3:
+				// FSDP's stage 2 (memory.FSDPStage2): the schedule
+				// times its gathers per bucket (after the optimizer, or
+				// at a micro-step's start after a reshard: regathersAt);
+				// the memory model has the unit's unsharded parameters
+				// from its pre-forward unshard, issued as the compute of
+				// the unit prefetch_depth before it starts.
+				task = find(Forward, PhaseCompute, rep.ForwardGatherUnit(ev.Unit))
 			}
 		case ev.Op == memory.OpAllGather && ev.Phase == memory.PhaseBackward:
 			task = find(AllGather, PhaseBackwardAG, ev.Unit)

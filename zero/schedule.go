@@ -825,8 +825,12 @@ func reducesAt(s *scenarios.Scenario, m int) bool {
 // nor torchtitan calls set_reshard_after_backward). Micro-step 0's gathers
 // are the step's post-optimizer all-gather: the step before ended in a
 // reducing micro-step, which resharded. zerosim's own stage 2, and
-// DeepSpeed's, keep the whole 16-bit parameters and gather once per step.
-// The one rule the schedule and countTasks' bound share.
+// DeepSpeed's and Megatron-LM's, keep the whole 16-bit parameters and
+// gather once per step. FSDP's memory is its own (memory.FSDPStage2): the
+// shard at rest, each unit's unsharded parameters from its forward to its
+// post-backward; the replay binds them to the unit's compute (bindMemory),
+// these gathers stay the timing's. The one rule the schedule and
+// countTasks' bound share.
 func regathersAt(s *scenarios.Scenario, m int) bool {
 	bd := s.Communication.Boundary
 	if s.Parallelism.Stage != 2 || m == 0 || bd != scenarios.BoundaryFSDP1 && !bd.FSDP2() {
