@@ -1162,7 +1162,8 @@ func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 // raises _StopRecomputationError from its pack hook once it has packed as
 // many tensors as the forward saved (torch/utils/checkpoint.py, early stop
 // the default since pytorch/pytorch pull request 96866, PyTorch 2.1: its
-// landing commit not found, zero's earlyStopFLOPs says what was read;
+// landing commit not found; read at ROCm/pytorch 10b22ea5, zero's
+// earlyStopFLOPs says more;
 // the selective policy's context_fn runs inside the same frame), and that
 // mm's inputs
 // are the last tensors packed, before its kernel runs (zero's
