@@ -160,10 +160,10 @@ func runsNVLS(a scenarios.Algorithm, hw collectives.Hardware, g collectives.Shap
 // large-pool block is split only when more than 1 MiB would remain
 // (should_split: remaining > kSmallSize). The default is fitted: when chosen
 // (b73d299) it put zerosim's reserved peak on torchtitan's Llama 3.1 8B 8-GPU
-// row (82.4 GiB, Table 1 of docs/performance.md at eaea6f6), a run of
+// row (82.4 GiB, Table 1 of docs/performance.md at eaea6f6a2fa9), a run of
 // torchtitan's launcher with expandable_segments:True (a5e57e4a9,
 // pytorch/torchtitan#643). Runs on the default segments publish larger
-// reserves that depend on the run (torchtitan 83c879f and #97, GMLake:
+// reserves that depend on the run (torchtitan 83c879f18763 and #97, GMLake:
 // docs/memory-model.md), with no rule found for them. It now applies where
 // the reserved peak is not simulated (SimulatesReserve: PyTorch FSDP at
 // stage 3 with memory.allocator_overhead unset simulates it, those rows

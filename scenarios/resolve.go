@@ -1244,7 +1244,7 @@ func (l *loader) resolveMemory(s *Scenario) *Error {
 //     ranks: torchtitan's qwen3_5 parallelize raises "Context Parallel is
 //     not yet supported for Qwen3.5. GatedDeltaNet (75% of layers)
 //     requires full-sequence allgather" (torchtitan/models/qwen3_5/
-//     parallelize.py at b5bcd76).
+//     parallelize.py at b5bcd76c66d0).
 func (l *loader) resolveCPAttention(s *Scenario) *Error {
 	cp := s.Parallelism.CP
 	if cp <= 1 || s.Model.Kind != KindTransformer {

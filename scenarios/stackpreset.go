@@ -69,7 +69,7 @@ var stackPresets = map[string][]stackKey{
 		{"training.recompute_early_stop", "true", nil},
 		// torchtitan's launcher sets PYTORCH_CUDA_ALLOC_CONF=
 		// "expandable_segments:True" since a5e57e4a9 (pytorch/torchtitan#643,
-		// run_llama_train.sh at 9dec370, run_train.sh at e7c0cae).
+		// run_llama_train.sh at 9dec370, run_train.sh at e7c0cae934df).
 		{"memory.expandable_segments", "true", nil},
 		// Stage 0 is DDP: torchtitan's apply_ddp calls replicate(model,
 		// device_mesh=dp_mesh, bucket_cap_mb=100)

@@ -205,7 +205,7 @@ func GatedDeltaNetCoreFLOPs(tokens, valueHeads, keyHeadDim, valueHeadDim int64) 
 //     csrc/flash_attn/src/flash_bwd_kernel.h compute_dq_dk_dv_1colblock,
 //     Dao-AILab/flash-attention @ 22786a1afd308e808621915769b67d8b2162bd05).
 //     training.attention: sdpa is SDPA's flash backend (attention_kernel
-//     fa2 by default; torchtitan 9dec370 selects sdpa_kernel([FLASH_ATTENTION,
+//     fa2 by default; torchtitan 9dec370ad26b selects sdpa_kernel([FLASH_ATTENTION,
 //     EFFICIENT_ATTENTION]), see ringattn.go), whose backward is that kernel's;
 //     the memory-efficient backend recomputes the scores as well.
 //   - eager (keepsProbs true): 2×. Math attention
