@@ -1098,6 +1098,8 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 		ok      func(float64) bool
 		allowed string
 	}{
+		// torch.optim.Adam's defaults, lr 1e-3, betas (0.9, 0.999), eps
+		// 1e-8, weight_decay 0 (numerics.DefaultHyper cites adam.py).
 		{"lr", &t.LR, 1e-3, func(v float64) bool { return v > 0 }, "a learning rate > 0 such as 1e-3"},
 		{"beta1", &t.Beta1, 0.9, func(v float64) bool { return v >= 0 && v < 1 }, "a value in [0, 1) such as 0.9"},
 		{"beta2", &t.Beta2, 0.999, func(v float64) bool { return v >= 0 && v < 1 }, "a value in [0, 1) such as 0.999"},

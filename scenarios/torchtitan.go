@@ -1096,6 +1096,9 @@ func (t *Torchtitan) readOptimizer(d *ttDoc) error {
 		loOpen  bool
 		allowed string
 	}{
+		// class Optimizer's defaults: lr 8e-4, beta1 0.9, beta2 0.95, eps
+		// 1e-8, weight_decay 0.1 (torchtitan/config/job_config.py:138-148
+		// at TorchtitanCommit).
 		{&t.LR, "optimizer.lr", 8e-4, 0, math.Inf(1), true, "a learning rate > 0"},
 		{&t.Beta1, "optimizer.beta1", 0.9, 0, 1, false, "a value in [0, 1)"},
 		{&t.Beta2, "optimizer.beta2", 0.95, 0, 1, false, "a value in [0, 1)"},
