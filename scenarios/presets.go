@@ -365,6 +365,18 @@ const (
 
 var modelKinds = []string{KindTransformer, KindMLP, KindTinyTransformer, KindGeneric}
 
+// modelPresets are the model presets, in documentation order. Sources:
+// the GPT-3 paper is Brown et al. 2020, "Language Models are Few-Shot
+// Learners", arXiv 2005.14165, table 2.1 (n_layers, d_model, n_heads,
+// d_head; n_ctx 2048); the Llama 2 paper is Touvron et al. 2023, arXiv
+// 2307.09288, with its shapes as the meta-llama/Llama-2-{7b,13b,70b}-hf
+// config.json files give them (intermediate_size, num_key_value_heads). The
+// hf presets are the config.json files of the Hugging Face Hub repositories
+// their notes name, copied into hfpresets/ from
+// https://huggingface.co/<repository>/blob/main/config.json; the revision
+// each was copied at was not recorded (a later revision of a config that
+// changes a shape would show in its parameter count, which each note
+// states and scenarios/hf_test.go holds).
 var modelPresets = []ModelPreset{
 	gpt3("gpt3-125m", 768, 12, 12, "GPT-3 paper, table 2.1"),
 	gpt3("gpt3-350m", 1024, 24, 16, "GPT-3 paper, table 2.1"),
