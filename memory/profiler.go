@@ -35,6 +35,11 @@ const DefaultCUDAContext int64 = 400_000_000
 // channel with the default protocol buffers (NCCL_BUFFSIZE 4 MiB for Simple
 // plus the LL and LL128 buffers): the 10,485,760-byte allocations NCCL logs
 // per channel and peer (NCCL_DEBUG_SUBSYS=ALLOC, NVIDIA/nccl#1685, 8 H100).
+// NCCL's defaults sum to 9,633,792 B (src/init.cc:810-813 at NVIDIA/nccl
+// 5067397c2676: LL 8 lines × 512 threads × 8 steps × 16 B = 524,288, LL128
+// 120 × 640 × 8 × 8 B = 4,915,200, Simple 4 MiB); the logged 10 MiB is
+// that sum rounded up to a multiple of 2 MiB, which the measurement shows
+// and which was not traced in NCCL's allocation code.
 const NCCLConnectionBuffer int64 = 10 * 1 << 20
 
 // DefaultRingConnections is the two connections a ring keeps (to the

@@ -353,7 +353,11 @@ func SMCount(gpu string) int {
 // GEMM tile of the large-matmul kernels cuBLAS picks for bf16 on
 // A100/H100 (256×128 output tiles per thread block; NVIDIA, "Matrix
 // Multiplication Background User's Guide", §"Tile quantization" and "Wave
-// quantization", docs.nvidia.com/deeplearning/performance).
+// quantization",
+// https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html#dim-quantization,
+// the address stas00/ml-engineering compute/accelerator/README.md at
+// 744d01e18b79 links; the guide was not read here, so the tile is as
+// cited, not checked against it).
 const tileM, tileN = 256, 128
 
 // GEMMSeconds is the time of one m×k by k×n matmul in 16 bits: the larger of
