@@ -19,7 +19,8 @@ type FLOPDims struct {
 	Seq, Batch int64
 	// KVSeq is the key length each query row attends over: the whole
 	// sequence under context parallelism (ring attention: a rank's s/cp
-	// queries against all s keys, Liu et al. 2023), Seq when 0.
+	// queries against all s keys, Liu et al. 2023, arXiv 2310.01889), Seq
+	// when 0.
 	KVSeq                  int64
 	Hidden, Heads, KVHeads int64
 	HeadDim, FFN, Vocab    int64
@@ -262,7 +263,8 @@ func HeadForwardFLOPs(d FLOPDims) (int64, error) {
 }
 
 // ModelFLOPsPerToken is the training FLOPs per token in PaLM's convention
-// (Chowdhery et al. 2022, appendix B: 6·N + 12·L·H·Q·T, H heads of width Q),
+// (Chowdhery et al. 2022, arXiv 2204.02311, appendix B: 6·N + 12·L·H·Q·T,
+// H heads of width Q),
 // the attention term counted as if not causal, whatever the kernel does.
 // attnWidth is Σ over the softmax-attention blocks of heads·(q·k head width
 // + value head width), torchtitan's n_layers·n_heads·head_dims
