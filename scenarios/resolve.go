@@ -844,7 +844,11 @@ func (l *loader) resolveGroups(s *Scenario) *Error {
 				m.Groups = append([]ParamGroup{{Name: "dense", Precision: dtype}}, m.Groups...)
 			case GroupExpert:
 				// Routed experts get their own buffer, as Megatron's DDP
-				// groups params by (type, precision) (seed 000).
+				// groups params by (type, precision) (seed 000): dense and
+				// expert-parallel params apart, then by (param_dtype,
+				// grad_dtype) (megatron/core/distributed/
+				// distributed_data_parallel.py:85-128, 279-290 at
+				// MegatronCommit).
 				m.Groups = append(m.Groups, ParamGroup{Name: GroupExpert, Precision: dtype})
 			default:
 				return l.errPath(fmt.Sprintf("model.layer_list[%d].group", i), fmt.Sprintf("group %q is not declared (declare it under model.groups, or use dense)", ly.Group))
