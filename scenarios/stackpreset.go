@@ -140,7 +140,7 @@ var stackPresets = map[string][]stackKey{
 		{"training.shard_dtype", "fp32", nil},
 		// optim.AdamW(..., betas=(0.9, 0.95), weight_decay=0.1) with no
 		// foreach or fused argument (main_training.py:118-120; the same
-		// in main_training_llama.py at 5a296afd, the latest read):
+		// in main_training_llama.py at 5a296afe42f9, the latest read):
 		// torch's foreach implementation on CUDA, weight decay 0.1 on
 		// every run.
 		{"training.optimizer", "adamw", nil},
