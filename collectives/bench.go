@@ -103,7 +103,8 @@ func BenchUnit(op Op, n int) int64 {
 }
 
 // Run runs the benchmark at one size: as nccl-tests does, at the buffer its
-// count makes (setupArgs: the size column is max(sendBytes, expectedBytes),
+// count makes (setupArgs, src/common.cu:900, and the size column
+// max(sendBytes, expectedBytes), :938, at a0b82b22 as above,
 // n·paramcount elements for all-gather, reduce-scatter and all-to-all), so
 // a size that is no multiple of 16·n bytes runs and prints as the largest
 // that is.

@@ -891,6 +891,9 @@ func (c *comm) algBW() float64 {
 		if c.nodes <= 2 {
 			inter = 2 * c.net
 		}
+		// The refinements of tuning.cc:330-335 at the commit above: .92
+		// and perChMaxTreeBw, LL 1/3.8 and llMaxBw, LL128 7/9 on one node
+		// else 120/128 and perChMaxTreeLL128Bw.
 		bus := math.Min(math.Min(c.intra, inter)*.92, c.nCh*tu.perChMaxTreeBws[c.arch][c.idx2])
 		switch c.p {
 		case LL:

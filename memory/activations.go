@@ -10,7 +10,8 @@ import (
 // TransformerActivation returns the activation bytes one GPT-style layer
 // keeps from forward for backward, and the extra bytes its backward
 // rebuilds transiently by recomputation, following Korthikanti et al. 2022,
-// "Reducing Activation Recomputation in Large Transformer Models", §4
+// "Reducing Activation Recomputation in Large Transformer Models" (arXiv
+// 2205.05198), §4
 // (no tensor or sequence parallelism, 16-bit activations, 1-byte dropout
 // masks):
 //

@@ -45,7 +45,7 @@ import (
 // FlatParamHandle),
 // torch/distributed/_composable/fsdp/_fsdp_collectives.py at
 // 01d66d21f38a04729a87a5840f405ca1b7acf856 (FSDP2 of early 2024), and
-// torchtitan's train.py (83c879f, ab5d918) for the process: the memory
+// torchtitan's train.py (83c879f18763, ab5d91823f83) for the process: the memory
 // monitor is built before the model is initialised, so the reserved peak
 // covers the initialisation too.
 //

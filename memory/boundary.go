@@ -16,7 +16,7 @@ import (
 //	          root's parameters after forward "with the intention that they
 //	          are immediately used for backward computation"
 //	          (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard
-//	          at 3ade90a): the units outside the transformer blocks
+//	          at 3ade90a6aaa9): the units outside the transformer blocks
 //	          (embedding, final norm, output) stay gathered
 //	fsdp2     FSDP2 (fully_shard) sets the root's reshard_after_forward to
 //	          False "as a heuristic since its parameters would typically be
@@ -25,9 +25,9 @@ import (
 //	          and torchtitan does not reshard the last block either
 //	          ("since FSDP would prefetch it immediately",
 //	          torchtitan/parallelisms/parallelize_llama.py apply_fsdp at
-//	          004b314): the root units and the last block stay gathered
+//	          004b3148a92b): the root units and the last block stay gathered
 //	fsdp2_head
-//	          torchtitan from 238fa99 (2026-02; its apply_fsdp in
+//	          torchtitan from 238fa9953e4a (2026-02; its apply_fsdp in
 //	          torchtitan/models/llama3/infra/parallelize.py) shards the
 //	          embedding and every block with reshard_after_forward (True
 //	          without pipeline parallelism) and only [norm, output] with
@@ -38,7 +38,7 @@ import (
 //	          sequence and releases a module's parameters only when their
 //	          next use is further than max_reuse_distance parameters away
 //	          (deepspeed/runtime/zero/partitioned_param_coordinator.py
-//	          __params_to_release at 641d86f; stage3_max_reuse_distance
+//	          __params_to_release at 641d86faa55b; stage3_max_reuse_distance
 //	          defaults to 1e9): a unit stays gathered when the parameters
 //	          used between its forward and its backward (every later unit,
 //	          forward and backward: 2·Σ later params) are under 1e9

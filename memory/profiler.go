@@ -35,6 +35,11 @@ const DefaultCUDAContext int64 = 400_000_000
 // channel with the default protocol buffers (NCCL_BUFFSIZE 4 MiB for Simple
 // plus the LL and LL128 buffers): the 10,485,760-byte allocations NCCL logs
 // per channel and peer (NCCL_DEBUG_SUBSYS=ALLOC, NVIDIA/nccl#1685, 8 H100).
+// NCCL's defaults sum to 9,633,792 B (src/init.cc:810-813 at NVIDIA/nccl
+// 5067397c2676: LL 8 lines × 512 threads × 8 steps × 16 B = 524,288, LL128
+// 120 × 640 × 8 × 8 B = 4,915,200, Simple 4 MiB); the logged 10 MiB is
+// that sum rounded up to a multiple of 2 MiB, which the measurement shows
+// and which was not traced in NCCL's allocation code.
 const NCCLConnectionBuffer int64 = 10 * 1 << 20
 
 // DefaultRingConnections is the two connections a ring keeps (to the
@@ -160,10 +165,10 @@ func runsNVLS(a scenarios.Algorithm, hw collectives.Hardware, g collectives.Shap
 // large-pool block is split only when more than 1 MiB would remain
 // (should_split: remaining > kSmallSize). The default is fitted: when chosen
 // (b73d299) it put zerosim's reserved peak on torchtitan's Llama 3.1 8B 8-GPU
-// row (82.4 GiB, Table 1 of docs/performance.md at eaea6f6), a run of
+// row (82.4 GiB, Table 1 of docs/performance.md at eaea6f6a2fa9), a run of
 // torchtitan's launcher with expandable_segments:True (a5e57e4a9,
 // pytorch/torchtitan#643). Runs on the default segments publish larger
-// reserves that depend on the run (torchtitan 83c879f and #97, GMLake:
+// reserves that depend on the run (torchtitan 83c879f18763 and #97, GMLake:
 // docs/memory-model.md), with no rule found for them. It now applies where
 // the reserved peak is not simulated (SimulatesReserve: PyTorch FSDP at
 // stage 3 with memory.allocator_overhead unset simulates it, those rows

@@ -21,7 +21,7 @@ import "fmt"
 //     keys.transpose(1, 2): under training.attention sdpa SDPA gets K and
 //     V at the query width heads·head_dim, as views that are not
 //     contiguous (so the ring's key.contiguous() copies them); under flash
-//     (SDPA with enable_gqa, torchtitan since ff0829c) at
+//     (SDPA with enable_gqa, torchtitan since ff0829c10fbf) at
 //     kv_heads·head_dim, transposed views likewise. RingKVHeads decides
 //     the width, for these buffers and for zero's ring time and bytes.
 //
@@ -74,7 +74,7 @@ import "fmt"
 // block_out) as one kernel per round, _partial_update's cat); a buffer is
 // freed after its last use; a traced functional collective is waited for
 // at once (torch/distributed/_functional_collectives.py _maybe_wrap_tensor
-// at pytorch/pytorch fff02e6, see zero/ringattn.go). The merged output is
+// at pytorch/pytorch fff02e67db38, see zero/ringattn.go). The merged output is
 // written to a new fp32 buffer each round (Inductor may reuse the old one
 // in place: not assumed, so this is the upper bound): n·2k + 5q + 3L
 // forward (4q at cp 2, where round 0's bf16 output is the old
@@ -106,7 +106,7 @@ import "fmt"
 // value.flatten()" as the intercepted aten op received them, expanding
 // nothing (_templated_ring_attention in _attention.py at 0123248, and
 // still in torch/distributed/tensor/experimental/_context_parallel/
-// _attention.py at 09b101c, which torchtitan 238fa99's
+// _attention.py at 09b101c, which torchtitan 238fa9953e4a's
 // apply_cp_to_attention_module drives); what the op receives depends on
 // the stack:
 //
@@ -123,7 +123,7 @@ import "fmt"
 //     training.attention: flash. PyTorch's flash backend admits grouped
 //     heads (can_use_flash_attention: check_batch_size_and_num_heads_dense
 //     <backend_supports_grouped_query_attention = true> in
-//     aten/src/ATen/native/transformers/cuda/sdp_utils.cpp at 21c3369,
+//     aten/src/ATen/native/transformers/cuda/sdp_utils.cpp at 21c3369eded4,
 //     whose check_grouped_query_attention only asks that kv_heads divide
 //     heads, sdp_utils_cpp.h at 0119c20), and scaled_dot_product_attention
 //     (aten/src/ATen/native/transformers/attention.cpp) passes key and
@@ -134,7 +134,7 @@ import "fmt"
 //     flash_attn's own kernels (transformers' flash_attention_2) are no
 //     aten SDPA op and get no ring: Accelerate's context parallelism
 //     "works only with SDPA" (docs/source/concept_guides/
-//     context_parallelism.md at huggingface/accelerate 16cb6eb), so flash
+//     context_parallelism.md at huggingface/accelerate 16cb6eb80dd9), so flash
 //     at cp > 1 means SDPA with enable_gqa, not that package.
 //   - multi-head latent attention (latent): k is built per head (k_pe
 //     expanded to every head before SDPA, deepseek_v3/model/model.py at

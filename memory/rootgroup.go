@@ -7,7 +7,7 @@ import (
 // FSDP2's root group. torchtitan shards each transformer block with
 // fully_shard and then the whole model (apply_fsdp,
 // torchtitan/parallelisms/parallelize_llama.py lines 410-426 at
-// pytorch/torchtitan 40f8fd007, 2024-06-06; lines 334-339 at 9dec370), so
+// pytorch/torchtitan 40f8fd007, 2024-06-06; lines 334-339 at 9dec370ad26b), so
 // the parameters no block holds (the embedding, the final norm and the
 // output projection) are one FSDPParamGroup, the root's. PyTorch's FSDP2
 // gathers a group with one all-gather into one all_gather_output and

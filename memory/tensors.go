@@ -26,7 +26,7 @@ const (
 	// natively (k, v at kv width); its output is the out-projection's input.
 	AttentionFlash = "flash"
 	// AttentionSDPA is torch.nn.functional.scaled_dot_product_attention as
-	// torchtitan calls it (torchtitan/models/llama/model.py at 9dec370:
+	// torchtitan calls it (torchtitan/models/llama/model.py at 9dec370ad26b:
 	// repeat_kv expands k and v to every head before the call). Its output
 	// is the out-projection's input with no copy: the flash and efficient
 	// backends write it as [b, s, heads, d] and return a transposed view
@@ -332,7 +332,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	fused := llama && d.NormFused
 	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
 	// and rstd per row; the eager RMSNorm of Meta's reference model
-	// (meta-llama/llama llama/model.py at 8580eb9 RMSNorm, the same code in
+	// (meta-llama/llama llama/model.py at 8580eb9a896b RMSNorm, the same code in
 	// torchtitan's norms.py) computes in fp32: x.float() is saved by the rsqrt multiply
 	// (4·t·h), with rstd (4·t), and the bf16 normalized tensor by the weight
 	// multiply (2·t·h); its output is the next matmul's input.
@@ -1162,7 +1162,8 @@ func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 // raises _StopRecomputationError from its pack hook once it has packed as
 // many tensors as the forward saved (torch/utils/checkpoint.py, early stop
 // the default since pytorch/pytorch pull request 96866, PyTorch 2.1: its
-// landing commit not found, zero's earlyStopFLOPs says what was read;
+// landing commit not found; read at ROCm/pytorch 10b22ea5, zero's
+// earlyStopFLOPs says more;
 // the selective policy's context_fn runs inside the same frame), and that
 // mm's inputs
 // are the last tensors packed, before its kernel runs (zero's
@@ -1217,7 +1218,7 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 //	           attention (scores, softmax, dropout, log-sum-exp), which is
 //	           rebuilt
 //	op:        torchtitan's op-level policy (torchtitan
-//	           torchtitan/parallelisms/parallelize_llama.py at 004b314,
+//	           torchtitan/parallelisms/parallelize_llama.py at 004b3148a92b,
 //	           _apply_ac_to_transformer_block with _save_list = {aten.mm,
 //	           SDPA flash/efficient, reduce_scatter}): keep the block
 //	           input, the outputs of the attention kernel and of the
@@ -1422,14 +1423,14 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 // e·t·V, e the element size they are returned in; 0 when they are freed
 // before backward.
 //
-// torchtitan at 83c879f returns them in fp32, output = self.output(h).float()
+// torchtitan at 83c879f18763 returns them in fp32, output = self.output(h).float()
 // (torchtrain/models/llama/model.py line 501; line 516 at its parent
-// ab5d918), and train.py holds them in a local variable, pred =
+// ab5d91823f83), and train.py holds them in a local variable, pred =
 // model(input_ids) (line 277), through cross_entropy(pred.flatten(0, 1),
 // labels.flatten(0, 1)) and scaler.scale(loss).backward() (lines 284-287)
 // with no del, so 4·t·V are alive over the whole backward, the optimizer
 // step and the next step's forward, until pred = model(...) rebinds the
-// name after the new logits exist. e29b6b4 (2024-06-12, "del
+// name after the new logits exist. e29b6b4d418a (2024-06-12, "del
 // logits=(bs, seq_len, vocab_size) to save 3.9G memory") added "del pred"
 // before loss.backward(): 3.9 GiB is 4·t·V of its Llama 3 8B default
 // (batch 1, seq 8192, V = 128,256), the fp32 logits.

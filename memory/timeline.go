@@ -533,7 +533,7 @@ func (m *model) atRest() {
 	// The logits the training loop keeps (training.keep_logits): at rest
 	// are the previous step's, which the loop's pred holds until the next
 	// forward's pred = model(...) rebinds it (KeptLogits cites
-	// torchtitan's train.py at 83c879f).
+	// torchtitan's train.py at 83c879f18763).
 	var logits int64
 	for _, u := range r.Units {
 		logits = c.Add(logits, u.Logits)

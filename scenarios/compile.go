@@ -7,8 +7,8 @@ package scenarios
 // components = ["model", "loss"], pytorch/torchtitan 08b8b244, which compiles
 // the model block by block): blocks are the transformer blocks, each
 // compiled on its own (torchtitan apply_compile: torch.compile(block,
-// fullgraph=True), torchtitan/parallelisms/parallelize_llama.py at 9dec370),
-// loss is the loss function (torchtitan/components/loss.py at e7c0cae,
+// fullgraph=True), torchtitan/parallelisms/parallelize_llama.py at 9dec370ad26b),
+// loss is the loss function (torchtitan/components/loss.py at e7c0cae934df,
 // build_cross_entropy_loss). model is torch.compile(model) on the whole
 // model (CompileModel). Unset (none) is eager PyTorch.
 type Compile string
@@ -26,7 +26,7 @@ const (
 	// e7c0cae, compile.components = [model, loss] later).
 	CompileBlocksLoss Compile = "blocks+loss"
 	// CompileModel is torch.compile(model) on the whole model, the loss
-	// outside it (KempnerForge's scripts/train.py at 01b461a:
+	// outside it (KempnerForge's scripts/train.py at 01b461a78f57:
 	// model = torch.compile(model), then F.cross_entropy on its logits).
 	// Its blocks keep what a compiled block keeps (Blocks), and on one GPU
 	// without a data-parallel wrapper the model is one AOTAutograd graph

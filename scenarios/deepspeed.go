@@ -85,7 +85,7 @@ func ImportDeepSpeed(file string, data []byte, o DeepSpeedOptions) (*DeepSpeedIm
 	// DeepSpeedConfig reads the file with hjson.load(open(config, "r"))
 	// (deepspeed/runtime/config.py line 699 at dsCommit), whose decoder
 	// skips a leading byte-order mark (HjsonDecoder.raw_decode, "strip
-	// UTF-8 bom", hjson/decoder.py in hjson-py 9351a27): so does the
+	// UTF-8 bom", hjson/decoder.py in hjson-py 9351a277df1a): so does the
 	// import, with a note, as Accelerate and the HF Trainer read it with
 	// json.load, which refuses it (before: "invalid character 'ï'", QA17
 	// L7).

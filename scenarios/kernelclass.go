@@ -54,7 +54,7 @@ type kernelPattern struct {
 //   - fmha: PyTorch SDPA's memory-efficient backend (xFormers' CUTLASS
 //     kernels, fmha_cutlassF_* forward and fmha_cutlassB_* backward:
 //     pytorch/pytorch aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernels/
-//     cutlassF_bf16_aligned.cu at 734153f), and cuDNN's and TransformerEngine's
+//     cutlassF_bf16_aligned.cu at 734153fcabe6), and cuDNN's and TransformerEngine's
 //     fused_attn kernels named *fmha*.
 //   - sdpa: cuDNN's fused attention as SDPA's cuDNN backend launches it
 //     (cudnn_generated_fort_native_sdpa_sm90_flash_fprop_* and _bprop_*, as

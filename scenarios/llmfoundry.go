@@ -882,7 +882,7 @@ func (im *lfImport) readMPT() error {
 	// runs flash-attn 2 (flash_attn_fn in attention.py at 8c8dd48); torch
 	// runs scaled_multihead_dot_product_attention, which materialises the
 	// s² scores; triton (llm-foundry before 8c8dd48 dropped it, e.g.
-	// 061f2c7) ran flash-attn's Triton FlashAttention.
+	// 061f2c7ce64e) ran flash-attn's Triton FlashAttention.
 	impl, iv, given, err := d.str("model.attn_config.attn_impl", "flash")
 	if err != nil {
 		return err
@@ -938,7 +938,7 @@ func countOf(n int64) units.Count { return units.Count(n) }
 // its diff removes that unconditional repeat_kv), and then only under
 // use_gqa_in_sdpa (torch 2.5 or later and attention_mask None; at
 // 00c238b). So a GQA model keeps zerosim's sdpa class (k and v repeated),
-// unlike torchtitan 238fa99's enable_gqa (Torchtitan.gqaAttention).
+// unlike torchtitan 238fa9953e4a's enable_gqa (Torchtitan.gqaAttention).
 func (im *lfImport) readHF() error {
 	d, f := im.d, im.f
 	p, pv, given, err := d.str("model.pretrained_model_name_or_path", "")

@@ -1211,6 +1211,9 @@ func (m *Megatron) readOptimizer(a *mgArgs) error {
 		flag, key string
 		def, hi   float64
 	}{
+		// The flags' defaults: megatron/training/arguments.py:1469
+		// (--weight-decay 0.01) and 1480-1486 (--adam-beta1 0.9,
+		// --adam-beta2 0.999, --adam-eps 1e-08) at MegatronCommit.
 		{"adam-beta1", "beta1", 0.9, math.Nextafter(1, 0)},
 		{"adam-beta2", "beta2", 0.999, math.Nextafter(1, 0)},
 		{"adam-eps", "eps", 1e-8, math.MaxFloat64},
@@ -1407,6 +1410,8 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 		m.set("training.attention", "eager", from+": Transformer Engine's UnfusedDotProductAttention materialises the scores")
 		m.set("training.attention_kernel", "eager", from)
 	}
+	// --hidden-dropout and --attention-dropout default to 0.1
+	// (megatron/training/arguments.py:1465-1467 at MegatronCommit).
 	hd, hdGiven, err := a.float("hidden-dropout", 0.1, 0, math.Nextafter(1, 0))
 	if err != nil {
 		return err

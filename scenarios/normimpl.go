@@ -11,7 +11,7 @@ type NormImpl string
 // RMSNorm implementations.
 const (
 	// NormFP32 is the eager RMSNorm in fp32 of Meta's reference model
-	// (meta-llama/llama llama/model.py at 8580eb9) and torchtitan's
+	// (meta-llama/llama llama/model.py at 8580eb9a896b) and torchtitan's
 	// norm_type "rmsnorm" (torchtitan/models/norms.py RMSNorm at 9dec370):
 	// x.float(), pow, mean, rsqrt, type_as, weight multiply, each its own
 	// kernel. Default.

@@ -174,7 +174,10 @@ var hgxB200 = HostSystem{Name: "HGX B200", Memory: 2 * units.TiB, MemoryBandwidt
 		"DGX B200's host (2 × Xeon 8570, hosts) is the same Xeon generation; its memory table was not read"}
 
 // mi300xPlatform is AMD's 8 × MI300X platform's host (MI325X takes it:
-// no MI325X system file was found).
+// no MI325X system file was found). The system file was read at
+// mlcommons/inference_results_v4.1 a2f5d66d17e8f75c02fd74dfe810ecca6a046696
+// (host_memory_capacity "1.5TiB", "24x 64GB Micron MTC40F2046S1RC48BA1
+// MHCC", "2xAMD EPYC 9374F", "PCIe Gen5 x16").
 var mi300xPlatform = HostSystem{Name: "AMD 8 × MI300X platform", Memory: 1536 * units.GiB, MemoryBandwidth: 921_600_000_000, Link: "PCIe5", Sockets: 2,
 	Source: "AMD's MLPerf Inference v4.1 system file 8xMI300X_2xEPYC-9374F.json (mlcommons/inference_results_v4.1): 1.5TiB of 24 × 64GB " +
 		"DDR5-4800 RDIMMs (Micron MTC40F2046S1RC48BA1), 2 × EPYC 9374F (12 channels each, one DIMM a channel): 24 × 8 B × 4.8 GT/s = 921.6 GB/s; " +
@@ -194,7 +197,12 @@ var mi355xPlatform = HostSystem{Name: "AMD 8 × MI355X system", Memory: 3072 * u
 		"accelerator_host_interconnect \"PCIe Gen 5 x16\". Bandwidth: the DIMM speed is not stated, so the MI300X platform's " +
 		"24 × 8 B × 4.8 GT/s = 921.6 GB/s is kept as a floor. The MI350X takes it"}
 
-// dgxH100 is DGX H100's and DGX H200's host.
+// dgxH100 is DGX H100's and DGX H200's host. Read at
+// mlcommons/inference_results_v4.1 a2f5d66d17e8f75c02fd74dfe810ecca6a046696
+// in closed/NVIDIA/systems/H200-SXM-141GBx8_TRT.json, the same system as the
+// MaxQ file Source names (which that commit's index does not hold):
+// host_memory_capacity "2 TB", "32x 64GB MTC40F2046S1RC48BA1", 2 × "Intel(R)
+// Xeon(R) Platinum 8480C", "PCIe Gen5 x16".
 var dgxH100 = HostSystem{Name: "DGX H100/H200", Memory: 2 * units.TiB, MemoryBandwidth: 563_200_000_000, Link: "PCIe5", Sockets: 2,
 	Source: "NVIDIA's DGX H200 system in MLPerf Inference v4.1 (H200-SXM-141GBx8_TRT_MaxQ.json, mlcommons/inference_results_v4.1): 2 × Intel Xeon Platinum 8480C, " +
 		"\"2 TB\" of 32 × 64GB DDR5-4800 RDIMMs (Micron MTC40F2046S1RC48BA1), accelerator_host_interconnect \"PCIe Gen5 x16\" (DGX H100: the same host); " +

@@ -64,6 +64,51 @@ type ModelPreset struct {
 // (torch.cuda.get_device_properties().total_memory) leaves out; zerosim
 // does not subtract it, so a plan within that margin of the total fits
 // here and runs out of memory on the device.
+//
+// Where the datasheets named in the rows' sources are published (the
+// rows' peak FLOPS and HBM bandwidth). The vendors' pages were not read
+// here: the figures were checked against the tables of stas00/
+// ml-engineering compute/accelerator/README.md at
+// 744d01e18b79512572f64a6bbd8b5f4a725203a7 ("TFLOPS comparison table",
+// dense, and the memory table), which link these pages as their sources:
+//
+//   - A100: https://www.nvidia.com/en-us/data-center/a100/ (bf16 312,
+//     2.0 TB/s for the 80GB SXM);
+//   - H100: https://www.nvidia.com/en-us/data-center/h100/ (bf16 989, fp8
+//     1,979, 3.35 TB/s);
+//   - H200: https://www.nvidia.com/en-us/data-center/h200/ (141GB, 4.8 TB/s);
+//   - B200: https://resources.nvidia.com/en-us-dgx-systems/dgx-b200-datasheet
+//     (bf16 2,250, fp8 4,500);
+//   - B300: https://resources.nvidia.com/en-us-dgx-systems/dgx-b300-datasheet
+//     (bf16 2,250, fp8 4,500; 288GB, 8 TB/s);
+//   - GB200: https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per
+//     GPU bf16 2,500, fp8 5,000);
+//   - GB300: https://www.nvidia.com/en-us/data-center/gb300-nvl72/ (the
+//     same per GPU);
+//   - L40S: https://www.nvidia.com/en-us/data-center/l40s/ (bf16 362, fp8
+//     733, 0.86 TB/s);
+//   - MI300X: https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html
+//     (192GB HBM3, 5.3 TB/s; bf16 1,307.4 = 304 CUs × 2.1 GHz × 2,048,
+//     which the table rounds to 1,300);
+//   - MI325X: https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html
+//     (256GB HBM3E, 6 TB/s, MI300X's compute);
+//   - MI355X: https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html
+//     (288GB HBM3E, 8 TB/s; dense bf16 2.5 and OCP-FP8 5 PFLOPS, with
+//     structured sparsity twice that; ml-engineering's note 22 and its
+//     "For AMD @ BF16" table: 2,400 MHz × 512 FMAs × 2 × 1,024 Matrix
+//     Cores = 2,516.6 TFLOPS);
+//   - MI350X: https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html
+//     (288GB HBM3E, 8 TB/s; ml-engineering's note 22: "the same silicon at
+//     2200MHz and 1000W, with everything scaled by the clock ratio", so
+//     2,516.6 × 2.2/2.4 = 2,306.9 TFLOPS dense bf16; the 2.2 GHz is AMD's
+//     Hot Chips 2025 figure, as wccftech.com's report of the talk gives
+//     it);
+//   - MI350X and MI355X compute units and VRAM: AMD's ROCm "AMD GPU
+//     specifications" table, https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html
+//     (instinct-arch-spec-table: gfx950, 288 GiB, 256 CUs, 32 per XCD).
+//
+// No page was found for the V100 SXM2, A10G, L4, RTX 4090 or RTX 5090
+// figures (the rows name the document they come from).
 var gpuPresets = []GPUPreset{
 	// V100-16GB: 16,384 MiB, nvidia-smi "Tesla V100-SXM2-16GB … 1MiB /
 	// 16384MiB" (thamada/gls gls/V100_x8_smi.py @ 5b0ef6cbf13815ba81660ecae60f8b29ca38a86d).
@@ -320,6 +365,18 @@ const (
 
 var modelKinds = []string{KindTransformer, KindMLP, KindTinyTransformer, KindGeneric}
 
+// modelPresets are the model presets, in documentation order. Sources:
+// the GPT-3 paper is Brown et al. 2020, "Language Models are Few-Shot
+// Learners", arXiv 2005.14165, table 2.1 (n_layers, d_model, n_heads,
+// d_head; n_ctx 2048); the Llama 2 paper is Touvron et al. 2023, arXiv
+// 2307.09288, with its shapes as the meta-llama/Llama-2-{7b,13b,70b}-hf
+// config.json files give them (intermediate_size, num_key_value_heads). The
+// hf presets are the config.json files of the Hugging Face Hub repositories
+// their notes name, copied into hfpresets/ from
+// https://huggingface.co/<repository>/blob/main/config.json; the revision
+// each was copied at was not recorded (a later revision of a config that
+// changes a shape would show in its parameter count, which each note
+// states and scenarios/hf_test.go holds).
 var modelPresets = []ModelPreset{
 	gpt3("gpt3-125m", 768, 12, 12, "GPT-3 paper, table 2.1"),
 	gpt3("gpt3-350m", 1024, 24, 16, "GPT-3 paper, table 2.1"),

@@ -23,20 +23,20 @@ import (
 //
 //   - Complete events ("ph": "X") with "ts" and "dur" in microseconds, a
 //     "cat" naming the activity type, "pid"/"tid" numbers or strings
-//     (pytorch/kineto libkineto/src/output_json.cpp at acf03f8,
+//     (pytorch/kineto libkineto/src/output_json.cpp at acf03f80228f,
 //     ChromeTraceLogger::handleActivity).
-//   - Categories (libkineto/src/ActivityType.cpp at d659be2): "kernel" for
+//   - Categories (libkineto/src/ActivityType.cpp at d659be200838): "kernel" for
 //     GPU kernels, "cuda_runtime"/"cuda_driver" for the launch calls on a
 //     CPU thread, "user_annotation" for record_function ranges, "cpu_op"
 //     for operators (older Kineto wrote "Kernel", "Runtime" and "Operator";
 //     "gpu_kernel" comes from some converters; all are read). Kernels and their launches carry the same
 //     args.correlation (CUPTI's correlation id).
 //   - "ProfilerStep#N": the record_function range profile.step() opens for
-//     each step (pytorch/pytorch torch/profiler/profiler.py at e40a5ef,
+//     each step (pytorch/pytorch torch/profiler/profiler.py at e40a5ef9aeaf,
 //     profile.step).
 //   - Backward: the autograd engine wraps each backward node in a
 //     record_function named "autograd::engine::evaluate_function: <Node>"
-//     (pytorch/pytorch torch/csrc/profiler/collection.cpp at 126fc44,
+//     (pytorch/pytorch torch/csrc/profiler/collection.cpp at 126fc44a272c,
 //     materialize), on the autograd thread.
 //   - The optimizer: torch.optim wraps step() in "Optimizer.step#<Class>.step"
 //     (pytorch/pytorch torch/optim/optimizer.py, profile_hook_step).

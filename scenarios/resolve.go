@@ -843,7 +843,11 @@ func (l *loader) resolveGroups(s *Scenario) *Error {
 				m.Groups = append([]ParamGroup{{Name: "dense", Precision: dtype}}, m.Groups...)
 			case GroupExpert:
 				// Routed experts get their own buffer, as Megatron's DDP
-				// groups params by (type, precision) (seed 000).
+				// groups params by (type, precision) (seed 000): dense and
+				// expert-parallel params apart, then by (param_dtype,
+				// grad_dtype) (megatron/core/distributed/
+				// distributed_data_parallel.py:85-128, 279-290 at
+				// MegatronCommit).
 				m.Groups = append(m.Groups, ParamGroup{Name: GroupExpert, Precision: dtype})
 			default:
 				return l.errPath(fmt.Sprintf("model.layer_list[%d].group", i), fmt.Sprintf("group %q is not declared (declare it under model.groups, or use dense)", ly.Group))
@@ -1097,6 +1101,8 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 		ok      func(float64) bool
 		allowed string
 	}{
+		// torch.optim.Adam's defaults, lr 1e-3, betas (0.9, 0.999), eps
+		// 1e-8, weight_decay 0 (numerics.DefaultHyper cites adam.py).
 		{"lr", &t.LR, 1e-3, func(v float64) bool { return v > 0 }, "a learning rate > 0 such as 1e-3"},
 		{"beta1", &t.Beta1, 0.9, func(v float64) bool { return v >= 0 && v < 1 }, "a value in [0, 1) such as 0.9"},
 		{"beta2", &t.Beta2, 0.999, func(v float64) bool { return v >= 0 && v < 1 }, "a value in [0, 1) such as 0.999"},
@@ -1243,7 +1249,7 @@ func (l *loader) resolveMemory(s *Scenario) *Error {
 //     ranks: torchtitan's qwen3_5 parallelize raises "Context Parallel is
 //     not yet supported for Qwen3.5. GatedDeltaNet (75% of layers)
 //     requires full-sequence allgather" (torchtitan/models/qwen3_5/
-//     parallelize.py at b5bcd76).
+//     parallelize.py at b5bcd76c66d0).
 func (l *loader) resolveCPAttention(s *Scenario) *Error {
 	cp := s.Parallelism.CP
 	if cp <= 1 || s.Model.Kind != KindTransformer {

@@ -12,13 +12,13 @@ type RoPEImpl string
 const (
 	// RoPEComplex upcasts q and k to fp32, views them as complex numbers
 	// and multiplies by the complex frequencies (apply_rotary_emb in
-	// meta-llama/llama llama/model.py at 8580eb9 and in torchtitan
-	// torchtitan/models/llama/model.py at 9dec370). Default.
+	// meta-llama/llama llama/model.py at 8580eb9a896b and in torchtitan
+	// torchtitan/models/llama/model.py at 9dec370ad26b). Default.
 	RoPEComplex RoPEImpl = "complex"
 	// RoPERotation multiplies fp32 q and k by 2×2 rotation matrices,
 	// sums and copies the result contiguous (ibm-fms v0.0.3
 	// fms/modules/positions.py RotaryEmbedding.adjusted_qk, what
-	// fms-fsdp 4ffb9bd trains with).
+	// fms-fsdp 4ffb9bdfa30e trains with).
 	RoPERotation RoPEImpl = "rotation"
 	// RoPEFused is one kernel that reads q and k and writes them rotated
 	// (a fused RoPE kernel such as flash-attn's apply_rotary_emb,

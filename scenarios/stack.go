@@ -19,7 +19,7 @@ const (
 	// A 16-bit param_dtype's name (bf16, fp16) is F.cross_entropy on the
 	// 16-bit logits as they come, without an upcast (KempnerForge's
 	// F.cross_entropy(logits.view(...)) on its bf16 output head,
-	// scripts/train.py and kempnerforge/model/embedding.py at 01b461a):
+	// scripts/train.py and kempnerforge/model/embedding.py at 01b461a78f57):
 	// cross_entropy_loss_symint runs nll_loss_nd(at::log_softmax(self,
 	// class_dim, self.scalar_type())) (aten/src/ATen/native/LossNLL.cpp at
 	// pytorch/pytorch 0321fa774888a7c86501b3cb31ed6b4fc1010230), so
@@ -41,13 +41,13 @@ type KeepLogits string
 const (
 	// KeepLogitsNone (the default, unset) frees the logits before
 	// backward: torchtitan's train.py deletes pred before loss.backward()
-	// since e29b6b4 (2024-06-12, "del logits=(bs, seq_len, vocab_size) to
-	// save 3.9G memory"; at 9dec370 too), and Hugging Face's loss keeps
+	// since e29b6b4d418a (2024-06-12, "del logits=(bs, seq_len, vocab_size) to
+	// save 3.9G memory"; at 9dec370ad26b too), and Hugging Face's loss keeps
 	// only what autograd saves.
 	KeepLogitsNone KeepLogits = "none"
 	// KeepLogitsFP32: the model returns its logits upcast to fp32 and the
 	// loop holds them in a local variable until the next step's forward
-	// rebinds it: torchtitan at 83c879f (torchtrain/models/llama/model.py
+	// rebinds it: torchtitan at 83c879f18763 (torchtrain/models/llama/model.py
 	// line 501: output = self.output(h).float(); train.py line 277: pred =
 	// model(input_ids), lines 284-287: cross_entropy(pred.flatten(0, 1),
 	// ...) and backward with no del), 4·t·V bytes (memory/tensors.go,

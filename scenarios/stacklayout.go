@@ -120,7 +120,7 @@ var stackLayouts = map[string]StackLayout{
 		// (torchtitan/models/llama3/infra/parallelize.py:125–153).
 		noCP:      map[int]string{0: "torchtitan 238fa99 shards with FSDP2 whenever cp > 1 (parallel_dims.py fsdp_enabled = dp_shard_enabled or cp_enabled), so its DDP (stage 0) never runs with context parallelism"},
 		noOffload: "it offers only FSDP2's CPUOffloadPolicy (training.enable_cpu_offload: parameters, gradients and optimizer states together, torchtitan 238fa99 torchtitan/models/llama3/infra/parallelize.py:315–317), which zerosim does not model"},
-	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48, as the
+	// mosaicml/composer at v0.32.1 under llm-foundry 8c8dd48f7216, as the
 	// importer reads it (llmfoundry.go lfStrategy and readParallelism):
 	// SHARDING_MAP in composer/distributed/mosaic_parallelism.py and
 	// prepare_fsdp_module in composer/distributed/dist_strategy.py.

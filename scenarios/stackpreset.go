@@ -36,23 +36,40 @@ func (k stackKey) applies(stage int) bool {
 // stackPresets are the stack presets, by name.
 var stackPresets = map[string][]stackKey{
 	// PyTorch FSDP2 as torchtitan 9dec370 runs it
-	// (testdata/validation/torchtitan-llama3.1-8b-h100.yaml).
+	// (testdata/validation/torchtitan-llama3.1-8b-h100.yaml). Files are
+	// pytorch/torchtitan's at 9dec370ad26b5f8e9a7333a0e36165018262644b.
 	"torchtitan": {
+		// torchtitan/parallelisms/parallelize_llama.py:309-339, apply_fsdp:
+		// fully_shard (FSDP2) on each block and the root, with
+		// MixedPrecisionPolicy(param_dtype, reduce_dtype) over fp32
+		// parameters; --training.mixed_precision_reduce defaults to
+		// float32 (torchtitan/config_manager.py:389-391).
 		{"communication.boundary", "fsdp2", nil},
 		{"training.shard_dtype", "fp32", nil},
 		{"training.reduce_dtype", "fp32", nil},
+		// build_optimizers: torch.optim.AdamW with "fused": fused,
+		// "foreach": not fused (torchtitan/optimizer.py:132-138), and
+		// --optimizer.fused a store_true flag, off by default
+		// (config_manager.py:194).
 		{"training.optimizer", "adamw", nil},
 		{"training.optimizer_impl", "foreach", nil},
-		// build_optimizers' weight_decay 0.1 (torchtitan/optimizer.py:136
-		// at 9dec370).
+		// build_optimizers' weight_decay 0.1 (torchtitan/optimizer.py:136).
 		{"training.weight_decay", "0.1", nil},
+		// utils.clip_grad_norm_ every step (train.py:311), --training.
+		// max_norm 1.0 (config_manager.py:231-234).
 		{"training.grad_clip", "norm", nil},
+		// F.scaled_dot_product_attention(xq, xk, xv, is_causal=True)
+		// (torchtitan/models/llama/model.py:209): its flash backend,
+		// FlashAttention-2.
 		{"training.attention", "sdpa", nil},
 		{"training.attention_kernel", "fa2", nil},
+		// ptd_checkpoint_wrapper(module, preserve_rng_state=False)
+		// (parallelize_llama.py:234, 272-283): torch's non-reentrant
+		// checkpoint_wrapper, whose early stop zero/computeplan.go cites.
 		{"training.recompute_early_stop", "true", nil},
 		// torchtitan's launcher sets PYTORCH_CUDA_ALLOC_CONF=
 		// "expandable_segments:True" since a5e57e4a9 (pytorch/torchtitan#643,
-		// run_llama_train.sh at 9dec370, run_train.sh at e7c0cae).
+		// run_llama_train.sh at 9dec370, run_train.sh at e7c0cae934df).
 		{"memory.expandable_segments", "true", nil},
 		// Stage 0 is DDP: torchtitan's apply_ddp calls replicate(model,
 		// device_mesh=dp_mesh, bucket_cap_mb=100)
@@ -63,41 +80,116 @@ var stackPresets = map[string][]stackKey{
 		{"communication.bucket_size", "100MiB", []int{0}},
 	},
 	// PyTorch FSDP1 under Composer, llm-foundry's trainer, on torch 2.1 or
-	// later (testdata/validation/llm-foundry-mpt-a100-80gb.yaml).
+	// later (testdata/validation/llm-foundry-mpt-a100-80gb.yaml: the
+	// benchmark sweep of mosaicml/llm-foundry
+	// 061f2c7ce64e655100286584a7629e2a09f827ba with Composer
+	// 784f50be7fa8617ed562704c0207316ca2284e71).
 	"llm-foundry": {
+		// composer/trainer/dist_strategy.py at 784f50be: prepare_fsdp_module
+		// wraps each block in torch's FullyShardedDataParallel (FSDP1).
 		{"communication.boundary", "fsdp1", nil},
+		// Composer's FSDPConfig defaults backward_prefetch 'BACKWARD_POST'
+		// and forward_prefetch False (composer/utils/parallelism.py:21,26
+		// at 008dac709c5da87a4d3e425fea6743c992fc5331; setdefault of the
+		// same in dist_strategy.py:131,134 at 784f50be): one block gathered
+		// ahead in forward, none issued early in backward.
 		{"communication.prefetch_depth", "1", nil},
 		{"communication.backward_prefetch_depth", "0", nil},
+		// get_mixed_precision DEFAULT (composer/trainer/mosaic_fsdp.py:85 at
+		// 784f50be): the flat parameter stays in the model's fp32.
 		{"training.shard_dtype", "fp32", nil},
+		// decoupled_adamw (composer/optim/decoupled_weight_decay.py at
+		// 784f50be) with the gradient_clipping algorithm, clipping_type norm
+		// (composer/algorithms/gradient_clipping/gradient_clipping.py at
+		// 784f50be), as the yamls scripts/train/yamls/pretrain/mpt-*.yaml
+		// at 061f2c7c set them.
 		{"training.optimizer_impl", "composer", nil},
 		{"training.grad_clip", "norm", nil},
+		// FSDP1's FlatParameter: each unit's parameters are views of it.
 		{"training.flat_param_views", "true", nil},
+		// ComposerMPTCausalLM's loss_fn default 'fused_crossentropy'
+		// (llmfoundry/models/mpt/modeling_mpt.py:723 at 061f2c7c).
 		{"training.cross_entropy", "fused", nil},
+		// checkpoint_wrapper with CheckpointImpl.NO_REENTRANT when
+		// activation_checkpointing_reentrant is false
+		// (dist_strategy.py:491-499 at 784f50be), non-reentrant
+		// checkpointing, whose early stop zero/computeplan.go cites.
 		{"training.recompute_early_stop", "true", nil},
 	},
 	// PyTorch FSDP1 as IBM's fms-fsdp runs it
-	// (testdata/validation/fms-fsdp-llama2-a100.yaml).
+	// (testdata/validation/fms-fsdp-llama2-a100.yaml). Files are
+	// foundation-model-stack/fms-fsdp's at
+	// 4ffb9bdfa30e957e339ccfbb617a589fd07c495e (the README the template's
+	// rows come from).
 	"fms-fsdp": {
+		// main_training.py:82-96 wraps the model in torch's
+		// FullyShardedDataParallel (FSDP1) with limit_all_gathers=True and
+		// neither backward_prefetch nor forward_prefetch: torch's defaults,
+		// BACKWARD_PRE (one unit ahead in backward) and False (the host one
+		// unit ahead in forward); limit_all_gathers' rate limiter allows
+		// two all-gathers in flight (DefaultPrefetchDepth and
+		// DefaultMaxInflightAllGathers cite torch's lines).
 		{"communication.boundary", "fsdp1", nil},
 		{"communication.prefetch_depth", "1", nil},
 		{"communication.backward_prefetch_depth", "1", nil},
 		{"communication.max_inflight_allgathers", "2", nil},
+		// The model is built in fp32 (main_training.py:58-64) and
+		// get_policies picks bfSixteen (fms_fsdp/utils/train_utils.py:172;
+		// fms_fsdp/policies/mixed_precision.py:11-15): the flat parameter
+		// stays fp32, gathered in bf16.
 		{"training.shard_dtype", "fp32", nil},
+		// optim.AdamW(..., betas=(0.9, 0.95), weight_decay=0.1) with no
+		// foreach or fused argument (main_training.py:118-120; the same
+		// in main_training_llama.py at 5a296afe42f9, the latest read):
+		// torch's foreach implementation on CUDA, weight decay 0.1 on
+		// every run.
 		{"training.optimizer", "adamw", nil},
 		{"training.optimizer_impl", "foreach", nil},
+		{"training.weight_decay", "0.1", nil},
+		// model.clip_grad_norm_(cfg.grad_clip_thresh) every step
+		// (fms_fsdp/utils/train_utils.py:73; grad_clip_thresh 1.0,
+		// fms_fsdp/config/training.py:32).
 		{"training.grad_clip", "norm", nil},
 		{"training.flat_param_views", "true", nil},
+		// README.md:5: "SDPA implementation of Flash attention v2" (ibm-fms'
+		// MultiHeadAttention calls F.scaled_dot_product_attention, whose
+		// flash backend is FlashAttention-2).
 		{"training.attention", "sdpa", nil},
 		{"training.attention_kernel", "fa2", nil},
+		// ibm-fms v0.0.3's RotaryEmbedding.adjusted_qk (fms/modules/
+		// positions.py at 47bc1850; fms_fsdp/requirements.txt asks for
+		// ibm-fms>=0.0.3): the template says more.
 		{"training.rope_impl", "rotation", nil},
+		// fms_fsdp/policies/ac_handler.py:11-14: checkpoint_wrapper with
+		// CheckpointImpl.NO_REENTRANT.
 		{"training.recompute_early_stop", "true", nil},
 	},
-	// DeepSpeed's ZeRO-3 engine
-	// (testdata/validation/flagperf-llama2-7b-deepspeed-a800.yaml).
+	// DeepSpeed's ZeRO-3 engine as FlagPerf ran it
+	// (testdata/validation/flagperf-llama2-7b-deepspeed-a800.yaml): the
+	// values are FlagOpen/FlagPerf's
+	// training/benchmarks/llama2_7b/deepspeed/ds_config.json at
+	// 6035339a8a745bd8707552286ead48b12432482c, not DeepSpeed's own
+	// defaults, where the two differ. `zerosim import deepspeed` writes a
+	// run's own ds_config.json with DeepSpeed's defaults for what it leaves
+	// out (deepspeed.go).
 	"deepspeed": {
 		{"communication.boundary", "deepspeed", nil},
+		// reduce_bucket_size 1e7 elements (ds_config.json:26), 2e7 bytes of
+		// bf16 gradients. DeepSpeed's own default is 5e8 elements
+		// (DeepSpeedZeroConfig.reduce_bucket_size, deepspeed/runtime/zero/
+		// config.py:113 at edaa7221267243c7be7fb49c5d5f5c4fb97b4641): 1 GB
+		// of bf16 gradients.
 		{"communication.bucket_size", "20MB", nil},
+		// stage3_prefetch_bucket_size 1e7 elements (ds_config.json:22;
+		// DeepSpeed's default 5e7, zero/config.py:215 at edaa7221): at
+		// least the next parameter, a whole block here (the template
+		// says why one unit ahead is the nearest depth).
 		{"communication.prefetch_depth", "1", nil},
+		// optimizer AdamW (ds_config.json:6-17), which DeepSpeed builds as
+		// FusedAdam with adam_w_mode (engine.py _configure_basic_optimizer,
+		// 2085-2135 at edaa7221); gradient_clipping 1.0
+		// (ds_config.json:31), DeepSpeed's default too (runtime/
+		// constants.py:261 GRADIENT_CLIPPING_DEFAULT at edaa7221 is 1.0).
 		{"training.optimizer", "adamw", nil},
 		{"training.optimizer_impl", "fused", nil},
 		{"training.grad_clip", "norm", nil},

@@ -61,7 +61,7 @@ type Torchtitan struct {
 	// deepseek_v3, gpt_oss, llama4: torchtitan_moe.go); nil for llama3.
 	HF *HFModel
 	// Old marks a job config with keys of torchtitan's config_manager.py
-	// schema before 785c34c (9dec370ad26b5f8e9a7333a0e36165018262644b's), read with 9dec370ad26b5f8e9a7333a0e36165018262644b's defaults.
+	// schema before 785c34c99f65 (9dec370ad26b5f8e9a7333a0e36165018262644b's), read with 9dec370ad26b5f8e9a7333a0e36165018262644b's defaults.
 	Old bool
 	// Boundary, when set, is the communication.boundary the file's
 	// torchtitan applies (BoundaryFSDP2Head from 83e6941055fd36434ba50c1a4c7c39cb02327429); "" leaves the
@@ -161,15 +161,15 @@ type ttDoc struct {
 	pos  map[string][2]int // dotted key → line, column (1-based)
 	// old marks torchtitan's config_manager.py schema before 785c34c
 	// (2025-03-18), which kept the parallel degrees under [training] and
-	// [experimental], or a key removed before 6e49885 (2025-02-24:
+	// [experimental], or a key removed before 6e4988550ab0 (2025-02-24:
 	// optimizer.fused, float8.enable_float8_linear): its optimizer
 	// defaulted to foreach (9dec370ad26b5f8e9a7333a0e36165018262644b).
 	old bool
-	// preEarlyStop marks a file older than 25413d2 (2025-08-29), which
+	// preEarlyStop marks a file older than 25413d224c5a (2025-08-29), which
 	// added activation_checkpoint.early_stop with default False: old, or a
 	// key renamed before it (training.batch_size at 8570415, 2025-06-05;
-	// training.compile at 08b8b24, 2025-08-20;
-	// checkpoint.enable_checkpoint at cd337db, 2025-08-22). Until then
+	// training.compile at 08b8b244f3a6, 2025-08-20;
+	// checkpoint.enable_checkpoint at cd337db63038, 2025-08-22). Until then
 	// ptd_checkpoint_wrapper kept torch's early stop, on.
 	preEarlyStop bool
 }
@@ -613,7 +613,7 @@ func from(k, def string) string {
 // read maps the job config onto the scenario.
 func (t *Torchtitan) read(d *ttDoc) error {
 	// A key no torchtitan has is an error, as torchtitan's own since
-	// eadca48 (ValueError "Invalid field names", _dict_to_dataclass in
+	// eadca48354fd (ValueError "Invalid field names", _dict_to_dataclass in
 	// torchtitan/config/manager.py lines 160-171 at TorchtitanCommit):
 	// before, it was noted and ignored, so a typo (local_batch_sise)
 	// imported the default. A job.custom_config_module extends JobConfig
@@ -696,17 +696,17 @@ func ttKnownNames() []string {
 
 // gqaAttention is attention as torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1 runs it, for a file with
 // 25413d2's keys, as the boundary is read (an older file, such as the
-// validated runs' of 9dec370ad26b5f8e9a7333a0e36165018262644b and e7c0cae, keeps the stack preset's sdpa:
+// validated runs' of 9dec370ad26b5f8e9a7333a0e36165018262644b and e7c0cae934df, keeps the stack preset's sdpa:
 // repeat_kv before F.scaled_dot_product_attention; a file of the months
-// between 25413d2 and ff0829c is read as 238fa9953e4aec2a62582121564273d7cbb1e9f1's). Since
+// between 25413d2 and ff0829c10fbf is read as 238fa9953e4aec2a62582121564273d7cbb1e9f1's). Since
 // ff0829c (2026-01-27, "GQA without kv repeats") the attention modules
 // pass enable_gqa to SDPA and FlexAttention instead of repeating k and v
 // (Attention.forward in torchtitan/models/llama3/model/model.py at
 // 238fa9953e4aec2a62582121564273d7cbb1e9f1; the other models' likewise), so the saved k and v have the kv
 // heads' width: zerosim's flash class (no s² scores, the log-sum-exp, kv
 // unrepeated). ScaledDotProductAttentionWrapper
-// (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1; since 6a3a9da, 2025-10-09,
-// on every GPU; since 3b85aa3 on B200 only) runs SDPA under
+// (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1; since 6a3a9da9564d, 2025-10-09,
+// on every GPU; since 3b85aa31fffc on B200 only) runs SDPA under
 // sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True):
 // cuDNN's fused attention where it runs, i.e. on the NVIDIA data-centre
 // GPUs of compute capability 8.0 and up among the presets: PyTorch's
@@ -1096,6 +1096,9 @@ func (t *Torchtitan) readOptimizer(d *ttDoc) error {
 		loOpen  bool
 		allowed string
 	}{
+		// class Optimizer's defaults: lr 8e-4, beta1 0.9, beta2 0.95, eps
+		// 1e-8, weight_decay 0.1 (torchtitan/config/job_config.py:138-148
+		// at TorchtitanCommit).
 		{&t.LR, "optimizer.lr", 8e-4, 0, math.Inf(1), true, "a learning rate > 0"},
 		{&t.Beta1, "optimizer.beta1", 0.9, 0, 1, false, "a value in [0, 1)"},
 		{&t.Beta2, "optimizer.beta2", 0.95, 0, 1, false, "a value in [0, 1)"},
@@ -1259,7 +1262,7 @@ func (t *Torchtitan) readOpForce(d *ttDoc) error {
 // (apply_compile in parallelize.py and build_cross_entropy_loss at
 // 238fa9953e4aec2a62582121564273d7cbb1e9f1; components split at 08b8b24). Before it training.compile
 // compiled the blocks (9dec370ad26b5f8e9a7333a0e36165018262644b) and from e7c0cae the loss too
-// (docs/stacks.md). The float8 converter ("float8" before 8a2686c,
+// (docs/stacks.md). The float8 converter ("float8" before 8a2686c4a4e4,
 // "quantize.linear.float8" after; float8.enable_float8_linear at 9dec370ad26b5f8e9a7333a0e36165018262644b)
 // swaps the blocks' linears for torchao's Float8Linear, and with
 // enable_fsdp_float8_all_gather FSDP2 gathers them in fp8: zerosim's fp8:

@@ -9,7 +9,7 @@ import "strconv"
 // torchtitan before that commit, so for one before the later of them all
 // in its list.
 //
-// ttPreDelPred: removed before e29b6b4 (2024-06-12, "del logits=(bs,
+// ttPreDelPred: removed before e29b6b4d418a (2024-06-12, "del logits=(bs,
 // seq_len, vocab_size) to save 3.9G memory"), where train.py began to
 // delete pred before loss.backward(). Before it the loop holds the logits
 // model.py returns, self.output(h).float(), through backward (train.py
@@ -98,7 +98,7 @@ func (t *Torchtitan) readEra(d *ttDoc) {
 // readNormType reads model.norm_type (torchtitan/models/norms.py
 // create_norm, 34711655b to 37c4b8181): "fused_rmsnorm" is
 // training.norm_impl: fused, except beside training.compile, which
-// torchtitan refuses with it (parallelize_llama.py lines 71-76 at 9dec370)
+// torchtitan refuses with it (parallelize_llama.py lines 71-76 at 9dec370ad26b)
 // and where zerosim's compiled block keeps what the fused norm keeps;
 // "compiled_rmsnorm" (3ff7fbb27, 2024-07-10, to 40210eada, 2024-08-19:
 // RMSNorm(compile=True) runs torch.compile(self.compute_rmsnorm,

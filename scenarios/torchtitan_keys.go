@@ -7,11 +7,11 @@ import "strings"
 // TorchtitanCommit's (torchtitan/config/job_config.py): the union over the
 // 191 commits up to TorchtitanCommit that change torchtrain/config_manager.py,
 // torchtitan/config_manager.py or torchtitan/config/job_config.py, taken
-// from the "--table.key" names of the argparse versions (to f6a9daa's
+// from the "--table.key" names of the argparse versions (to f6a9daa13e04's
 // era) and from the fields of JobConfig's nested dataclasses since
 // (recursing where a field's type is a dataclass, as _dict_to_dataclass
 // does: torchtitan/config/manager.py lines 160-182 at TorchtitanCommit).
-// A key outside it is one no torchtitan reads; since eadca48 (2025-08-28,
+// A key outside it is one no torchtitan reads; since eadca48354fd (2025-08-28,
 // "enforce existence of .toml args in JobConfig dataclasses")
 // _dict_to_dataclass refuses it with ValueError("Invalid field names …").
 var ttAllKeys = map[string]bool{}

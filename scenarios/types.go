@@ -348,8 +348,8 @@ type Training struct {
 	CrossEntropy CrossEntropy `yaml:"cross_entropy,omitempty"`
 	// KeepLogits is whether the training loop keeps the logits the model
 	// returns referenced through backward: none (unset: freed before
-	// backward, torchtitan since e29b6b4), param_dtype's name or fp32 (the
-	// dtype the model returns them in, torchtitan at 83c879f: fp32);
+	// backward, torchtitan since e29b6b4d418a), param_dtype's name or fp32 (the
+	// dtype the model returns them in, torchtitan at 83c879f18763: fp32);
 	// scenarios/stack.go.
 	KeepLogits KeepLogits `yaml:"keep_logits,omitempty"`
 	// ShardDType is the dtype of the rank's parameter shard at stage 3:

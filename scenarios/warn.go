@@ -474,7 +474,9 @@ func (s *Scenario) tilesNodes(size int) bool {
 // nvidia.com/en-us/data-center/nvlink: "DGX GH200 systems with NVLink
 // Switch System support clusters of up to 256 connected H200s", "NVL72 can
 // support 9X the GPU count than a single eight-GPU system"; the others from
-// the systems' datasheets named beside them); zerosim's node is one such domain (its
+// the systems' datasheets named beside them, whose addresses gpuPresets'
+// comment lists; no address of the DGX-2 datasheet was found, and the
+// A800's source is quoted at its row); zerosim's node is one such domain (its
 // intra-node links are the GPU's own), so a node of more GPUs than that
 // cannot exist (qa19 L8: 1,024 H100s or 144 GB200s a node were silent).
 var nvlinkDomains = map[string]struct {

@@ -3,7 +3,8 @@ package scenarios
 import "fmt"
 
 // ZeRO++ (Wang et al. 2023, "ZeRO++: Extremely Efficient Collective
-// Communication for Giant Model Training") as DeepSpeed configures it: three
+// Communication for Giant Model Training", arXiv 2306.10209) as DeepSpeed
+// configures it: three
 // zero_optimization keys, read only by the stage-3 engine
 // (deepspeed/runtime/zero/config.py:309-325, deepspeedai/DeepSpeed at
 // edaa7221267243c7be7fb49c5d5f5c4fb97b4641):

@@ -34,10 +34,15 @@ type PlanOptions struct {
 	// selective, full).
 	Recompute []string
 	// BucketSizes are the gradient bucket sizes of stages 0–2 (default the
-	// scenario's, 25MB and 200MB: DeepSpeed's reduce_bucket_size default is
-	// 5e8 elements, deepspeed/runtime/zero/config.py line 113 at
-	// deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641;
-	// PyTorch DDP's bucket_cap_mb 25).
+	// scenario's, 25MiB and 200MB). 25MiB is PyTorch DDP's default:
+	// bucket_cap_mb=25, taken as bucket_bytes_cap = int(bucket_cap_mb *
+	// 1024 * 1024) (torch/nn/parallel/distributed.py,
+	// DistributedDataParallel.__init__, at pytorch/pytorch
+	// 0028a164b2c000670e756008243689d9233e1a05). 200MB is a search point
+	// between it and DeepSpeed's reduce_bucket_size default of 5e8 elements
+	// (1 GB of 16-bit gradients; deepspeed/runtime/zero/config.py line 113
+	// at deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641),
+	// not a stack's default.
 	BucketSizes []string
 	// Prefetch are the ZeRO-3 prefetch depths (default 1 and 2).
 	Prefetch []int
@@ -797,7 +802,7 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	}
 	sp.bucketsAsked = sp.buckets != nil
 	if sp.buckets == nil {
-		sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact(), "25MB", "200MB"}
+		sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact(), "25MiB", "200MB"}
 		if s.Communication.BucketSize == 25e6 || s.Communication.BucketSize == 200e6 {
 			sp.buckets = sp.buckets[1:]
 		}

@@ -747,7 +747,7 @@ func TestPlanBucketSizesOneSpelling(t *testing.T) {
 		opt  PlanOptions
 		want []string
 	}{
-		{"the file's and the defaults", PlanOptions{}, []string{"40MB", "25MB", "200MB"}},
+		{"the file's and the defaults", PlanOptions{}, []string{"40MB", "25MiB", "200MB"}},
 		{"given", PlanOptions{BucketSizes: []string{"26214400B", "25MB", "1000000000B"}}, []string{"25MiB", "25MB", "1GB"}},
 	} {
 		grids, err := PlanGrids(exampleSource(t, "default"), tc.opt)

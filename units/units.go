@@ -35,7 +35,11 @@ const (
 	Second               = 1000 * Millisecond
 )
 
-// Byte size constants.
+// Byte size constants: decimal SI prefixes (powers of 1000: BIPM, The
+// International System of Units, 9th edition 2019, table 7) and binary
+// prefixes (powers of 1024: IEC 80000-13:2008, kibi- to tebi-), the
+// meanings vendors' datasheets (GB, TB/s) and nvidia-smi or PyTorch (MiB,
+// GiB) give them.
 const (
 	KB  Bytes = 1000
 	MB        = 1000 * KB

@@ -177,7 +177,7 @@ type unitPlan struct {
 // wide, the width the memory model's ring buffers use: heads under sdpa
 // (repeat_kv before SDPA in torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b) and for MLA (k_pe expanded
 // to every head before SDPA, deepseek_v3/model/model.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1),
-// kv_heads under flash (SDPA with enable_gqa, torchtitan since ff0829c).
+// kv_heads under flash (SDPA with enable_gqa, torchtitan since ff0829c10fbf).
 func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring RingSpec, gpu GPUShape, eff Efficiency, policy string) (fwd, bwd float64, t RingTraffic, err error) {
 	if ring.CP <= 1 || s.Training.Attention == scenarios.AttentionEager || (l.Dims != nil && l.Dims.LinearAttention != "") {
 		return 0, 0, RingTraffic{}, nil

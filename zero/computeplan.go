@@ -160,11 +160,16 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 // default since pytorch/pytorch pull request 96866, "Make early stop the
 // default for checkpoint and expose a way to disable", opened 2023-03-15
 // and approved 2023-03-22, after the 2.0 release, so PyTorch 2.1; its
-// landing commit was not found in the material read, so the pull request
-// is cited) raises _StopRecomputationError from _recomputation_hook's
-// pack hook once recomp_counter reaches len(weak_holders), i.e. once the
+// landing commit in pytorch/pytorch was not found: pytorch/pytorch is too
+// large to mirror here and the index holds only a 2019 checkpoint.py, so
+// the pull request is cited) raises _StopRecomputationError from
+// _recomputation_hook's pack hook once early_stop is set and
+// recomp_counter[gid] reaches len(weak_holders), i.e. once the
 // recomputation has packed as many tensors as the forward saved (read in
-// copies of the file, not at a pytorch/pytorch commit); the down
+// torch/utils/checkpoint.py at 10b22ea5c6a60ffa85520eb2d293affc48cea8ee
+// of ROCm/pytorch, ROCm's fork of pytorch/pytorch, class
+// _recomputation_hook; _checkpoint_hook's unpack_hook catches the error
+// and ends the recomputation); the down
 // projection's matmul saves its input when autograd records it, before its kernel
 // runs, and nothing after it (the residual add) saves a tensor, so the
 // recompute stops there. Reentrant checkpointing (DeepSpeed's, Megatron's,

@@ -31,14 +31,18 @@ type Efficiency struct {
 //     80 % of the dense peak on H100 when nothing runs beside them (NVIDIA
 //     developer forum, "Compute-Communication Overlap Causes Severe GEMM
 //     Performance Degradation because of Tail Effect", 2025: "~80%" MFU for
-//     the standalone GEMM); calibration replaces it per cluster.
+//     the standalone GEMM on an H100,
+//     https://forums.developer.nvidia.com/t/compute-communication-overlap-causes-severe-gemm-performance-degradation-because-of-tail-effect/337991);
+//     calibration replaces it per cluster.
 //   - DefaultAttentionEfficiency: FlashAttention-2 reaches "50-73% of the
 //     theoretical maximum FLOPs/s on A100" (Dao 2023, arXiv 2307.08691,
 //     abstract); the middle, 0.6, for forward and backward.
 //   - DefaultHBMEfficiency: a read kernel on an A100-80GB SXM reaches 1.80
 //     of 2.04 TB/s, 88 %, and "the maximum memory bandwidth achieved by any
 //     kernel was around 90%" (NVIDIA developer forum, "Trouble to Reach Peak
-//     Bandwidth of A100", 2025, citing a GTC talk); 0.88.
+//     Bandwidth of A100", 2025, citing a GTC talk,
+//     https://forums.developer.nvidia.com/t/trouble-to-reach-peak-bandwidth-of-a100/339083;
+//     the kernel was timed with events and Nsight Compute, which agreed); 0.88.
 const (
 	DefaultGEMMEfficiency      = 0.8
 	DefaultAttentionEfficiency = 0.6
@@ -180,18 +184,18 @@ func blackwell(gpu string) bool {
 //
 //   - BlackwellAttentionEfficiency: FlashAttention-2 (PyTorch SDPA's flash
 //     backend) on a B200, forward 373.392 and backward 298.867 TFLOPS
-//     (artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv at 0b1577c,
+//     (artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv at 0b1577c8c834,
 //     torch 2.9.0a0 nv25.09, flash_attn 2.7.4.post1): 317 TFLOPS of the
 //     B200's dense 2,250, 0.141 (GB300: 350 of 2,500, 0.140, the GB300 file
-//     at the same commit; GB200: 357 of 2,500, 0.143, its file at b372d39,
+//     at the same commit; GB200: 357 of 2,500, 0.143, its file at b372d39879d4,
 //     torch 2.10.0a0 nv25.11).
 //   - CuDNNHopperAttentionEfficiency: cuDNN 9.19's fused attention on an
 //     H200, forward 644 and backward 541 TFLOPS
 //     (results/h200_919_only_cudnn/llama3.1_20260227_034703.csv at
-//     df73764): 567 of 989, 0.573.
+//     df73764adb98): 567 of 989, 0.573.
 //   - CuDNNBlackwellAttentionEfficiency: cuDNN 9.22's on a GB200, forward
 //     1,574 and backward 1,332 TFLOPS (results/llama3.1/gb200/
-//     llama3.1_20260424_100750.csv at fb682ce): 1,393 of 2,500, 0.557.
+//     llama3.1_20260424_100750.csv at fb682ce761a2): 1,393 of 2,500, 0.557.
 //     cuDNN 9.13 reached 0.44 of a B200 (the B200 file above): the kernel
 //     improves with cuDNN's version; calibrate for the one you run.
 //   - CuDNNBlackwellUltraAttentionEfficiency: the same on a GB300 (Blackwell
@@ -299,7 +303,7 @@ func AttentionRatePart(gpu string, kernel scenarios.AttentionKernel) string {
 // FlashAttention to give FusedAttention preference on Hopper+ for
 // performance reasons" (transformer_engine/pytorch/attention/
 // dot_product_attention/utils.py get_attention_backend at
-// NVIDIA/TransformerEngine d0067d0; on sm90 in attention.py since
+// NVIDIA/TransformerEngine d0067d0da6cb; on sm90 in attention.py since
 // 43569381, 2024-06-13); before Hopper it runs FlashAttention-2.
 func RunsAs(gpu string, kernel scenarios.AttentionKernel) scenarios.AttentionKernel {
 	switch {
@@ -349,7 +353,11 @@ func SMCount(gpu string) int {
 // GEMM tile of the large-matmul kernels cuBLAS picks for bf16 on
 // A100/H100 (256×128 output tiles per thread block; NVIDIA, "Matrix
 // Multiplication Background User's Guide", §"Tile quantization" and "Wave
-// quantization", docs.nvidia.com/deeplearning/performance).
+// quantization",
+// https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html#dim-quantization,
+// the address stas00/ml-engineering compute/accelerator/README.md at
+// 744d01e18b79 links; the guide was not read here, so the tile is as
+// cited, not checked against it).
 const tileM, tileN = 256, 128
 
 // GEMMSeconds is the time of one m×k by k×n matmul in 16 bits: the larger of

@@ -19,7 +19,8 @@ type FLOPDims struct {
 	Seq, Batch int64
 	// KVSeq is the key length each query row attends over: the whole
 	// sequence under context parallelism (ring attention: a rank's s/cp
-	// queries against all s keys, Liu et al. 2023), Seq when 0.
+	// queries against all s keys, Liu et al. 2023, arXiv 2310.01889), Seq
+	// when 0.
 	KVSeq                  int64
 	Hidden, Heads, KVHeads int64
 	HeadDim, FFN, Vocab    int64
@@ -205,7 +206,7 @@ func GatedDeltaNetCoreFLOPs(tokens, valueHeads, keyHeadDim, valueHeadDim int64) 
 //     csrc/flash_attn/src/flash_bwd_kernel.h compute_dq_dk_dv_1colblock,
 //     Dao-AILab/flash-attention @ 22786a1afd308e808621915769b67d8b2162bd05).
 //     training.attention: sdpa is SDPA's flash backend (attention_kernel
-//     fa2 by default; torchtitan 9dec370 selects sdpa_kernel([FLASH_ATTENTION,
+//     fa2 by default; torchtitan 9dec370ad26b selects sdpa_kernel([FLASH_ATTENTION,
 //     EFFICIENT_ATTENTION]), see ringattn.go), whose backward is that kernel's;
 //     the memory-efficient backend recomputes the scores as well.
 //   - eager (keepsProbs true): 2×. Math attention
@@ -262,7 +263,8 @@ func HeadForwardFLOPs(d FLOPDims) (int64, error) {
 }
 
 // ModelFLOPsPerToken is the training FLOPs per token in PaLM's convention
-// (Chowdhery et al. 2022, appendix B: 6·N + 12·L·H·Q·T, H heads of width Q),
+// (Chowdhery et al. 2022, arXiv 2204.02311, appendix B: 6·N + 12·L·H·Q·T,
+// H heads of width Q),
 // the attention term counted as if not causal, whatever the kernel does.
 // attnWidth is Σ over the softmax-attention blocks of heads·(q·k head width
 // + value head width), torchtitan's n_layers·n_heads·head_dims

@@ -9,7 +9,8 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
-// Offload in the step schedule (ZeRO-Offload, Ren et al. 2021, §4: the
+// Offload in the step schedule (ZeRO-Offload, Ren et al. 2021, arXiv
+// 2101.06840, §4: the
 // gradients go down to the host, the CPU runs Adam, the 16-bit parameters
 // come back up, 2M bytes each way per step; ZeRO-Infinity's offload_param
 // for stage 3 copies each unit's parameter shard up before its gathers).

@@ -189,7 +189,7 @@ const (
 // Bytes per element of the eager chains (x is bf16, fp32 where upcast).
 const (
 	// rmsNormFwd: RMSNorm in fp32 as meta-llama/llama llama/model.py at
-	// 8580eb9, torchtitan torchtitan/models/norms.py RMSNorm at 9dec370
+	// 8580eb9a896b, torchtitan torchtitan/models/norms.py RMSNorm at 9dec370ad26b
 	// (norm_type "rmsnorm" in train_configs/llama3_8b.toml) and ibm-fms
 	// v0.0.3 fms/modules/layernorm.py LayerNormParameterized
 	// (use_high_precision_pow=True in fms/models/llama.py LLaMABlock)

@@ -35,7 +35,7 @@ import (
 //     models/llama/model.py (repeat_kv before SDPA: under training.attention
 //     sdpa K and V reach the ring at the full query width heads·head_dim;
 //     under flash, SDPA with enable_gqa as torchtitan runs it since
-//     ff0829c, at kv_heads·head_dim: memory.RingKVHeads, which the memory
+//     ff0829c10fbf, at kv_heads·head_dim: memory.RingKVHeads, which the memory
 //     model's RingBuffers uses too, cites both),
 //     parallelize_llama.py apply_compile (torch.compile(block,
 //     fullgraph=True): the ring loop is traced into each block's graph, so
@@ -89,10 +89,10 @@ import (
 // the engine does for FSDP's collectives. Compiled, they do not overlap:
 // while tracing, functional collectives call wait_tensor at once
 // (torch/distributed/_functional_collectives.py _maybe_wrap_tensor at
-// pytorch/pytorch fff02e6: "if _are_we_tracing(): return
+// pytorch/pytorch fff02e67db38: "if _are_we_tracing(): return
 // wait_tensor(self)"), and Inductor moves a wait later only with
 // reorder_for_compute_comm_overlap, off by default
-// (torch/_inductor/config.py at a112bb8), which torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b does not
+// (torch/_inductor/config.py at a112bb81b880), which torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b does not
 // set: every byte of the exchange is exposed.
 
 // RingSpec describes context parallelism's attention for RingAttentionCost.

@@ -870,7 +870,7 @@ func sumFLOPs(costs []LayerCost) (int64, error) {
 // both under an attention kernel that computes the whole s² (eager), so
 // that selective and full recompute add their attention unhalved, as
 // llm-foundry's HFU does (4·attn_flops_per_seq under activation
-// checkpointing: scripts/train/benchmarking/README.md at c90b9b3, "HFU").
+// checkpointing: scripts/train/benchmarking/README.md at c90b9b312c64, "HFU").
 func recomputedModelFLOPs(s *scenarios.Scenario) (int64, error) {
 	if s.Training.Recompute == "" || s.Training.Recompute == scenarios.RecomputeNone {
 		return 0, nil

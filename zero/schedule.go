@@ -497,7 +497,7 @@ func (b *builder) a2a(u int, ph Phase, ready int32) int32 {
 // the receiving node pass each chunk on over NVLink as it lands
 // (csrc/kernels/internode.cu dispatch's kRDMASender and
 // kRDMAAndNVLForwarder warp roles, combine the same reversed, at
-// deepseek-ai/DeepEP dd758ca); HybridEP is taken to do the same (its
+// deepseek-ai/DeepEP dd758caf4518); HybridEP is taken to do the same (its
 // guide, deepseek-ai/DeepEP Hybrid-EP_Implementation.md at 07eea0c,
 // describes warp-level pipelining; its kernel was not read for it). So
 // the node phase starts when the rail

@@ -119,7 +119,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	f.Float64Var(&o.tolerance, "tolerance", 5, "--network: allowed step time above compute-bound, in `%`")
 	f.IntSliceVar(&o.stages, "stages", nil, "ZeRO stages searched (default 0,1,2,3)")
 	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched: none, selective, full, op (default none,selective,full)")
-	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MB,200MB; none where the stack sets its own: docs/stacks.md)")
+	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MiB,200MB; none where the stack sets its own: docs/stacks.md)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto, what a run does; ring, hierarchical and tree are alpha–beta bounds)")
 	f.BoolVar(&o.deviceFit, "require-device-fit", false, "rank only configurations whose device peak (the caching allocator's reserve on top) fits the GPU: no allocator retries expected")

@@ -106,10 +106,11 @@ func TestCSVConventions(t *testing.T) {
 	for _, rec := range pl[1:] {
 		buckets[rec[b]] = true
 	}
-	// plan's default bucket sizes at stage 1: the file's 25MB and 200MB,
-	// decimal megabytes.
-	if !buckets["25000000"] || !buckets["200000000"] {
-		t.Errorf("plan.csv bucket sizes %v, want 25000000 and 200000000", buckets)
+	// plan's default bucket sizes at stage 1 beside the file's: 25MiB
+	// (PyTorch DDP's bucket_cap_mb=25, binary) and 200MB (decimal), each
+	// written in bytes.
+	if !buckets["26214400"] || !buckets["200000000"] {
+		t.Errorf("plan.csv bucket sizes %v, want 26214400 and 200000000", buckets)
 	}
 	// plan.json's rows give the same sizes in bytes (they were "200MB").
 	raw, err := os.ReadFile(filepath.Join(dir, "plan.json"))
@@ -128,7 +129,7 @@ func TestCSVConventions(t *testing.T) {
 			jb[v] = true
 		}
 	}
-	if !jb[25e6] || !jb[200e6] || len(pj.Rows) == 0 {
-		t.Errorf("plan.json bucket_size_bytes %v over %d rows, want 25000000 and 200000000", jb, len(pj.Rows))
+	if !jb[26214400] || !jb[200e6] || len(pj.Rows) == 0 {
+		t.Errorf("plan.json bucket_size_bytes %v over %d rows, want 26214400 and 200000000", jb, len(pj.Rows))
 	}
 }
