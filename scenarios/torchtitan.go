@@ -705,7 +705,21 @@ func (d *ttDoc) unknownKey(k string) error {
 		at = bad
 	}
 	fix := unknownKeyFix(bad, ttKnownNames())
-	return d.errf(at, "%s is not a torchtitan job config %s (%s torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since eadca48)", bad, what, fix, TorchtitanCommit[:7])
+	// The parser of the file's era (QA33 LOW-4: a January 2025 file was
+	// told of 238fa99's manager.py): before 785c34c (d.old)
+	// torchtitan/config_manager.py merged the TOML's tables into its
+	// argparse namespace unread (parse_args, args_dict[k] |= v, lines
+	// 618-620 at 9dec370ad26b5f8e9a7333a0e36165018262644b); from 785c34c
+	// its _dict_to_dataclass took only the dataclasses' fields and
+	// dropped the rest (lines 740-753 at
+	// e7c0cae934df78d6e9c2835f42ff1f757dc3fddc); from eadca48 (2025-08-28)
+	// torchtitan refuses them. A file the keys do not date before
+	// 785c34c may be of either later parser: both are cited.
+	refuse := fmt.Sprintf("torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since eadca48", TorchtitanCommit[:7])
+	if d.old {
+		return d.errf(at, "%s is not a torchtitan job config %s (%s the file's torchtitan read it unchecked: torchtitan/config_manager.py:618-620 at 9dec370 merges the TOML's tables unread; %s)", bad, what, fix, refuse)
+	}
+	return d.errf(at, "%s is not a torchtitan job config %s (%s %s; before it torchtitan/config_manager.py dropped them: _dict_to_dataclass, lines 740-753 at e7c0cae)", bad, what, fix, refuse)
 }
 
 // ttKnownNames are the keys and tables of ttAllKeys, in order.
