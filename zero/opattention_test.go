@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // TestPlanComputeOpRecomputeAttention: under torchtitan's op policy before
@@ -54,6 +55,43 @@ func TestPlanComputeOpRecomputeAttention(t *testing.T) {
 		}
 		if rerun[0].Fwd != saved[0].Fwd || rerun[0].FwdFLOPs != saved[0].FwdFLOPs {
 			t.Errorf("%s: forward moved: %+v vs %+v", policy, rerun[0], saved[0])
+		}
+	}
+}
+
+// TestCostsOpRecomputeAttention: a block left to the FLOP count (Costs'
+// path: DeepSeek-V2-Lite's multi-head latent attention) reruns its
+// attention's forward under training.op_recompute_attention too. By hand
+// at seq 4096 (16 heads, q·k width 128 + 64 = 192, value width 128,
+// unpadded under cuDNN's kernel): QKᵀ and P·V causal, b·a·s²·(d_qk + d_v)
+// = 16·4096²·320 = 85,899,345,920 FLOPs more in block.0's and block.1's
+// backward; the forward unchanged.
+func TestCostsOpRecomputeAttention(t *testing.T) {
+	const att = 16 * 4096 * 4096 * 320
+	if att != 85_899_345_920 {
+		t.Fatalf("hand count %d", att)
+	}
+	var bwd, fwd [2]map[string]int64
+	for i, extra := range []string{"", ", op_recompute_attention: true"} {
+		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/deepseek-v2-lite.json, layers: 2, seq_len: 4096}\n" +
+			"parallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: op, attention: flash, attention_kernel: cudnn" + extra + "}\n"
+		s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs, err := Costs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bwd[i], fwd[i] = map[string]int64{}, map[string]int64{}
+		for _, u := range []string{"block.0", "block.1"} {
+			c := costs[unitNamed(t, s, u)]
+			bwd[i][u], fwd[i][u] = c.BwdFLOPs, c.FwdFLOPs
+		}
+	}
+	for _, u := range []string{"block.0", "block.1"} {
+		if got := bwd[1][u] - bwd[0][u]; got != att || fwd[1][u] != fwd[0][u] {
+			t.Errorf("%s: backward %d FLOPs more (forward %d vs %d), want %d", u, got, fwd[1][u], fwd[0][u], att)
 		}
 	}
 }
