@@ -111,6 +111,13 @@ type BlockDims struct {
 	// it force the router gate. Only the op policy reads them (forceShapes).
 	OpForce      string
 	OpForceGiven bool
+	// OpRecomputeAttention is scenarios.Training.OpRecomputeAttention:
+	// torchtitan's op policy before b39377f, whose _save_list lacked
+	// _scaled_dot_product_cudnn_attention, keeps neither the attention
+	// kernel's output nor its log-sum-exp (they are not OpSaved: the
+	// backward rebuilds them by rerunning the kernel's forward). Only the
+	// op policy reads it.
+	OpRecomputeAttention bool
 	// QKVBias, OBias and MLPBias mark the biases of the block's q, k and
 	// v projections (a gpt block's fused qkv; MLA's wq_a and wkv_a), of
 	// its out-projection, and of its MLPs, dense and shared
@@ -497,8 +504,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 				mt.viewLast(iq)
 			}
 		}
-		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, true)
-		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, true)
+		// The op policy keeps both as the outputs of an op of its
+		// _save_list, unless the kernel's op is not in it
+		// (OpRecomputeAttention).
+		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, !d.OpRecomputeAttention)
+		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, !d.OpRecomputeAttention)
 	}
 	if d.SDPAMask && d.Attention == AttentionSDPA && d.LinearAttention == "" {
 		// The memory-efficient kernel's attn_bias: the boolean mask
@@ -900,14 +910,14 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 	switch d.Attention {
 	case AttentionFlash:
 		add("v zero-padded to d_qk (F.pad)", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, false)
-		add("attention output, padded to d_qk", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, true)
-		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, true)
+		add("attention output, padded to d_qk", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, !d.OpRecomputeAttention)
+		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, !d.OpRecomputeAttention)
 		add("o_proj input (output sliced to d_v, copied by reshape)", "mm", "2·t·a·d_v", c.Mul(2, t, v), false, false)
 	case AttentionSDPA:
 		add("v, a view of kv_b_proj's output (keeps all of it)", by, "2·t·a·(d_qk − d_r + d_v)", c.Mul(2, t, kvb), false, false)
 		mt.wholeLast(ib)
-		add("attention output (o_proj input)", by, "2·t·a·d_v", c.Mul(2, t, v), false, true)
-		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, true)
+		add("attention output (o_proj input)", by, "2·t·a·d_v", c.Mul(2, t, v), false, !d.OpRecomputeAttention)
+		add("attention log-sum-exp (fp32)", by, "4·a·s·b", c.Mul(4, a, s, b), true, !d.OpRecomputeAttention)
 	default:
 		eagerScores(d, c, add)
 		add("v (contiguous copy)", "matmul(p, v)", "2·t·a·d_v", c.Mul(2, t, v), false, false)
@@ -1131,7 +1141,9 @@ func opParity(out []SavedTensor, mms []blockMM, compiled bool) []opExtra {
 // (the odd-numbered ones' outputs are cached) and the forced ones (the
 // router gate by default: forceShapes) and biased ones (QKVBias, OBias, MLPBias:
 // they run addmm, which the policy never saves), each bytes·k FLOPs. The attention kernel's outputs are saved: it
-// reruns none of the attention.
+// reruns none of the attention (but under OpRecomputeAttention, which
+// reruns the attention's forward: zero charges it at the attention
+// kernel's rate).
 func OpRecomputedMMFLOPs(d BlockDims) (int64, error) {
 	_, _, mms, err := blockTensors(d)
 	if err != nil {
@@ -1221,8 +1233,9 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 //	           torchtitan/parallelisms/parallelize_llama.py at 004b3148a92b,
 //	           _apply_ac_to_transformer_block with _save_list = {aten.mm,
 //	           SDPA flash/efficient, reduce_scatter}): keep the block
-//	           input, the outputs of the attention kernel and of the
-//	           odd-numbered mms (opParity: OpSaved, and the kept mm
+//	           input, the outputs of the attention kernel (not under
+//	           OpRecomputeAttention: torchtitan before b39377f and
+//	           cuDNN's kernel) and of the odd-numbered mms (opParity: OpSaved, and the kept mm
 //	           outputs autograd does not keep, each its own tensor at
 //	           its place in the forward); rebuild every other tensor
 //	           of BlockTensors but those that are views of a kept mm output

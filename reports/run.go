@@ -484,11 +484,31 @@ func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string) strin
 	case c.runs == "":
 		return fmt.Sprintf("%s; no published %s run in docs/validation.md to set it beside; %s", head, c.kind, calibrate)
 	case c.side > 0:
-		return fmt.Sprintf("%s: above the %s that %s fitted (docs/validation.md), so expect a slower step; %s", head, c.fitted, c.runs, calibrate)
+		return fmt.Sprintf("%s: above %s, so expect a slower step; %s", head, c.rangeText(), calibrate)
 	case c.side < 0:
-		return fmt.Sprintf("%s: below the %s that %s fitted (docs/validation.md), so expect a faster step; %s", head, c.fitted, c.runs, calibrate)
+		return fmt.Sprintf("%s: below %s, so expect a faster step; %s", head, c.rangeText(), calibrate)
 	}
 	return fmt.Sprintf("%s: %s fitted %s (docs/validation.md); %s", head, c.runs, c.fitted, calibrate)
+}
+
+// rangeText is the published runs' range as run's headline quotes it:
+// "the 0.45–0.85 that 22 published bf16 runs on other GPUs fitted
+// (docs/validation.md)".
+func (c published) rangeText() string {
+	return fmt.Sprintf("the %s that %s fitted (docs/validation.md)", c.fitted, c.runs)
+}
+
+// PublishedFit sets a compute efficiency eff of the fp8 or the bf16 peak
+// on gpu beside the range the published runs fitted, in the words of
+// run's headline (efficiencyText), for calibrate's warning on a fit
+// outside it: text is that range ("" when no published run has that
+// kind), side 1 when eff is above it, -1 below, 0 within.
+func PublishedFit(eff float64, fp8 bool, gpu string) (text string, side int) {
+	c := comparePublished(eff, false, fp8, gpu)
+	if c.runs == "" {
+		return "", 0
+	}
+	return c.rangeText(), c.side
 }
 
 // published is an efficiency set beside the published runs' fits: who set

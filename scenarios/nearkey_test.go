@@ -44,7 +44,7 @@ func TestConfigKeyNearMiss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const ttWhy = ` torchtitan refuses unknown keys: ValueError "Invalid field names", torchtitan/config/manager.py:160-171 at 238fa99, since eadca48)`
+	const ttWhy = ` torchtitan refuses unknown keys: ValueError "Invalid field names", torchtitan/config/manager.py:160-171 at 238fa99, since eadca48; before it torchtitan/config_manager.py dropped them: _dict_to_dataclass, lines 740-753 at e7c0cae)`
 	src := string(data)
 	for _, c := range []struct{ old, new, want string }{
 		{"local_batch_size = 1", "local_batch_sze = 1", "j.toml:33:1: training.local_batch_sze is not a torchtitan job config key (did you mean training.local_batch_size?" + ttWhy},
@@ -60,6 +60,17 @@ func TestConfigKeyNearMiss(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v, want %q", c.new, err, c.want)
 		}
+	}
+	// A file of the config_manager.py schema before 785c34c is told of
+	// its own parser, which merged the TOML unread (QA33 LOW-4: a January
+	// 2025 file was cited 238fa99's manager.py alone).
+	old, err := os.ReadFile("testdata/torchtitan/llama3_8b-9dec370.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const oldWant = `j.toml:29:1: training.batch_sze is not a torchtitan job config key (did you mean training.batch_size? the file's torchtitan read it unchecked: torchtitan/config_manager.py:618-620 at 9dec370 merges the TOML's tables unread; torchtitan refuses unknown keys: ValueError "Invalid field names", torchtitan/config/manager.py:160-171 at 238fa99, since eadca48)`
+	if _, err := ImportTorchtitan("j.toml", []byte(strings.Replace(string(old), "batch_size = 1", "batch_sze = 1", 1)), TorchtitanCluster{}); err == nil || err.Error() != oldWant {
+		t.Errorf("9dec370's file: %v, want %q", err, oldWant)
 	}
 	// A key of an older torchtitan that zerosim does not read, a known
 	// key of a table that changes nothing of a step, and a key a

@@ -256,3 +256,28 @@ func linearNamesHint(names map[string]bool) string {
 	}
 	return "they are such as " + strings.Join(have, ", ")
 }
+
+// resolveOpAttention checks training.op_recompute_attention, torchtitan's
+// op policy before b39377f, whose _save_list held SDPA's flash and
+// memory-efficient ops but not its cuDNN one (Training.
+// OpRecomputeAttention): with any other kernel it describes no save list
+// torchtitan had, so it is refused; under a policy other than op it
+// counts nothing and is warned of; under context parallelism, where
+// ring attention calls the kernel once per round, it is not modelled.
+func (l *loader) resolveOpAttention(s *Scenario) *Error {
+	const path = "training.op_recompute_attention"
+	t := &s.Training
+	if !t.OpRecomputeAttention {
+		return nil
+	}
+	if t.AttentionKernel != KernelCuDNN {
+		return l.errPath(path, fmt.Sprintf("op_recompute_attention describes torchtitan's op policy before b39377f, whose _save_list lacked only the cuDNN attention op (flash and memory-efficient SDPA were saved); attention_kernel is %s (set training.attention_kernel: cudnn, or delete the key)", t.AttentionKernel))
+	}
+	if s.Parallelism.CP > 1 {
+		return l.errPath(path, fmt.Sprintf("op_recompute_attention under context parallelism (cp=%d) is not modelled: ring attention reruns the kernel once per round (set parallelism.cp: 1, or delete the key)", s.Parallelism.CP))
+	}
+	if t.Recompute != RecomputeOp {
+		l.warn(s, path, fmt.Sprintf("op_recompute_attention counts nothing here: it is torchtitan's op policy's, and training.recompute is %s (set recompute: op, or delete the key)", t.Recompute))
+	}
+	return nil
+}

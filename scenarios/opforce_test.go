@@ -127,3 +127,40 @@ func TestSetListForm(t *testing.T) {
 		}
 	}
 }
+
+// TestOpRecomputeAttentionKey: training.op_recompute_attention loads
+// under recompute: op with attention_kernel cudnn; with another kernel it
+// is refused at the key (torchtitan's _save_list before b39377f held
+// SDPA's flash and memory-efficient ops, so only cuDNN's was rerun), as
+// under context parallelism (not modelled); under another policy it is
+// warned of.
+func TestOpRecomputeAttentionKey(t *testing.T) {
+	head := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: B200}\nmodel: {preset: llama3.1-8b}\nparallelism: {zero_stage: 3%s}\n"
+	for _, c := range []struct {
+		par, training, err string
+		warns              []string
+	}{
+		{", dp: 8", "training: {recompute: op, attention_kernel: cudnn, op_recompute_attention: true}\n", "", nil},
+		{", dp: 8", "training: {recompute: op, op_recompute_attention: true}\n",
+			"s.yaml:5:27: op_recompute_attention describes torchtitan's op policy before b39377f, whose _save_list lacked only the cuDNN attention op (flash and memory-efficient SDPA were saved); attention_kernel is fa2 (set training.attention_kernel: cudnn, or delete the key)", nil},
+		{", dp: 4, cp: 2", "training: {recompute: op, attention_kernel: cudnn, op_recompute_attention: true}\n",
+			"s.yaml:5:52: op_recompute_attention under context parallelism (cp=2) is not modelled: ring attention reruns the kernel once per round (set parallelism.cp: 1, or delete the key)", nil},
+		{", dp: 8", "training: {recompute: full, attention_kernel: cudnn, op_recompute_attention: true}\n", "",
+			[]string{"s.yaml:5:54: op_recompute_attention counts nothing here: it is torchtitan's op policy's, and training.recompute is full (set recompute: op, or delete the key)"}},
+	} {
+		s, err := Load("s.yaml", []byte(fmt.Sprintf(head, c.par)+c.training), nil)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%q: %v, want %q", c.training, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.training, err)
+			continue
+		}
+		if !slices.Equal(s.Warnings, c.warns) || !s.Training.OpRecomputeAttention {
+			t.Errorf("%q: warnings %q, want %q (op_recompute_attention %v)", c.training, s.Warnings, c.warns, s.Training.OpRecomputeAttention)
+		}
+	}
+}

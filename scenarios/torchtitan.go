@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -82,6 +83,10 @@ type Torchtitan struct {
 	// file). AttentionKernel, when set, is training.attention_kernel.
 	Attention       Attention
 	AttentionKernel AttentionKernel
+	// OpRecomputeAttention is training.op_recompute_attention: cuDNN's
+	// attention under the op policy of a torchtitan before b39377f
+	// (readCuDNNEra).
+	OpRecomputeAttention bool
 	// flexAttn marks a flavor of attn_type flex (a block-causal mask).
 	flexAttn bool
 	// noCP is why the flavor's torchtitan refuses context parallelism
@@ -170,8 +175,17 @@ type ttDoc struct {
 	// key renamed before it (training.batch_size at 8570415, 2025-06-05;
 	// training.compile at 08b8b244f3a6, 2025-08-20;
 	// checkpoint.enable_checkpoint at cd337db63038, 2025-08-22). Until then
-	// ptd_checkpoint_wrapper kept torch's early stop, on.
+	// ptd_checkpoint_wrapper kept torch's early stop, on. preEarlyKey is
+	// the first key that dates it so, for the notes.
 	preEarlyStop bool
+	preEarlyKey  string
+	// preSaved is the key that dates the file before b39377f (2025-12-01),
+	// whose op policy first saved cuDNN's attention, and preAll the one
+	// that dates it before 6a3a9da (2025-10-09), from which torchtitan
+	// asked for cuDNN's attention on every GPU: preEarlyKey, or a key of
+	// ttPreCuDNNAll (both) or ttPreCuDNNSaved (preSaved only); "" when
+	// none does (torchtitan_era.go).
+	preSaved, preAll string
 }
 
 // ttOldKeys are the keys of torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b's config_manager.py that
@@ -226,21 +240,27 @@ func ImportTorchtitan(file string, data []byte, c TorchtitanCluster) (*Torchtita
 			return nil, d.errf(k[0], "%s and %s are the same setting in two torchtitan versions (keep one)", k[0], k[1])
 		}
 		// The [float8] table and the moved batch size outlived 785c34c.
-		if !strings.HasPrefix(k[0], "float8.") && k[0] != "training.batch_size" {
-			d.old = d.old || oldOK
+		if !strings.HasPrefix(k[0], "float8.") && k[0] != "training.batch_size" && oldOK {
+			d.old = true
+			d.preEarlyKey = cmp.Or(d.preEarlyKey, k[0])
 		}
 	}
 	for _, k := range []string{"float8.enable_float8_linear", "optimizer.fused"} {
 		if _, ok := d.get(k); ok {
 			d.old = true
+			d.preEarlyKey = cmp.Or(d.preEarlyKey, k)
 		}
 	}
-	d.preEarlyStop = d.old
 	for _, k := range []string{"training.batch_size", "training.compile", "checkpoint.enable_checkpoint"} {
 		if _, ok := d.get(k); ok {
-			d.preEarlyStop = true
+			d.preEarlyKey = cmp.Or(d.preEarlyKey, k)
 		}
 	}
+	d.preEarlyStop = d.preEarlyKey != ""
+	k, _ := d.ttEraKey(ttPreCuDNNAll)
+	d.preAll = cmp.Or(d.preEarlyKey, k)
+	k, _ = d.ttEraKey(ttPreCuDNNSaved)
+	d.preSaved = cmp.Or(d.preAll, k)
 	t := &Torchtitan{File: file, Cluster: c, Old: d.old, Sources: map[string]string{}}
 	if err := t.read(d); err != nil {
 		return nil, err
@@ -662,6 +682,7 @@ func (t *Torchtitan) read(d *ttDoc) error {
 	if t.normType {
 		t.readNormType(d)
 	}
+	t.readCuDNNEra(d)
 	t.readEra(d)
 	return nil
 }
@@ -684,7 +705,21 @@ func (d *ttDoc) unknownKey(k string) error {
 		at = bad
 	}
 	fix := unknownKeyFix(bad, ttKnownNames())
-	return d.errf(at, "%s is not a torchtitan job config %s (%s torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since eadca48)", bad, what, fix, TorchtitanCommit[:7])
+	// The parser of the file's era (QA33 LOW-4: a January 2025 file was
+	// told of 238fa99's manager.py): before 785c34c (d.old)
+	// torchtitan/config_manager.py merged the TOML's tables into its
+	// argparse namespace unread (parse_args, args_dict[k] |= v, lines
+	// 618-620 at 9dec370ad26b5f8e9a7333a0e36165018262644b); from 785c34c
+	// its _dict_to_dataclass took only the dataclasses' fields and
+	// dropped the rest (lines 740-753 at
+	// e7c0cae934df78d6e9c2835f42ff1f757dc3fddc); from eadca48 (2025-08-28)
+	// torchtitan refuses them. A file the keys do not date before
+	// 785c34c may be of either later parser: both are cited.
+	refuse := fmt.Sprintf("torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since eadca48", TorchtitanCommit[:7])
+	if d.old {
+		return d.errf(at, "%s is not a torchtitan job config %s (%s the file's torchtitan read it unchecked: torchtitan/config_manager.py:618-620 at 9dec370 merges the TOML's tables unread; %s)", bad, what, fix, refuse)
+	}
+	return d.errf(at, "%s is not a torchtitan job config %s (%s %s; before it torchtitan/config_manager.py dropped them: _dict_to_dataclass, lines 740-753 at e7c0cae)", bad, what, fix, refuse)
 }
 
 // ttKnownNames are the keys and tables of ttAllKeys, in order.
@@ -695,10 +730,13 @@ func ttKnownNames() []string {
 }
 
 // gqaAttention is attention as torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1 runs it, for a file with
-// 25413d2's keys, as the boundary is read (an older file, such as the
-// validated runs' of 9dec370ad26b5f8e9a7333a0e36165018262644b and e7c0cae934df, keeps the stack preset's sdpa:
-// repeat_kv before F.scaled_dot_product_attention; a file of the months
-// between 25413d2 and ff0829c10fbf is read as 238fa9953e4aec2a62582121564273d7cbb1e9f1's). Since
+// 25413d224c5a's keys that no key dates before b39377f (ttDoc.preSaved), as
+// the boundary is read (an older file, such as the validated runs' of
+// 9dec370ad26b5f8e9a7333a0e36165018262644b and e7c0cae934df, or one with a key
+// torchtitan dropped before b39377f, keeps the stack preset's sdpa:
+// repeat_kv before F.scaled_dot_product_attention, and readCuDNNEra sets
+// its kernel; a file of the months between b39377f and ff0829c10fbf is read as
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1's). Since
 // ff0829c (2026-01-27, "GQA without kv repeats") the attention modules
 // pass enable_gqa to SDPA and FlexAttention instead of repeating k and v
 // (Attention.forward in torchtitan/models/llama3/model/model.py at
@@ -718,7 +756,7 @@ func ttKnownNames() []string {
 // sets training.attention itself (FlexAttention with a window or chunk,
 // torchtitan_moe.go) keeps its own.
 func (t *Torchtitan) gqaAttention(d *ttDoc) {
-	if d.preEarlyStop || t.Attention != "" {
+	if d.preSaved != "" || t.Attention != "" {
 		return
 	}
 	t.Attention = AttentionFlash
@@ -1212,7 +1250,7 @@ func (t *Torchtitan) readRecompute(d *ttDoc) error {
 		t.src("recompute_early_stop", d.show(ek, ""))
 	case d.preEarlyStop:
 		t.EarlyStop = true
-		t.src("recompute_early_stop", "torch's default before torchtitan 25413d2, whose keys this file has")
+		t.src("recompute_early_stop", "torch's default: "+d.preEarlyKey+" dates the file before torchtitan 25413d2 (2025-08-29), which added activation_checkpoint.early_stop, default false")
 	default:
 		t.src("recompute_early_stop", "activation_checkpoint.early_stop false (default)")
 		if t.Recompute != RecomputeNone {
@@ -1518,6 +1556,9 @@ func (t *Torchtitan) Scenario() []byte {
 	}
 	if t.AttentionKernel != "" {
 		w("  attention_kernel: %s  # %s\n", t.AttentionKernel, t.Sources["attention_kernel"])
+	}
+	if t.OpRecomputeAttention {
+		w("  op_recompute_attention: true  # %s\n", t.Sources["op_recompute_attention"])
 	}
 	if t.FP8 != FP8None {
 		w("  fp8: %s  # %s: float8 linears\n", t.FP8, t.Sources["fp8"])

@@ -1,6 +1,10 @@
 package scenarios
 
-import "strconv"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
 
 // Keys of torchtitan job configs that an early torchtitan read and a later
 // one no longer had, each with the torchtitan commit that removed it from
@@ -132,4 +136,136 @@ func (t *Torchtitan) readNormType(d *ttDoc) {
 		return
 	}
 	t.note("model.norm_type = \"fused_rmsnorm\" written as training.norm_impl: fused (torchtitan's Triton kernel, norms.py at 157a12c56): each norm keeps its 16-bit input and the fp32 rstd (2·t·h + 4·t for t tokens), not the eager norm's fp32 input, rstd and normalized tensor (6·t·h + 4·t): 8·t·h less activation memory per block")
+}
+
+// Keys that date a job config against torchtitan's choice of cuDNN's
+// attention and its op policy's save list. torchtitan's
+// ScaledDotProductAttention ran SDPA under sdpa_kernel with
+// CUDNN_ATTENTION first on compute capability 10.0 and up from 3b85aa3
+// (3b85aa31fffc46ecbf785a57ee314a01614f572f, 2025-05-14, "Use cudnn
+// backend on B200": if has_cuda_capability(10, 0), torchtitan/models/
+// attention.py lines 210-211 at 6fc499f6f5b32151a799188be2208cfb09faed30)
+// and on every GPU from 6a3a9da9564d82a1120c7639ef6236bb4cffa049
+// (2025-10-09: ScaledDotProductAttentionWrapper's sdpa_backends
+// [CUDNN_ATTENTION, FLASH_ATTENTION, EFFICIENT_ATTENTION], attention.py
+// lines 86-93 there); its op policy's _save_list held
+// _scaled_dot_product_cudnn_attention only from
+// b39377f9fe33865fefb9bf64a33f6d74a598be87 (2025-12-01, "add all SDPA
+// backends to op_sac_save_list"; before it torchtitan/models/llama3/infra/
+// parallelize.py lines 234-243 at 6fc499f6f held aten.mm, SDPA's
+// efficient and flash ops, reduce_scatter_tensor and aten.max).
+// readCuDNNEra applies them.
+
+// ttAfterCuDNNB200 are keys torchtitan's config gained after 3b85aa3 and
+// before 25413d2 (found by comparing JobConfig's fields at 3b85aa3's
+// config_manager.py and 25413d2's parent's config/job_config.py, each
+// key's commit by git log -S): a file that gives one is of 3b85aa3 or
+// later.
+var ttAfterCuDNNB200 = map[string]string{
+	"training.gc_debug":                       "f8f545c45 (2025-05-28)",
+	"float8.emulate":                          "594a120ad (2025-05-28)",
+	"training.local_batch_size":               "8570415c3 (2025-06-05)",
+	"training.global_batch_size":              "8570415c3 (2025-06-05)",
+	"optimizer.beta1":                         "7c8301aea (2025-06-11)",
+	"optimizer.beta2":                         "7c8301aea (2025-06-11)",
+	"optimizer.weight_decay":                  "7c8301aea (2025-06-11)",
+	"checkpoint.initial_load_path":            "cddd7dc80 (2025-06-13)",
+	"checkpoint.enable_first_step_checkpoint": "f4048f8e1 (2025-06-17)",
+	"float8.moe_fqns_prototype":               "5990fa301 (2025-06-27)",
+	"mx.moe_fqns_prototype":                   "5990fa301 (2025-06-27)",
+	"parallelism.expert_parallel_degree":      "01f4e5022 (2025-07-08)",
+	"activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns": "9a8cb98f1 (2025-07-16)",
+	"checkpoint.initial_load_model_only":                                 "beb29a1c7 (2025-07-20)",
+	"checkpoint.last_save_in_hf":                                         "beb29a1c7 (2025-07-20)",
+	"checkpoint.last_save_model_only":                                    "beb29a1c7 (2025-07-20)",
+	"mx.mxfp8_dim1_cast_kernel_choice":                                   "f3e2a75e1 (2025-07-24)",
+	"checkpoint.initial_load_in_hf":                                      "a44dff1a4 (2025-07-28)",
+	"parallelism.module_fqns_per_model_part":                             "3c84ce095 (2025-07-30)",
+	"parallelism.pipeline_parallel_first_stage_less_layers":              "3c84ce095 (2025-07-30)",
+	"parallelism.pipeline_parallel_last_stage_less_layers":               "3c84ce095 (2025-07-30)",
+	"lr_scheduler.min_lr_factor":                                         "881f0ca46 (2025-07-31)",
+	"model.hf_assets_path":                                               "fd5a87fa6 (2025-08-11)",
+	"parallelism.expert_tensor_parallel_degree":                          "aeb3a4baf (2025-08-13)",
+}
+
+// ttPreCuDNNAll are keys torchtitan's config lost after 25413d2 and before
+// 6a3a9da: a file that gives one is older than 6a3a9da, so cuDNN's
+// attention ran on compute capability 10.0 and up only. The [float8] and
+// [mx] tables became [quantize.*] at 5b5d468 (2025-09-26).
+var ttPreCuDNNAll = map[string]string{
+	"job.use_for_integration_test":                    "accc7027f (2025-08-30)",
+	"float8.emulate":                                  "5b5d46856 (2025-09-26)",
+	"float8.enable_fsdp_float8_all_gather":            "5b5d46856 (2025-09-26)",
+	"float8.filter_fqns":                              "5b5d46856 (2025-09-26)",
+	"float8.moe_fqns_prototype":                       "5b5d46856 (2025-09-26)",
+	"float8.precompute_float8_dynamic_scale_for_fsdp": "5b5d46856 (2025-09-26)",
+	"float8.recipe_name":                              "5b5d46856 (2025-09-26)",
+	"mx.filter_fqns":                                  "5b5d46856 (2025-09-26)",
+	"mx.moe_fqns_prototype":                           "5b5d46856 (2025-09-26)",
+	"mx.mxfp8_dim1_cast_kernel_choice":                "5b5d46856 (2025-09-26)",
+	"mx.recipe_name":                                  "5b5d46856 (2025-09-26)",
+}
+
+// ttPreCuDNNSaved are keys torchtitan's config lost after 6a3a9da and
+// before b39377f: a file that gives one (or one of ttPreCuDNNAll's, or
+// that is older than 25413d2) is older than b39377f, whose op policy did
+// not save cuDNN's attention.
+var ttPreCuDNNSaved = map[string]string{
+	"parallelism.pipeline_parallel_split_points": "6e06a49cd (2025-10-13)",
+	"job.print_args":                       "7c1048075 (2025-10-14)",
+	"parallelism.enable_compiled_autograd": "8228c0845 (2025-10-28)",
+	"training.seed":                        "e61f2cce4 (2025-10-29)",
+	"training.deterministic":               "e61f2cce4 (2025-10-29)",
+}
+
+// ttBlackwell are the presets of compute capability 10.0 and up on which
+// zerosim runs cuDNN's attention (sm100, sm103); ttCuDNNGPUs every preset
+// it runs it on (gqaAttention's list: the NVIDIA data-centre GPUs from
+// the A100 on).
+var (
+	ttBlackwell = []string{"B200", "GB200", "B300", "GB300"}
+	ttCuDNNGPUs = []string{"A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H200", "B200", "GB200", "B300", "GB300"}
+)
+
+// readCuDNNEra sets the attention kernel and the op policy's treatment of
+// it for a llama3 file the keys date before b39377f (preSaved), which
+// gqaAttention leaves to the stack preset's sdpa (repeat_kv before
+// ff0829c): on a Blackwell preset, for a file dated from 3b85aa3 on
+// (ttAfterCuDNNB200), attention_kernel cudnn, and under recompute: op
+// op_recompute_attention, the _save_list of its era lacking cuDNN's op.
+// A file it cannot date so is noted. A file no key dates before b39377f
+// is read as TorchtitanCommit's (gqaAttention: its list saves cuDNN's
+// attention), with a note under the op policy.
+func (t *Torchtitan) readCuDNNEra(d *ttDoc) {
+	gpu := t.Cluster.GPU
+	if d.preSaved == "" {
+		if t.AttentionKernel == KernelCuDNN && t.Recompute == RecomputeOp {
+			t.note("op policy with cuDNN's attention read as torchtitan %s's, whose _save_list keeps the attention's output (b39377f, 2025-12-01, added _scaled_dot_product_cudnn_attention to it): a torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to b39377f kept neither the output nor the log-sum-exp and reran the attention's forward in backward (set training.op_recompute_attention: true if yours is one)", TorchtitanCommit[:7])
+		}
+		return
+	}
+	if t.HF != nil || t.Attention != "" || t.flexAttn {
+		return
+	}
+	after, by := d.ttEraKey(ttAfterCuDNNB200)
+	op := ""
+	if t.Recompute == RecomputeOp {
+		op = ", and training.op_recompute_attention: true under recompute: op"
+	}
+	switch {
+	case slices.Contains(ttBlackwell, gpu) && after != "":
+		t.AttentionKernel = KernelCuDNN
+		t.src("attention_kernel", after+" dates the file from 3b85aa3 (2025-05-14) on: attention.py asks SDPA for cuDNN first on compute capability 10.0 and up")
+		msg := fmt.Sprintf("%s, which torchtitan added by %s, dates the file from torchtitan 3b85aa3 (2025-05-14) on, whose ScaledDotProductAttention asks SDPA for cuDNN's attention first on compute capability 10.0 and up (%s): written as training.attention_kernel: cudnn", after, by, gpu)
+		if t.Recompute == RecomputeOp {
+			t.OpRecomputeAttention = true
+			t.src("op_recompute_attention", d.preSaved+" dates the file before b39377f (2025-12-01): its op policy's _save_list lacks _scaled_dot_product_cudnn_attention")
+			msg += fmt.Sprintf("; %s dates it before b39377f (2025-12-01), whose op policy first saved cuDNN's attention: written as training.op_recompute_attention: true (the attention's output and log-sum-exp are not kept, its forward reruns in backward)", d.preSaved)
+		}
+		t.note("%s", msg)
+	case slices.Contains(ttBlackwell, gpu):
+		t.note("torchtitan from 3b85aa3 (2025-05-14) asks SDPA for cuDNN's attention first on %s, and no key of the file dates it that recent: the kernel stays fa2 (if yours is, set training.attention_kernel: cudnn%s)", gpu, op)
+	case slices.Contains(ttCuDNNGPUs, gpu) && d.preAll == "":
+		t.note("torchtitan from 6a3a9da (2025-10-09) asks SDPA for cuDNN's attention first on every GPU, and %s dates the file before b39377f but not before 6a3a9da: the kernel stays fa2 (if yours is 6a3a9da or later, set training.attention_kernel: cudnn%s)", d.preSaved, op)
+	}
 }

@@ -81,3 +81,82 @@ func TestImportTorchtitanEra(t *testing.T) {
 		}
 	}
 }
+
+// TestImportTorchtitanCuDNNEra: torchtitan's llama3_8b.toml at 6fc499f6f
+// (torchao's B200 float8 table ran it) has training.compile and
+// checkpoint.enable_checkpoint, removed before 25413d2, and
+// local_batch_size and hf_assets_path, added after 3b85aa3: a file of
+// the months when torchtitan asked SDPA for cuDNN's attention first on
+// compute capability 10.0 and up (3b85aa3, attention.py lines 210-211 at
+// 6fc499f6f) and its op policy's _save_list lacked
+// _scaled_dot_product_cudnn_attention (parallelize.py lines 234-243
+// there; added by b39377f). On a B200 or GB300 it imports as
+// attention_kernel cudnn and, under its op policy, op_recompute_attention;
+// on an H100 (capability 9.0: flash, which the list saves) neither. A
+// file with no key from after 3b85aa3 (9dec370's) keeps fa2 with a note;
+// 238fa99's file keeps b39377f's list with a note; job.print_args
+// (removed by 7c1048075, after 6a3a9da) dates 238fa99's keys before
+// b39377f, not before 6a3a9da.
+func TestImportTorchtitanCuDNNEra(t *testing.T) {
+	const tt6 = "llama3_8b-6fc499f.toml"
+	for _, c := range []struct {
+		name, file, gpu string
+		edits           []string
+		kernel          AttentionKernel
+		attention       Attention
+		opAttention     bool
+		note            string
+	}{
+		{"6fc499f B200", tt6, "B200", nil, KernelCuDNN, AttentionSDPA, true,
+			"checkpoint.last_save_model_only, which torchtitan added by beb29a1c7 (2025-07-20), dates the file from torchtitan 3b85aa3 (2025-05-14) on"},
+		{"6fc499f GB300", tt6, "GB300", nil, KernelCuDNN, AttentionSDPA, true,
+			"dates it before b39377f (2025-12-01), whose op policy first saved cuDNN's attention: written as training.op_recompute_attention: true"},
+		{"6fc499f H100", tt6, "H100-80GB", nil, KernelFA2, AttentionSDPA, false, ""},
+		{"6fc499f B200 full", tt6, "B200", []string{`mode = "selective"`, `mode = "full"`}, KernelCuDNN, AttentionSDPA, false,
+			"written as training.attention_kernel: cudnn\n"},
+		{"9dec370 B200", "llama3_8b-9dec370.toml", "B200", nil, KernelFA2, AttentionSDPA, false,
+			"no key of the file dates it that recent: the kernel stays fa2 (if yours is, set training.attention_kernel: cudnn, and training.op_recompute_attention: true under recompute: op)"},
+		{"238fa99 B200", "llama3_8b.toml", "B200", nil, KernelCuDNN, AttentionFlash, false,
+			"(set training.op_recompute_attention: true if yours is one)"},
+		{"238fa99 print_args H100", "llama3_8b.toml", "H100-80GB", []string{"[job]", "[job]\nprint_args = false"}, KernelFA2, AttentionSDPA, false,
+			"job.print_args dates the file before b39377f but not before 6a3a9da: the kernel stays fa2"},
+		{"238fa99 print_args B200", "llama3_8b.toml", "B200", []string{"[job]", "[job]\nprint_args = false"}, KernelCuDNN, AttentionSDPA, true,
+			"job.print_args dates it before b39377f"},
+	} {
+		tt, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: c.gpu})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out := tt.Scenario()
+		s, err := Load("s.yaml", out, nil)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		tr := s.Training
+		if tr.AttentionKernel != c.kernel || tr.Attention != c.attention || tr.OpRecomputeAttention != c.opAttention {
+			t.Errorf("%s: attention %s kernel %s op_recompute_attention %v, want %s %s %v\n%s", c.name, tr.Attention, tr.AttentionKernel, tr.OpRecomputeAttention, c.attention, c.kernel, c.opAttention, out)
+		}
+		if !strings.Contains(string(out), c.note) {
+			t.Errorf("%s: no %q in\n%s", c.name, c.note, out)
+		}
+	}
+	// The early stop's source names the key that dates the file before
+	// 25413d2 (QA33 LOW-3: "whose keys this file has" read as if the
+	// file had 25413d2's keys).
+	tt, err := ImportTorchtitan(tt6, ttFile(t, tt6), TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: "B200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const early = "recompute_early_stop: true  # torch's default: training.compile dates the file before torchtitan 25413d2 (2025-08-29), which added activation_checkpoint.early_stop, default false\n"
+	if !strings.Contains(string(tt.Scenario()), early) {
+		t.Errorf("no %q in\n%s", early, tt.Scenario())
+	}
+	// Every key that dates a file is one some torchtitan read.
+	for _, m := range []map[string]string{ttAfterCuDNNB200, ttPreCuDNNAll, ttPreCuDNNSaved} {
+		for k := range m {
+			if !ttAllKeys[k] {
+				t.Errorf("%s: in no torchtitan job config", k)
+			}
+		}
+	}
+}

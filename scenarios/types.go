@@ -409,6 +409,20 @@ type Training struct {
 	// torchtitan's default, DefaultOpForceRecompute (["moe.router.gate"]);
 	// an empty list forces nothing.
 	OpForceRecompute *[]string `yaml:"op_force_recompute,omitempty"`
+	// OpRecomputeAttention, under recompute: op with attention_kernel
+	// cudnn, is torchtitan's op policy before b39377f (2025-12-01, "add
+	// all SDPA backends to op_sac_save_list"): its _save_list held
+	// _scaled_dot_product_flash_attention and _efficient_attention but not
+	// _scaled_dot_product_cudnn_attention (torchtitan/models/llama3/infra/
+	// parallelize.py lines 234-243 at 6fc499f6f), which its
+	// ScaledDotProductAttention asked for first on compute capability
+	// 10.0 and up from 3b85aa3 (2025-05-14; torchtitan/models/attention.py
+	// lines 210-211 at 6fc499f6f) and on every GPU from 6a3a9da
+	// (2025-10-09). The attention's output and log-sum-exp are then not
+	// kept, and its forward reruns in backward (memory.BlockDims.
+	// OpRecomputeAttention, zero.PlanCompute). false (default): the
+	// attention's outputs are kept, as torchtitan since b39377f.
+	OpRecomputeAttention bool `yaml:"op_recompute_attention,omitempty"`
 	// Steps is how many steps verify runs (default 5); Seed seeds toy data.
 	Steps int   `yaml:"steps,omitempty"`
 	Seed  int64 `yaml:"seed,omitempty"`

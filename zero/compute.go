@@ -352,8 +352,11 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 		// Korthikanti's selective policy reruns the block's core attention
 		// in its backward, as RecomputeFLOPs charges the blocks of the
 		// per-operation model ("selective"); att is zero outside blocks.
+		// So does torchtitan's op policy before b39377f under cuDNN's
+		// attention (training.op_recompute_attention: its _save_list
+		// lacked the kernel's op, PlanCompute).
 		reAtt := re
-		if policy[i] == memory.PolicySelective && att > 0 {
+		if (policy[i] == memory.PolicySelective || policy[i] == memory.PolicyOp && s.Training.OpRecomputeAttention) && att > 0 {
 			reAtt = 1
 			c.BwdFLOPs = fc.Add(c.BwdFLOPs, att)
 		}

@@ -99,6 +99,17 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		secs[i][0], secs[i][1] = bt.seconds(re[i])
 		by[i][0], by[i][1] = bt.classes(re[i])
 	}
+	// torchtitan's op policy before b39377f (Dims.OpRecomputeAttention:
+	// its _save_list lacked _scaled_dot_product_cudnn_attention) reruns
+	// the attention's forward in the block's backward to rebuild the
+	// output and log-sum-exp the kernel's backward reads: one more
+	// forward attention, at the attention kernel's rate.
+	var reAtt [2]int64
+	if spec.Policy == recomputeOp && spec.Dims.OpRecomputeAttention {
+		reAtt[1] = f.Attention
+		secs[1][1] += bt.fwd.Attention
+		by[1][1].Attention += bt.fwd.Attention
+	}
 	var c flopCalc
 	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention (2×
 	// eager: AttentionBackwardFLOPs).
@@ -116,7 +127,7 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		if !spec.Placement.Checkpointed(block) {
 			i = 0
 		}
-		out[u] = UnitCompute{FwdFLOPs: f.Total(), BwdFLOPs: c.Add(bwd, re[i]), Fwd: secs[i][0], Bwd: secs[i][1], FwdBy: by[i][0], BwdBy: by[i][1]}
+		out[u] = UnitCompute{FwdFLOPs: f.Total(), BwdFLOPs: c.Add(bwd, re[i], reAtt[i]), Fwd: secs[i][0], Bwd: secs[i][1], FwdBy: by[i][0], BwdBy: by[i][1]}
 		block++
 	}
 	if spec.Head >= 0 && spec.Dims.Vocab > 0 {

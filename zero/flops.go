@@ -47,6 +47,11 @@ type FLOPDims struct {
 	// without counting them (RecomputeFLOPs).
 	OpForce      string
 	OpForceGiven bool
+	// OpRecomputeAttention is training.op_recompute_attention
+	// (memory.BlockDims.OpRecomputeAttention): under the op policy the
+	// block's backward reruns the attention's forward, at the attention
+	// kernel's rate (PlanCompute).
+	OpRecomputeAttention bool
 }
 
 // BlockFLOPs is one block's forward FLOPs by operation class.
@@ -298,7 +303,9 @@ const (
 // the matmuls memory.OpRecomputedMMFLOPs counts, the one rule the memory
 // model keeps the others' outputs by (llama: wk, wo, w3 = 2·t·(h·kv + qw·h
 // + h·f); a gpt block's four biased linears, addmm, all of them) and
-// nothing of the attention, whose outputs it keeps.
+// nothing of the attention, whose outputs it keeps (but under
+// OpRecomputeAttention, whose rerun attention forward PlanCompute charges
+// at the attention kernel's rate).
 func RecomputeFLOPs(d FLOPDims, policy string) (int64, error) {
 	f, err := BlockForwardFLOPs(d)
 	if err != nil {

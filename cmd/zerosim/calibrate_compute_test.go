@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -622,7 +623,10 @@ func TestCalibrateStepTimeCarriesWhatItRanWith(t *testing.T) {
 		wrote, warn           string
 	}{
 		{"attention", mix, "600ms", "a.yaml", "attention_efficiency 0.25 from " + mix + ", which the fit ran with", ""},
-		{"network", net, "620ms", "n.yaml", "the network part of " + net + ", which the fit ran with", ""},
+		// 0.4220 is below the range of the published H100 runs: the
+		// warning that says so (outsidePublished) is the only one.
+		{"network", net, "620ms", "n.yaml", "the network part of " + net + ", which the fit ran with",
+			"zerosim: warning: --step-time 620ms: the fitted compute efficiency 0.4220 is below the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted (docs/validation.md): the fit charges the GEMMs for time the scenario does not describe"},
 		{"another network", net, "620ms", other, "its network part kept", "zerosim: warning: the fit ran with the network part of " + net + " (the scenario's communication.calibration), " + other + " keeps its own"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -645,7 +649,9 @@ func TestCalibrateStepTimeCarriesWhatItRanWith(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, _ := units.ParseDuration(tc.step)
-			if reproduces := math.Abs(float64(r.StepTimePS)/float64(want)-1) < 1e-4; reproduces != (tc.warn == "") {
+			// Only a file that keeps another network part does not
+			// reproduce the fit (its warning says so).
+			if reproduces := math.Abs(float64(r.StepTimePS)/float64(want)-1) < 1e-4; reproduces != !strings.Contains(tc.warn, " keeps its own") {
 				t.Errorf("run with %s: step %v, measured %v: reproduces %t", file, units.Duration(r.StepTimePS), want, reproduces)
 			}
 		})
@@ -728,6 +734,34 @@ func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 		want := "zerosim: warning: --step-time 900ms: the scenario does not fit in GPU memory (peak 125.51 GiB per GPU, more than the H100-80GB's 79.65 GiB): the measured step cannot be of this configuration"
 		if code != 0 || strings.Contains(errOut, want) != c.warn {
 			t.Errorf("stage %s: exit %d, stderr %q; want warning %t: %q", c.stage, code, errOut, c.warn, want)
+		}
+	}
+}
+
+// TestCalibrateOutsidePublished (QA33 MED-3): a --step-time fit outside
+// the range the published runs fitted is warned of, with the range in the
+// words run's headline sets a typed efficiency beside it (one source:
+// reports.PublishedFit), and the warning says what such a fit distorts.
+// On a B200, where no published run is, the range is the 22 bf16 runs on
+// other GPUs: 400 ms fits 0.2948 (warned), 250 ms 0.7331 (within, not).
+func TestCalibrateOutsidePublished(t *testing.T) {
+	const rng = "below the 0.45–0.85 that 22 published bf16 runs on other GPUs fitted (docs/validation.md)"
+	golden.CheckQuotes(t, "../../docs/calibration.md", "TestCalibrateOutsidePublished", "the range of every GPU's: 0.45–0.85 for bf16")
+	for _, tc := range []struct {
+		step, eff string
+		warn      bool
+	}{{"400ms", "0.2948", true}, {"250ms", "0.7331", false}} {
+		file := filepath.Join(t.TempDir(), "cal.yaml")
+		_, errOut, code := runCLI("calibrate", "--step-time", tc.step, "default", "--set", "cluster.gpu=B200", "--set", "cluster.intra.preset=NVLink5", "--file", file)
+		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency " + tc.eff + " is " + rng +
+			": the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below cluster.peak_bf16, a slower network or host), and that time then scales with every what-if that moves the GEMMs (training.fp8, another cluster.gpu, the model's size)"
+		if code != 0 || tc.warn != (errOut != "") || tc.warn && !strings.HasPrefix(errOut, want) {
+			t.Errorf("%s: exit %d, stderr %q, want warning %v: %q", tc.step, code, errOut, tc.warn, want)
+		}
+		// run quotes the same range for the same efficiency typed in.
+		out, errOut, code := runCLI("run", "default", "--set", "cluster.gpu=B200", "--set", "cluster.intra.preset=NVLink5", "--set", "training.compute_efficiency="+tc.eff)
+		if code != 0 || tc.warn != strings.Contains(out, tc.eff+" of the dense peak for large GEMMs (training.compute_efficiency): "+rng) {
+			t.Errorf("%s: run exit %d %s, headline with %q: %v\n%s", tc.step, code, errOut, rng, tc.warn, out)
 		}
 	}
 }

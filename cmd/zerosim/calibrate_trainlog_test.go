@@ -167,7 +167,10 @@ func TestCalibrateTrainLogDeepSpeed(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cal.yaml")
 	log := trainLogs + "deepspeed-chat-step2-npu.log"
 	out, errOut, code := runCLI("calibrate", "--train-log", log, "default", "--set", "training.grad_accum=4", "--file", file)
-	if code != 0 || errOut != "" {
+	// The NPU run's step fits the default scenario's GEMMs at 0.3713, below
+	// the published H100 runs' range: one warning says so.
+	const below = "zerosim: warning: " + trainLogs + "deepspeed-chat-step2-npu.log: the fitted compute efficiency 0.3713 is below the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted (docs/validation.md): "
+	if code != 0 || !strings.HasPrefix(errOut, below) || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	step := units.Duration(math.Round(64 / 25.73380362582048 * float64(units.Second)))
@@ -317,7 +320,10 @@ func TestCalibrateTrainLogMemoryNotFitted(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.HasPrefix(errOut, "zerosim: warning: the memory part is not fitted (the compute part is written): <stdin>:2: max reserved 1000.00 MiB: below ") || strings.Count(errOut, "\n") != 1 {
+	// The 600 ms step fits 0.4380, below the published H100 runs' range:
+	// a second warning says so (outsidePublished).
+	if !strings.HasPrefix(errOut, "zerosim: warning: the memory part is not fitted (the compute part is written): <stdin>:2: max reserved 1000.00 MiB: below ") || strings.Count(errOut, "\n") != 2 ||
+		!strings.Contains(errOut, "\nzerosim: warning: <stdin>: the fitted compute efficiency 0.4380 is below the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted (docs/validation.md): ") {
 		t.Errorf("stderr %q", errOut)
 	}
 	if c := readCal(t, file); c.Compute == nil || c.Memory != nil || c.Compute.MeasuredMS != 600 {

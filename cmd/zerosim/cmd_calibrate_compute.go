@@ -519,13 +519,39 @@ func lowEfficiency(s *scenarios.Scenario, eff float64) string {
 // for a trace's attention highAttention).
 func fitWarnings(s *scenarios.Scenario, cc *scenarios.CalCompute) []string {
 	var ws []string
-	for _, w := range []string{notFitting(s), lowEfficiency(s, cc.Efficiency), highEfficiency(s, cc.Efficiency, cc.Method == scenarios.CalMethodTrace),
-		highAttention(s, cc.AttentionEfficiency)} {
+	low, high := lowEfficiency(s, cc.Efficiency), highEfficiency(s, cc.Efficiency, cc.Method == scenarios.CalMethodTrace)
+	outside := ""
+	if low == "" && high == "" && cc.Method != scenarios.CalMethodTrace {
+		outside = outsidePublished(s, cc.Efficiency)
+	}
+	for _, w := range []string{notFitting(s), low, high, outside, highAttention(s, cc.AttentionEfficiency)} {
 		if w != "" {
 			ws = append(ws, w)
 		}
 	}
 	return ws
+}
+
+// outsidePublished says when a compute efficiency fitted to a whole step
+// (--step-time, --train-log) lies outside the range the published runs
+// fitted, in the words run's headline sets a typed one beside them
+// (reports.PublishedFit, the one source of both; QA33 MED-3: B200 and
+// MI300X steps fitted 0.26 and 0.24 against the 0.45–0.85 of 22 runs on
+// other GPUs, without a word). The fit then charges the GEMMs for time
+// the scenario does not describe, and that time scales with every what-if
+// that moves the GEMMs. "" within the range, or when lowEfficiency or
+// highEfficiency already says why (they run first).
+func outsidePublished(s *scenarios.Scenario, eff float64) string {
+	text, side := reports.PublishedFit(eff, s.Training.FP8 != scenarios.FP8None, s.Cluster.GPU)
+	switch {
+	case text == "" || side == 0:
+		return ""
+	case side < 0:
+		return fmt.Sprintf("the fitted compute efficiency %.4f is below %s: the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below cluster.peak_bf16, a slower network or host), and that time then scales with every what-if that moves the GEMMs (training.fp8, another cluster.gpu, the model's size): describe those parts of the step before trusting such what-ifs",
+			eff, text)
+	}
+	return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the fit credits the GEMMs with time the scenario charges elsewhere (an attention kernel faster than training.attention_kernel's rate, a faster network or overlap than the scenario's), and that credit then scales with every what-if that moves the GEMMs (training.fp8, another cluster.gpu, the model's size): describe those parts of the step before trusting such what-ifs",
+		eff, text)
 }
 
 // notFitting says when s does not fit in GPU memory by the memory model
