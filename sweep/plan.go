@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1323,9 +1322,11 @@ func replayFits(s *scenarios.Scenario, model *memory.Report, device bool) (int64
 	return peak, res.Fits(gpu)
 }
 
+// jobs is how many run at once for a Jobs option j: j, at most MaxJobs,
+// or DefaultJobs for j ≤ 0.
 func jobs(j int) int {
 	if j <= 0 {
-		return runtime.GOMAXPROCS(0) // the CPU limit of a container too
+		return DefaultJobs()
 	}
 	return min(j, MaxJobs)
 }

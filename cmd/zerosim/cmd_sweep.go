@@ -87,7 +87,7 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.grids, "grid", nil, "swept `key.path=v1,v2,…` (repeatable; the last grid varies fastest)")
-	f.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "points replayed at once")
+	f.IntVarP(&o.jobs, "jobs", "j", sweep.DefaultJobs(), "points replayed at once")
 	f.StringVar(&o.out, "out", "", "write rows to `FILE` instead of stdout")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted --out file: skip the points it holds, append the rest")
 	f.StringVar(&o.shard, "shard", "0/1", "run only the points with index % n == i (`i/n`)")
