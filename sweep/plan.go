@@ -369,7 +369,7 @@ type Plan struct {
 	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
 	RequireDeviceFit bool
 	// OneStep is set when the stack has no gradient accumulation
-	// (scenarios.NoGradAccum) and no --set asks for it: every candidate
+	// (scenarios.Scenario.NoGradAccum) and no --set asks for it: every candidate
 	// runs a rank's sequences as one micro-batch.
 	OneStep bool
 	// NoSeqLen is set when the model has no sequence length (an MLP, a
@@ -1649,8 +1649,8 @@ func ParseTokens(v string) (int64, error) {
 }
 
 // noAccum reports whether plan searches one micro-step only: under a stack
-// whose trainer has no gradient accumulation (scenarios.NoGradAccum),
+// whose trainer has no gradient accumulation (scenarios.Scenario.NoGradAccum),
 // unless the scenario sets training.grad_accum itself.
 func noAccum(s *scenarios.Scenario, set map[string]bool) bool {
-	return scenarios.NoGradAccum(s.Stack) && !set["training.grad_accum"]
+	return s.NoGradAccum() && !set["training.grad_accum"]
 }
