@@ -1,6 +1,7 @@
 package collectives
 
 import (
+	"cmp"
 	"fmt"
 	"testing"
 
@@ -74,5 +75,26 @@ func BenchmarkChooseRCCL(b *testing.B) {
 		if _, err := m.Choose(AllReduce, sh, Auto, 64*units.MiB); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkChooseNCCL: NCCL's choice of algorithm and protocol for an
+// all-reduce of 64 MiB over 2 × 8 H100, under the default tuner and under
+// a pinned release (communication.nccl_version), whose tuner is looked up
+// by its name: the tuner's inner loop on NVIDIA across nodes.
+func BenchmarkChooseNCCL(b *testing.B) {
+	for _, release := range []string{"", "2.21", "2.29.7"} {
+		b.Run("nccl="+cmp.Or(release, "default"), func(b *testing.B) {
+			hw := h100(50e9, 0)
+			hw.NCCL = release
+			m := NewModel(hw)
+			sh := Shape{Ranks: 16, Nodes: 2}
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := m.Choose(AllReduce, sh, Auto, 64*units.MiB); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

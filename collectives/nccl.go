@@ -1222,6 +1222,10 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 	// cheapest that the NCCL path runs, in the order of the loop on ties.
 	rccl := m.HW.GFX != "" && rcclTimedByNCCL(sh)
 	ranked := make([]Choice, 0, 2*numProtos) // rcclCost runs tree and ring
+	// Before 2.27 NCCL's LL128 switch enables only the compute
+	// capabilities it lists (ncclTuning.ll128CompCaps: no 10.0 before
+	// 2.25, no 10.3 before 2.27), whatever NCCL_PROTO says.
+	ll128 := m.HW.GFX != "" || m.HW.tuning().ll128On(m.HW.compCap())
 	for _, al := range algos {
 		if m.HW.Algos != 0 && m.HW.Algos&(1<<al) == 0 {
 			continue
@@ -1232,11 +1236,7 @@ func (m *Model) Choose(op Op, sh Shape, a Algo, nBytes units.Bytes) (Choice, err
 			if p == LL128 && m.HW.PCI && m.HW.Protos == 0 || m.HW.Protos != 0 && m.HW.Protos&(1<<p) == 0 {
 				continue
 			}
-			if p == LL128 && m.HW.GFX == "" && !m.HW.tuning().ll128On(m.HW.compCap()) {
-				// Before 2.27 NCCL's LL128 switch enables only the compute
-				// capabilities it lists (ncclTuning.ll128CompCaps: no 10.0
-				// before 2.25, no 10.3 before 2.27), whatever NCCL_PROTO
-				// says.
+			if p == LL128 && !ll128 {
 				continue
 			}
 			if rccl {

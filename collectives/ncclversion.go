@@ -91,17 +91,24 @@ type (
 // tuning is the tuner of the release hw names (Hardware.NCCL), the
 // default's when it names none or one the tables lack.
 func (hw Hardware) tuning() *ncclTuning {
-	if hw.NCCL != "" {
-		for i := range ncclTunings {
-			for _, r := range ncclTunings[i].releases {
-				if r == hw.NCCL {
-					return &ncclTunings[i]
-				}
-			}
-		}
+	if tu, ok := tuningByRelease[hw.NCCL]; ok {
+		return tu
 	}
 	return defaultTuning
 }
+
+// tuningByRelease is the entry of ncclTunings of each release it covers:
+// every cost asks for its tuner (Hardware.tuning), and a scan of the
+// table for a pinned release took as long as the rest of a cost.
+var tuningByRelease = func() map[string]*ncclTuning {
+	m := map[string]*ncclTuning{}
+	for i := range ncclTunings {
+		for _, r := range ncclTunings[i].releases {
+			m[r] = &ncclTunings[i]
+		}
+	}
+	return m
+}()
 
 // defaultTuning is scenarios.DefaultNCCLRelease's, the last of
 // ncclTunings.

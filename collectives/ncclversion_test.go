@@ -23,6 +23,13 @@ func TestNCCLTuningsCoverReleases(t *testing.T) {
 	if !slices.Contains(defaultTuning.releases, DefaultNCCL) || (Hardware{}).tuning() != defaultTuning {
 		t.Errorf("the default tuner is %q, want %s", defaultTuning.releases, DefaultNCCL)
 	}
+	for i := range ncclTunings {
+		for _, r := range ncclTunings[i].releases {
+			if got := versioned(Hardware{}, r).tuning(); got != &ncclTunings[i] {
+				t.Errorf("NCCL %s runs the tuner of %q, want its own (%q)", r, got.releases, ncclTunings[i].releases)
+			}
+		}
+	}
 }
 
 // versioned is hw under NCCL release v.

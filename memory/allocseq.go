@@ -222,11 +222,6 @@ type simState struct {
 	// series is AllocSim.Series of the micro-step being replayed last
 	// (microStep's last), reused from step to step.
 	series []ReservedPoint
-	// root marks FSDP2's root group (rootgroup.go), whose gather, release
-	// and reduction the timeline gives as one set of events of its lead
-	// unit; nil when every unit is its own group.
-	root     []bool
-	rootLead int
 }
 
 // mark records the allocator after event i of the timeline (-1: before
@@ -439,7 +434,6 @@ func newSimState(s *scenarios.Scenario, r *Report, a *Allocator) (*simState, []s
 		// stream's pool, which the default stream cannot use.
 		st.rsInStream = StreamCompute
 	}
-	st.root, st.rootLead = fsdp2RootGroup(s, r)
 	st.initParams(params)
 	return st, params
 }
@@ -654,7 +648,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 		if e.Phase != PhaseForward {
 			release()
 		}
-		if st.root != nil && u >= 0 && u < len(st.root) && st.root[u] && st.rootEvent(e, params, copyOut) {
+		if st.r.inRoot(u) && st.rootEvent(e, params, copyOut) {
 			continue
 		}
 		if e.Op == OpCopyOut {
@@ -801,8 +795,8 @@ func (st *simState) rootEvent(e Event, params []simUnit, copyOut func(int, bool)
 	u := e.Unit
 	switch {
 	case e.Op == OpCopyOut:
-		if u == st.rootLead && e.Phase == PhaseForward {
-			for v, in := range st.root {
+		if u == st.r.rootLead && e.Phase == PhaseForward {
+			for v, in := range st.r.root {
 				if in && v != u && st.count("unsharded", v) == 0 {
 					for _, p := range params[v].ps {
 						st.alloc("unsharded", v, StreamCompute, padded(p, params[v].n)*params[v].gather)
@@ -813,7 +807,7 @@ func (st *simState) rootEvent(e Event, params []simUnit, copyOut func(int, bool)
 		}
 		return true
 	case e.Component == CompGathered && e.Op == OpRelease:
-		for v, in := range st.root {
+		for v, in := range st.r.root {
 			if in {
 				st.free("unsharded", v)
 			}
@@ -823,7 +817,7 @@ func (st *simState) rootEvent(e Event, params []simUnit, copyOut func(int, bool)
 		// The copy-in frees them (or, with no copy, the reduce-scatter's
 		// end): every root unit's at once.
 		held := false
-		for v, in := range st.root {
+		for v, in := range st.r.root {
 			if in && st.count("grad", v) > 0 {
 				held = true
 				st.free("grad", v)

@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,5 +246,23 @@ func TestLlamaBlockParams(t *testing.T) {
 	}
 	if ps := simUnitParams(s, u); len(ps) != 9 || ps[4] != (unitParam{45_088_768, 11008}) {
 		t.Errorf("simUnitParams(block %d) = %v, want llamaBlockParams' nine", u, ps)
+	}
+	// They are the tensors scenarios' UnitShapes lists for the block (in
+	// its order, norms first and up_proj before down_proj; the replay
+	// keeps torchtitan's module order, which places FSDP1's flat
+	// parameter), by numel and dim 0.
+	var ours, theirs []unitParam
+	for _, p := range llamaBlockParams(&s.Model) {
+		ours = append(ours, unitParam{p.numel, p.dim0})
+	}
+	for _, sh := range s.Model.UnitShapes(s.Model.LayerList[u]) {
+		n, _ := scenarios.ShapesNumel([][]int64{sh})
+		theirs = append(theirs, unitParam{n, sh[0]})
+	}
+	byNumel := func(a, b unitParam) int { return cmp.Or(cmp.Compare(a.numel, b.numel), cmp.Compare(a.dim0, b.dim0)) }
+	slices.SortFunc(ours, byNumel)
+	slices.SortFunc(theirs, byNumel)
+	if !slices.Equal(ours, theirs) {
+		t.Errorf("llamaBlockParams' tensors %v, UnitShapes' %v", ours, theirs)
 	}
 }

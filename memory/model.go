@@ -465,6 +465,12 @@ type Report struct {
 	// gatherAhead is the prefetch depth of FSDP's stage-2 forward gathers
 	// (ForwardGatherUnit); 0 elsewhere.
 	gatherAhead int
+	// root marks FSDP2's root group (fsdp2RootGroup), worked out once
+	// with the events: the timeline gathers, releases and reduces it as
+	// one set of events of its lead unit rootLead, and the allocator's
+	// replay follows them. Nil when every unit is its own group.
+	root     []bool
+	rootLead int
 }
 
 // ForwardGatherUnit is the unit whose forward compute unit v's parameters
@@ -477,6 +483,9 @@ func (r *Report) ForwardGatherUnit(v int) int {
 	}
 	return max(v-r.gatherAhead, 0)
 }
+
+// inRoot reports whether unit u is in FSDP2's root group (Report.root).
+func (r *Report) inRoot(u int) bool { return u >= 0 && u < len(r.root) && r.root[u] }
 
 // OnlyInReducingMicroStep reports whether event e, of the walk's (the
 // last) micro-step, is missing from the micro-steps before it under FSDP's

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -1636,16 +1635,7 @@ func FractionCheckpointed(i int, p float64) bool {
 		return false
 	}
 	b := i + 1
-	return fractionCount(b, p) > fractionCount(b-1, p)
-}
-
-// fractionCount is how many of blocks 1..b fms-fsdp's rule wraps.
-func fractionCount(b int, p float64) int {
-	x := float64(float64(b) * p) // rounded, as Python rounds it (no fused multiply-add)
-	if x < 0.5 {
-		return 0
-	}
-	return int(math.Floor(x-0.5)) + 1
+	return scenarios.FractionWrapped(b, p) > scenarios.FractionWrapped(b-1, p)
 }
 
 // blockPolicy is the checkpointing policy of block i (0-based, forward

@@ -759,8 +759,8 @@ func (m *model) buildEvents() {
 	var secondary int64           // hpZ's secondary partition so far
 	// FSDP2's root group (rootgroup.go): gathered as one at its lead's
 	// forward, released and reduced as one after the lead's backward.
-	root, lead := fsdp2RootGroup(m.s, r)
-	inRoot := func(u int) bool { return root != nil && u >= 0 && u < len(root) && root[u] }
+	r.root, r.rootLead = fsdp2RootGroup(m.s, r)
+	root, lead, inRoot := r.root, r.rootLead, r.inRoot
 	var rootGather int64
 	for u := range root {
 		if root[u] {

@@ -37,10 +37,17 @@ type Build struct {
 // Test binaries and "go build -buildvcs=false" carry no revision.
 func ReadBuild() Build {
 	b := ReadStamp()
-	if !(sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified}).Identified() {
+	if !b.Sweep().Identified() {
 		b.Binary = executableSHA256()
 	}
 	return b
+}
+
+// Sweep is b as a sweep's meta line records it (sweep.Build: no commit
+// time), the one conversion between the two types: reports imports sweep,
+// so sweep's type cannot be this one.
+func (b Build) Sweep() *sweep.Build {
+	return &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified, Binary: b.Binary}
 }
 
 // ReadStamp is ReadBuild without the executable's digest: the version and

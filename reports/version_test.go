@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/sweep"
 )
 
 // goldenBinary stands for the test binary's SHA-256 in the goldens: the
@@ -40,5 +42,16 @@ func TestReadBuild(t *testing.T) {
 	sum := sha256.Sum256(bin)
 	if got, want := hashExecutable(), hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("hashExecutable() = %s, want %s", got, want)
+	}
+}
+
+// TestBuildSweep: the sweep meta line's build is the JSON outputs' less
+// the commit time, every other field carried (a meta line that dropped
+// the digest made two development builds' shards merge).
+func TestBuildSweep(t *testing.T) {
+	b := Build{Version: "v0.9.0", Revision: "0123456789abcdef", Time: "2026-11-23T15:03:15Z", Modified: true, Binary: strings.Repeat("ab", 32)}
+	want := sweep.Build{Version: b.Version, Revision: b.Revision, Modified: true, Binary: b.Binary}
+	if got := b.Sweep(); *got != want {
+		t.Errorf("Sweep() = %+v, want %+v", *got, want)
 	}
 }

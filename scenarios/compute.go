@@ -561,12 +561,24 @@ func (l *loader) warnPlacement(s *Scenario) {
 	if blocks == 0 {
 		return
 	}
-	if t.RecomputeFractionP > 0 && float64(float64(blocks)*t.RecomputeFractionP) < 0.5 {
+	if t.RecomputeFractionP > 0 && FractionWrapped(blocks, t.RecomputeFractionP) == 0 {
 		l.warn(s, key, fmt.Sprintf("%s checkpoints none of the model's %d blocks (fms-fsdp wraps block b once b·p ≥ 1/2): the step runs as recompute: none (use a fraction of at least 1/%d, or recompute: none)", val, blocks, 2*blocks))
 	}
 	if t.RecomputeFractionP == 0 && t.RecomputeEvery > blocks {
 		l.warn(s, key, fmt.Sprintf("%s checkpoints none of the model's %d blocks (torchtitan wraps block b when %d divides b): the step runs as recompute: none (use at most recompute_every: %d, or recompute: none)", val, blocks, t.RecomputeEvery, blocks))
 	}
+}
+
+// FractionWrapped is how many of blocks 1..b fms-fsdp's selective
+// checkpointing wraps at fraction p (memory.FractionCheckpointed derives
+// the rule): #{k ≥ 0 : k + 1/2 ≤ b·p}, b·p rounded to float64 as Python
+// forms it, so none while b·p < 1/2.
+func FractionWrapped(b int, p float64) int {
+	x := float64(float64(b) * p) // rounded, as Python rounds it (no fused multiply-add)
+	if x < 0.5 {
+		return 0
+	}
+	return int(math.Floor(x-0.5)) + 1
 }
 
 // ParseRecomputeFraction reads training.recompute_fraction as fms-fsdp reads

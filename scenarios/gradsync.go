@@ -36,7 +36,8 @@ func (l *loader) resolveGradSync(s *Scenario) *Error {
 //     "ZeRO stage >= 2 communicates during non gradient accumulation
 //     boundaries as well"). The Hugging Face Trainer under FSDP does run
 //     no_sync (`zerosim import accelerate` writes grad_sync: last there).
-//   - torchtitan, llm-foundry and fms-fsdp at stage 0: every. torchtitan's
+//   - torchtitan, llm-foundry and fms-fsdp at stage 0 (their StackLayout's
+//     syncsEveryAtStage0): every. torchtitan's
 //     train_step runs forward_backward_step on each micro-batch with no
 //     no_sync or set_requires_gradient_sync anywhere in the repository
 //     (torchtitan/train.py:547-595 at pytorch/torchtitan
@@ -69,7 +70,8 @@ func (s *Scenario) GradSyncEvery() bool {
 	if s.Parallelism.Stage >= 2 {
 		return true
 	}
-	return s.Parallelism.Stage == 0 && (s.Stack == "torchtitan" || s.Stack == "llm-foundry" || s.Stack == "fms-fsdp")
+	l, _ := s.StackLayout()
+	return s.Parallelism.Stage == 0 && l.syncsEveryAtStage0
 }
 
 // DeepSpeed reports whether s runs DeepSpeed's engine: stack deepspeed,
@@ -130,7 +132,7 @@ func (l *loader) warnGradSync(s *Scenario) {
 	if t.GradSync == GradSyncLast && s.NoSyncRefused() {
 		l.warn(s, "training.grad_sync", fmt.Sprintf("grad_sync: last has no effect under DeepSpeed's ZeRO stage %d: its engine.no_sync asserts at stages 2 and 3 (deepspeed/runtime/engine.py at edaa722), so every micro-step reduce-scatters; the opt-in coalesce_grad_reduction is not modelled (delete the key)", s.Parallelism.Stage))
 	}
-	if NoGradAccum(s.Stack) && t.GradAccum > 1 {
+	if s.NoGradAccum() && t.GradAccum > 1 {
 		l.warn(s, "training.grad_accum", fmt.Sprintf("grad_accum=%d: fms-fsdp 078c29e steps the optimizer after every batch (fms_fsdp/utils/train_utils.py train), no gradient accumulation; modelled as asked, but no setting of the stack reproduces it", t.GradAccum))
 	}
 }
@@ -139,7 +141,10 @@ func (l *loader) warnGradSync(s *Scenario) {
 // every batch.
 const NoAccumFrom = "fms_fsdp/utils/train_utils.py train at fms-fsdp 078c29e"
 
-// NoGradAccum reports whether stack's trainer has no gradient
+// NoGradAccum reports whether the trainer of s's stack has no gradient
 // accumulation: fms-fsdp (NoAccumFrom: zero_grad, forward, backward,
 // clip_grad_norm_, step per batch).
-func NoGradAccum(stack string) bool { return stack == "fms-fsdp" }
+func (s *Scenario) NoGradAccum() bool {
+	l, _ := s.StackLayout()
+	return l.noAccum
+}

@@ -72,6 +72,13 @@ type StackLayout struct {
 	// noCP, by stage, is why the stack does not run that stage with
 	// context parallelism (parallelism.cp > 1); "" where it does.
 	noCP map[int]string
+	// syncsEveryAtStage0: the stack's stage 0 reduces every micro-step's
+	// gradients unless training.grad_sync says otherwise
+	// (Scenario.GradSyncEvery cites each stack's code).
+	syncsEveryAtStage0 bool
+	// noAccum: the stack's trainer has no gradient accumulation
+	// (Scenario.NoGradAccum).
+	noAccum bool
 }
 
 // FSDP reduces one unit's gradients per post-backward, with no bucket
@@ -96,7 +103,7 @@ var stackLayouts = map[string]StackLayout{
 	// is K), or DDP when dp_shard·cp = 1 with dp_replicate > 1;
 	// parallelism.fsdp_reshard_after_forward = "never" keeps every unit
 	// gathered to its backward, ZeRO-2 on the same mesh. No ZeRO-1.
-	"torchtitan": {Name: "torchtitan", from: "torchtitan 238fa99", stages: []stackStage{
+	"torchtitan": {Name: "torchtitan", from: "torchtitan 238fa99", syncsEveryAtStage0: true, stages: []stackStage{
 		{0, kOne, "DDP", ""},
 		{2, kAny, "FSDP2 with fsdp_reshard_after_forward \"never\", data_parallel_replicate_degree", "data_parallel_replicate_degree"},
 		{3, kAny, "FSDP2, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
@@ -128,7 +135,7 @@ var stackLayouts = map[string]StackLayout{
 	// DDP, SHARD_GRAD_OP ZeRO-2, FULL_SHARD ZeRO-3, and with
 	// data_parallel_replicate_degree K the 2-D mesh's HYBRID_SHARD or
 	// _HYBRID_SHARD_ZERO2. FSDP1 has no ZeRO-1.
-	"llm-foundry": {Name: "llm-foundry", from: "Composer v0.32.1's FSDP", stages: []stackStage{
+	"llm-foundry": {Name: "llm-foundry", from: "Composer v0.32.1's FSDP", syncsEveryAtStage0: true, stages: []stackStage{
 		{0, kOne, "NO_SHARD", ""},
 		{2, kAny, "SHARD_GRAD_OP, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
 		{3, kAny, "FULL_SHARD, data_parallel_replicate_degree", "data_parallel_replicate_degree"},
@@ -149,7 +156,7 @@ var stackLayouts = map[string]StackLayout{
 	// is FULL_SHARD, "hsdp" HYBRID_SHARD on a (world / GPUs per node, GPUs
 	// per node) mesh (main_training_llama.py), so K = nodes, "ddp"
 	// NO_SHARD. No ZeRO-1 or ZeRO-2.
-	"fms-fsdp": {Name: "fms-fsdp", from: "fms-fsdp 078c29e", stages: []stackStage{
+	"fms-fsdp": {Name: "fms-fsdp", from: "fms-fsdp 078c29e", syncsEveryAtStage0: true, noAccum: true, stages: []stackStage{
 		{0, kOne, "ddp", ""},
 		{3, kNodes, "fsdp, or hsdp", "sharding_strategy"},
 	},

@@ -173,9 +173,10 @@ func (m Meta) Space() (*Space, error) {
 	return NewSpace(gs)
 }
 
-// Build is the zerosim build that wrote an output: reports.Build's
-// version, revision and modified flag (reports imports sweep, so the
-// command fills it in), and Binary when those do not identify the code.
+// Build is the zerosim build that wrote an output: reports.Build.s
+// version, revision and modified flag (reports imports sweep, so
+// reports.Build.Sweep converts one to the other), and Binary when those
+// do not identify the code.
 type Build struct {
 	Version  string `json:"version"`
 	Revision string `json:"revision,omitempty"`

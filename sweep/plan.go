@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -370,7 +369,7 @@ type Plan struct {
 	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
 	RequireDeviceFit bool
 	// OneStep is set when the stack has no gradient accumulation
-	// (scenarios.NoGradAccum) and no --set asks for it: every candidate
+	// (scenarios.Scenario.NoGradAccum) and no --set asks for it: every candidate
 	// runs a rank's sequences as one micro-batch.
 	OneStep bool
 	// NoSeqLen is set when the model has no sequence length (an MLP, a
@@ -476,7 +475,11 @@ func peakOf(c Candidate, replayed map[Candidate]int64, modelPeak func(Candidate)
 
 // PlanKeys are the scenario keys a plan varies, in Candidate.Sets order.
 var PlanKeys = []string{"parallelism.zero_stage", "parallelism.k", "training.micro_batch", "training.grad_accum",
-	"training.recompute", "communication.bucket_size", "communication.prefetch_depth", "communication.algorithm"}
+	"training.recompute", planBucketKey, "communication.prefetch_depth", "communication.algorithm"}
+
+// planBucketKey is the key of PlanKeys a plan leaves out where no
+// candidate sets a bucket size (planSpace.searchesBuckets).
+const planBucketKey = "communication.bucket_size"
 
 // PlanCPKeys are the keys a plan that searches cp varies too, first in
 // Candidate.Sets.
@@ -634,7 +637,7 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 			sp.recompute = []string{string(s.Training.Recompute)}
 			return string(s.Training.Recompute)
 		}},
-		{"communication.bucket_size", "--bucket-sizes", opt.BucketSizes != nil, func() string {
+		{planBucketKey, "--bucket-sizes", opt.BucketSizes != nil, func() string {
 			sp.buckets, sp.bucketsAsked = []string{units.Bytes(s.Communication.BucketSize).Exact()}, true
 			return sp.buckets[0]
 		}},
@@ -918,11 +921,12 @@ func (sp *planSpace) candidates() []Candidate {
 			if sp.stack != nil && !sp.stack.RunsCP(st, cp) {
 				continue // only what the stack runs (torchtitan's DDP has no cp)
 			}
-			buckets, prefetch := sp.buckets, []int{-1}
+			buckets, prefetch := []string{""}, []int{-1}
+			if sp.setsBucket(st) {
+				buckets = sp.buckets
+			}
 			if st == 3 {
-				buckets, prefetch = []string{""}, sp.prefetch
-			} else if sp.stackBuckets(st) {
-				buckets = []string{""}
+				prefetch = sp.prefetch
 			}
 			for _, ep := range sp.epList() {
 				for _, k := range sp.ks(st, ep) {
@@ -937,13 +941,20 @@ func (sp *planSpace) candidates() []Candidate {
 	return out
 }
 
-// stackBuckets reports whether the scenario's stack fixes the gradient
-// reduction at stage st (scenarios.StackLayout.BucketNote: torchtitan's
-// DDP 100 MiB buckets, FSDP's per-unit reductions) and no --bucket-sizes or
-// --set communication.bucket_size asks for sizes: the candidate then sets
-// no bucket size (qa27 M2, L4).
-func (sp *planSpace) stackBuckets(st int) bool {
-	return sp.stack != nil && sp.stack.FixesBucket(st) && !sp.bucketsAsked
+// setsBucket reports whether a candidate at stage st sets a bucket size:
+// stages 0–2, unless the scenario's stack fixes the gradient reduction
+// there (scenarios.StackLayout.BucketNote: torchtitan's DDP 100 MiB
+// buckets, FSDP's per-unit reductions) and no --bucket-sizes or --set
+// communication.bucket_size asks for sizes (qa27 M2, L4). Stage 3
+// reduces one bucket per unit.
+func (sp *planSpace) setsBucket(st int) bool {
+	return st < 3 && !(sp.stack != nil && sp.stack.FixesBucket(st) && !sp.bucketsAsked)
+}
+
+// searchesBuckets reports whether some stage searched sets a bucket size
+// (setsBucket): otherwise neither the plan nor its sweep varies one.
+func (sp *planSpace) searchesBuckets() bool {
+	return slices.ContainsFunc(sp.stages, sp.setsBucket)
 }
 
 // settings appends c under every checkpointing policy, bucket size,
@@ -1017,20 +1028,13 @@ func PlanGrids(src Source, opt PlanOptions) ([]Grid, error) {
 	if sp.eps != nil {
 		grids = append(grids, Grid{PlanEPKey, itoas(sp.eps)})
 	}
-	grids = append(grids, []Grid{
-		{PlanKeys[0], itoas(sp.stages)},
-		{PlanKeys[1], ks},
-		{PlanKeys[2], mbs},
-		{PlanKeys[3], gas},
-		{PlanKeys[4], sp.recompute},
-		{PlanKeys[5], sp.buckets},
-		{PlanKeys[6], itoas(sp.prefetch)},
-		{PlanKeys[7], sp.algorithms},
-	}...)
-	// A stack that fixes the reduction at every stage searched sets no
-	// bucket size (stackBuckets): neither does the sweep.
-	if !slices.ContainsFunc(sp.stages, func(st int) bool { return st < 3 && !sp.stackBuckets(st) }) {
-		grids = slices.DeleteFunc(grids, func(g Grid) bool { return g.Key == PlanKeys[5] })
+	// The values of PlanKeys, in its order; no bucket size where no
+	// candidate sets one.
+	values := [][]string{itoas(sp.stages), ks, mbs, gas, sp.recompute, sp.buckets, itoas(sp.prefetch), sp.algorithms}
+	for i, key := range PlanKeys {
+		if key != planBucketKey || sp.searchesBuckets() {
+			grids = append(grids, Grid{key, values[i]})
+		}
 	}
 	return grids, nil
 }
@@ -1082,8 +1086,8 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		p.Sets = []string{}
 	}
 	p.SearchedBuckets, p.SearchedPrefetch = sp.buckets, sp.prefetch
-	if !slices.ContainsFunc(sp.stages, func(st int) bool { return st < 3 && !sp.stackBuckets(st) }) {
-		p.SearchedBuckets = []string{} // the stack fixes the reduction (stackBuckets)
+	if !sp.searchesBuckets() {
+		p.SearchedBuckets = []string{}
 	}
 	// The ep degrees searched are those some stage runs at a K searched
 	// (--k 2 leaves ep > 1, which runs K = 1 only, out).
@@ -1318,9 +1322,11 @@ func replayFits(s *scenarios.Scenario, model *memory.Report, device bool) (int64
 	return peak, res.Fits(gpu)
 }
 
+// jobs is how many run at once for a Jobs option j: j, at most MaxJobs,
+// or DefaultJobs for j ≤ 0.
 func jobs(j int) int {
 	if j <= 0 {
-		return runtime.GOMAXPROCS(0) // the CPU limit of a container too
+		return DefaultJobs()
 	}
 	return min(j, MaxJobs)
 }
@@ -1643,8 +1649,8 @@ func ParseTokens(v string) (int64, error) {
 }
 
 // noAccum reports whether plan searches one micro-step only: under a stack
-// whose trainer has no gradient accumulation (scenarios.NoGradAccum),
+// whose trainer has no gradient accumulation (scenarios.Scenario.NoGradAccum),
 // unless the scenario sets training.grad_accum itself.
 func noAccum(s *scenarios.Scenario, set map[string]bool) bool {
-	return scenarios.NoGradAccum(s.Stack) && !set["training.grad_accum"]
+	return s.NoGradAccum() && !set["training.grad_accum"]
 }

@@ -1103,7 +1103,7 @@ func TestPlanStackBuckets(t *testing.T) {
 
 // TestPlanNoAccumUnderFMSFSDP holds plan to one micro-step under stack
 // fms-fsdp, whose train loop steps the optimizer after every batch
-// (scenarios.NoGradAccum): llama2-13b-a100-eth's global batch 128 over
+// (scenarios.Scenario.NoGradAccum): llama2-13b-a100-eth's global batch 128 over
 // dp 32 is 4 sequences per rank, so every candidate is micro-batch 4 × 1
 // (before, 2×2 and 1×4 were searched too); under deepspeed 1×4 and 2×2
 // stay.

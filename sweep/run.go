@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"runtime"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -27,6 +28,17 @@ type RunConfig struct {
 // count as MaxJobs): the reorder window and its channels are sized by Jobs,
 // so -j 99999999999 allocated them until the process ran out of memory.
 const MaxJobs = 1024
+
+// DefaultJobs is how many points or replays run at once when the options
+// do not say (Jobs ≤ 0; -j's default): runtime.GOMAXPROCS(0), which since
+// Go 1.25 follows the cgroup CPU limit of a container (golang/go#73193,
+// go.dev/blog/container-aware-gomaxprocs), where runtime.NumCPU() is the
+// node's CPUs: a pod limited to 4 CPUs on a 64-core node ran 64 replays
+// at once (QA25 M5). It is at most MaxJobs: a GOMAXPROCS above it (the
+// variable set to 5000, a host of more CPUs) sized the reorder window and
+// its channels past the bound, and made -j's default one the command
+// refused.
+func DefaultJobs() int { return min(runtime.GOMAXPROCS(0), MaxJobs) }
 
 // Run evaluates the points on Jobs goroutines and emits their rows in order.
 // At most a small window of points (4·Jobs+16) runs ahead of the oldest

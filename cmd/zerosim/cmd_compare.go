@@ -82,7 +82,7 @@ To vary the cluster's size, let dp follow it: --set parallelism.dp=auto
 	cmd.Flags().StringArrayVar(&o.varies, "vary", nil, "compare FILE with each value of `key.path=v1,v2,…` applied as --set")
 	cmd.Flags().BoolVar(&o.zeropp, "zeropp", false, "compare FILE as ZeRO-3, ZeRO-3 with K raised to the nodes, and ZeRO++ (qwZ, hpZ, qgZ), with a verdict")
 	cmd.Flags().StringVar(&o.convention, "convention", "", "seed000: state seed 000's rule about K in the slow-link note (default for seed 000's scenarios)")
-	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "replays run at once")
+	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", sweep.DefaultJobs(), "replays run at once")
 	return cmd
 }
 

@@ -126,7 +126,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	f.IntSliceVar(&o.ks, "k", nil, "K searched, copies of the sharded state (HSDP replicas at stage 3), each dividing N (default every divisor)")
 	f.IntSliceVar(&o.microBatches, "micro-batches", nil, "micro-batches searched, each splitting a rank's sequences of the global batch (default every one that does)")
 	f.IntSliceVar(&o.cp, "cp", nil, "context-parallel degrees searched, each on the same GPUs (dp = GPUs/cp) and global batch (default the file's cp)")
-	f.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "replays run at once")
+	f.IntVarP(&o.jobs, "jobs", "j", sweep.DefaultJobs(), "replays run at once")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -58,6 +59,13 @@ it and check it with "zerosim validate FILE".`,
 	return c
 }
 
+// scenariosJSON is scenarios --format json: the build whose examples
+// they are, as every JSON output names it, and the examples.
+type scenariosJSON struct {
+	Zerosim   reports.Build  `json:"zerosim"`
+	Scenarios []scenarioInfo `json:"scenarios"`
+}
+
 // scenarioInfo is one row of the scenarios list.
 type scenarioInfo struct {
 	Name        string `json:"name"`
@@ -86,7 +94,7 @@ func listScenarios(out io.Writer, format string) error {
 	case "json":
 		e := json.NewEncoder(out)
 		e.SetIndent("", "  ")
-		return e.Encode(rows)
+		return e.Encode(scenariosJSON{Zerosim: reports.ReadBuild(), Scenarios: rows})
 	case "csv":
 		w := csv.NewWriter(out)
 		w.Write([]string{"name", "description"})

@@ -87,7 +87,7 @@ with ETA is drawn on stderr only when stderr is a terminal.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.grids, "grid", nil, "swept `key.path=v1,v2,…` (repeatable; the last grid varies fastest)")
-	f.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "points replayed at once")
+	f.IntVarP(&o.jobs, "jobs", "j", sweep.DefaultJobs(), "points replayed at once")
 	f.StringVar(&o.out, "out", "", "write rows to `FILE` instead of stdout")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted --out file: skip the points it holds, append the rest")
 	f.StringVar(&o.shard, "shard", "0/1", "run only the points with index % n == i (`i/n`)")
@@ -439,7 +439,7 @@ func runSweep(ctx context.Context, a *app, o sweepOpts, file string, out, errOut
 		return nil
 	}
 	meta := sweep.NewMeta(src, sp, cmp.Or(base, first)) // sweep.Resolve's, not loaded again
-	meta.Zerosim = sweepBuild()
+	meta.Zerosim = reports.ReadBuild().Sweep()          // --resume and merge refuse another build's rows (QA25 M6)
 	f := sweepFormat(a.format)
 	w, outFile, p, err := sweepOutput(o, f, meta, sp, sh, out)
 	if err != nil {
@@ -615,15 +615,6 @@ func sortResumed(out string, p *sweep.Partial) error {
 		return inputError{fmt.Errorf("--resume %s: sorting the rows into grid order: %s", out, plain(err))}
 	}
 	return nil
-}
-
-// sweepBuild is the build the meta line names (reports.ReadBuild, as
-// every JSON output names it), so that --resume and merge refuse rows
-// another zerosim wrote (QA25 M6): with its executable's SHA-256 when the
-// version and revision do not say which code it is.
-func sweepBuild() *sweep.Build {
-	b := reports.ReadBuild()
-	return &sweep.Build{Version: b.Version, Revision: b.Revision, Modified: b.Modified, Binary: b.Binary}
 }
 
 // checkSetsUnderGrids refuses a --set of a key a --grid sets at every

@@ -29,7 +29,7 @@ An invalid file gets one line on stderr, its first error,
 with several files every file is checked, each invalid one gets its line,
 each valid one its warnings (in the files' order), and a last line says how
 many passed; nothing goes to stdout. --format json
-prints one JSON array of the files instead.`,
+prints one JSON object instead: the zerosim build and the files.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := stdinOnce(args); err != nil {
@@ -38,6 +38,13 @@ prints one JSON array of the files instead.`,
 			return runValidate(args, a.sets, a.in, a.out, a.err, a.format == "json")
 		},
 	}
+}
+
+// validateJSON is validate --format json: the build that checked the
+// files, as every JSON output names it, and the files in order.
+type validateJSON struct {
+	Zerosim reports.Build `json:"zerosim"`
+	Files   []validFile   `json:"files"`
 }
 
 // validFile is one valid file of validate --format json.
@@ -52,7 +59,7 @@ type validFile struct {
 }
 
 // runValidate loads every file in order and, when all are valid, reports
-// them on out: a line each, or with asJSON one array. Otherwise nothing
+// them on out: a line each, or with asJSON one object. Otherwise nothing
 // goes to out: errOut has, in the files' order, an invalid file's first
 // error as its line and a valid file's warnings (what it would print
 // alone), and with several files the returned error (the last line) says
@@ -95,7 +102,7 @@ func runValidate(files, sets []string, in io.Reader, out, errOut io.Writer, asJS
 	}
 	e := json.NewEncoder(out)
 	e.SetIndent("", "  ")
-	return e.Encode(rows)
+	return e.Encode(validateJSON{Zerosim: reports.ReadBuild(), Files: rows})
 }
 
 // validateOne loads one file of validate: its row, warnings and ok line, or

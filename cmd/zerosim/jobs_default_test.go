@@ -45,7 +45,7 @@ func TestJobsDefaultCapped(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Errorf("sweep without -j under GOMAXPROCS %d: exit %d, stderr %q", sweep.MaxJobs+5, code, errOut)
 	}
-	if got := defaultJobs(); got != sweep.MaxJobs {
-		t.Errorf("defaultJobs() = %d; want %d", got, sweep.MaxJobs)
+	if got := sweep.DefaultJobs(); got != sweep.MaxJobs {
+		t.Errorf("sweep.DefaultJobs() = %d; want %d", got, sweep.MaxJobs)
 	}
 }

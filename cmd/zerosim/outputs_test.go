@@ -222,10 +222,10 @@ func TestFormatJSONHonoured(t *testing.T) {
 		}
 	}
 	_, out, _ := runMain(t, "version: 1\n", "validate", "--format", "json", "../../scenarios/examples/seed000-k4.yaml")
-	var rows []validFile
-	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 ||
-		rows[0] != (validFile{File: "../../scenarios/examples/seed000-k4.yaml", N: 8, Stage: 1, K: 4, Params: 1342382080}) {
-		t.Errorf("validate --format json: %v %+v", err, rows)
+	var v validateJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Zerosim != reports.ReadBuild() || len(v.Files) != 1 ||
+		v.Files[0] != (validFile{File: "../../scenarios/examples/seed000-k4.yaml", N: 8, Stage: 1, K: 4, Params: 1342382080}) {
+		t.Errorf("validate --format json: %v %+v", err, v)
 	}
 }
 

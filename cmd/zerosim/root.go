@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -487,20 +486,10 @@ func fileWriters(root *cobra.Command) string {
 	return reports.ListAnd(names)
 }
 
-// defaultJobs is -j's default: runtime.GOMAXPROCS(0), which since Go 1.25
-// follows the cgroup CPU limit of a container (golang/go#73193,
-// go.dev/blog/container-aware-gomaxprocs), where runtime.NumCPU() is the
-// node's CPUs: a pod limited to 4 CPUs on a 64-core node ran 64 replays
-// at once (QA25 M5).
-// It is at most sweep.MaxJobs: a default above it (GOMAXPROCS=5000, a
-// host of more CPUs) made every sweep, plan and compare refuse a --jobs
-// the user did not give.
-func defaultJobs() int { return min(runtime.GOMAXPROCS(0), sweep.MaxJobs) }
-
 // checkJobs checks a --jobs value (sweep, plan, compare).
 func checkJobs(j int) error {
 	if j < 1 || j > sweep.MaxJobs {
-		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (default %d: the CPUs this process may use, GOMAXPROCS, at most %d)", j, sweep.MaxJobs, defaultJobs(), sweep.MaxJobs)}
+		return inputError{fmt.Errorf("--jobs %d: use 1 to %d (default %d: the CPUs this process may use, GOMAXPROCS, at most %d)", j, sweep.MaxJobs, sweep.DefaultJobs(), sweep.MaxJobs)}
 	}
 	return nil
 }

@@ -20,8 +20,8 @@ import (
 // ZeRO++ sections, fit under a seed's convention, memory's estimators,
 // offload and n/a stages, collective's ranges, verify's drift, each of
 // calibrate's forms); plan -o's plan.json too. The
-// validator refuses each file with a stray key in its top object (a
-// list's first): every schema holds its keys, not any object.
+// validator refuses each file with a stray key in its top object: every
+// schema holds its keys, not any object.
 func TestJSONOutputSchemas(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -110,7 +110,7 @@ func TestJSONOutputSchemas(t *testing.T) {
 }
 
 // checkSchema validates the JSON doc against sch, and checks that sch
-// refuses doc with a stray key in its top object (a list's first).
+// refuses doc with a stray key in its top object.
 func checkSchema(t *testing.T, sch *jsonschema.Schema, name string, doc []byte) {
 	t.Helper()
 	v, err := jsonschema.Decode(doc)
@@ -121,11 +121,8 @@ func checkSchema(t *testing.T, sch *jsonschema.Schema, name string, doc []byte) 
 		t.Errorf("%s: the JSON does not follow its schema:\n%s", name, strings.Join(errs, "\n"))
 	}
 	m, ok := v.(map[string]any)
-	if list, isList := v.([]any); isList && len(list) > 0 {
-		m, ok = list[0].(map[string]any) // validate's and scenarios' arrays
-	}
 	if !ok {
-		t.Fatalf("%s: the JSON is a %T, not an object or a list of them", name, v)
+		t.Fatalf("%s: the JSON is a %T, not an object", name, v)
 	}
 	m["surprise"] = true
 	if errs := sch.Check(v, "$"); !strings.Contains(strings.Join(errs, "\n"), `key "surprise" is not in the schema`) {
@@ -147,8 +144,8 @@ func TestCmdSchemasHaveEveryKey(t *testing.T) {
 		{"import", 0, reflect.TypeOf(hfJSON{}), 40},
 		{"import", 1, reflect.TypeOf(deepSpeedJSON{}), 7},
 		{"import", 2, reflect.TypeOf(accelerateJSON{}), 8},
-		{"validate", -1, reflect.TypeOf([]validFile{}), 7},
-		{"scenarios", -1, reflect.TypeOf([]scenarioInfo{}), 2},
+		{"validate", -1, reflect.TypeOf(validateJSON{}), 14},
+		{"scenarios", -1, reflect.TypeOf(scenariosJSON{}), 9},
 		{"version", -1, reflect.TypeOf(versionJSON{}), 6},
 	} {
 		jsonschema.CheckKeys(t, filepath.Join("..", "..", "docs", c.schema+".schema.json"), c.oneOf, c.typ, c.keys)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/sweep"
 )
 
@@ -397,7 +398,7 @@ func TestSweepMetaFromItsOwnLoads(t *testing.T) {
 			t.Fatalf("%s: sweep.Resolve loaded nothing", tc.file)
 		}
 		meta := sweep.NewMeta(src, sp, s)
-		meta.Zerosim = sweepBuild()
+		meta.Zerosim = reports.ReadBuild().Sweep()
 		want := meta.Line(sweep.CSV)
 		if got, _, _ := strings.Cut(out, "\n"); got+"\n" != want {
 			t.Errorf("%s: meta line\n%s\nwant\n%s", tc.file, got, want)

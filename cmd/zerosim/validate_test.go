@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -126,8 +128,10 @@ func TestScenariosList(t *testing.T) {
 		t.Errorf("csv: %q", out)
 	}
 	out, _, code = runValidateCLI(t, nil, "scenarios", "--format", "json")
-	if code != 0 || !strings.Contains(out, `"name": "seed002-tiny",`) {
-		t.Errorf("json: %q", out)
+	var js scenariosJSON
+	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || js.Zerosim != reports.ReadBuild() ||
+		len(js.Scenarios) != len(scenarios.ExampleNames()) || js.Scenarios[0] != (scenarioInfo{"default", "Llama 2 7B on 2 nodes × 8 H100-80GB, ZeRO-1, dp 16"}) {
+		t.Errorf("json: %v %q", err, out)
 	}
 	_, errOut, code = runValidateCLI(t, nil, "scenarios", "show", "nope")
 	if code != 2 || !strings.HasPrefix(errOut, "zerosim: unknown scenario \"nope\" (use default, gpt3-175b-16k, ") {
