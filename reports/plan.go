@@ -605,8 +605,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		// No blank line above: the answer, the command that replays it and
 		// the table keep to one screen (TestPlanOneScreen).
 		fmt.Fprintf(&b, "%s\n", labelled("run:   ", describe(best.Candidate, p)+"; "+commWords(*best)))
-		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)",
-			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
+		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: yes, peak %s of %s (%s free)",
+			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), atDefault(p.PickAtFits), planAtFits(p.PickAtFits),
+			gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
 		if best.DevicePeak > p.GPUMemory {
 			// The warning zerosim run gives the same configuration: it fits
 			// (the device's need without the reserve is within the GPU),
@@ -628,7 +629,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		if isBound(*best) {
 			fmt.Fprintf(&b, "%s\n", labelled("bound: ", algoLabel(best.Algorithm)+" collectives are "+boundText+boundAlternative(p)))
 		}
-		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault, p.MFU, p.FP8, p.GPU); e != "" {
+		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault, p.MFU, p.FP8, p.GPU); e != "" && p.PickAtFits == nil {
+			// With the pick at the published fits the gives line says it.
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
 		if c := cpBrief(planCP(p, best)); c != "" && !p.NoSeqLen {

@@ -333,6 +333,11 @@ type Plan struct {
 	// "resolved: sha256" is its first 12 digits).
 	ScenarioSHA256 string
 	Sets           []string
+	// PickAtFits is the winner replayed at the published runs' fits on its
+	// GPU (AtPublishedFits: two more replays), nil when the scenario does
+	// not run at zerosim's default efficiency, no published run is on its
+	// GPU, or nothing fits.
+	PickAtFits *PublishedFits
 	// WinnerSets are the winner's overrides that change the scenario with
 	// Sets applied (Candidate.Changed): zerosim run FILE with Sets, then
 	// these, replays the winner. Empty when nothing fits.
@@ -1191,6 +1196,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	markPareto(p.Rows)
 	if best := p.Best(); best != nil {
 		if p.WinnerSets, err = best.Changed(src); err != nil {
+			return nil, err
+		}
+		if p.PickAtFits, err = pickAtFits(src, best.Candidate); err != nil {
 			return nil, err
 		}
 	}
