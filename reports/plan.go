@@ -888,6 +888,17 @@ func NoFitText(p *sweep.Plan) string {
 	}
 	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s over.",
 		capacity, with, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
+	return s + labelled("to fit: ", ToFit(p))
+}
+
+// ToFit is what to change when nothing of plan p fits, as plan's "to
+// fit:" line says it and fit repeats it when no stage fits on any cluster
+// it tried (QA34 L2): the least nodes, the stages, checkpointing and
+// context parallelism to search, GPUs with more memory, and the CPU
+// offload or loss kernel that make the least-memory configuration fit.
+func ToFit(p *sweep.Plan) string {
+	c := p.Smallest
+	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	var ways []string
 	if p.NodesToFit > 0 {
 		w := fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes)
@@ -955,7 +966,7 @@ func NoFitText(p *sweep.Plan) string {
 		ways = append(ways, fmt.Sprintf("a fused cross-entropy loss in place of the fp32 one (flash-attn's, as llm-foundry's MPT runs), --set %s: peak %s, replayed (plan does not search the loss kernel)",
 			strings.Join(p.LossSets, " --set "), gib(p.LossPeak)))
 	}
-	return s + labelled("to fit: ", strings.Join(ways, "; or ")+"."+offload)
+	return strings.Join(ways, "; or ") + "." + offload
 }
 
 // searchIt is the advice to search key with flags, which plan refuses
