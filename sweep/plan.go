@@ -1558,7 +1558,8 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) int
 // ParseGlobalBatch reads a global batch: a number of sequences ("512"), or
 // of tokens with a "tokens" or "tok" suffix ("4194304tokens", "4194304
 // tok"), which must be a whole number of sequences of seqLen tokens (M is
-// 10^6, so "4Mtokens" is not, at any power-of-two seqLen above 256).
+// 10^6, so "4Mtokens" is not, at any power-of-two seqLen above 256; "4Mi
+// tokens", 4 × 2^20, is: the refusal says so).
 func ParseGlobalBatch(v string, seqLen int64) (int64, error) {
 	return ParseGlobalBatchDP(v, seqLen, 1)
 }
@@ -1578,7 +1579,7 @@ func ParseGlobalBatchDP(v string, seqLen, dp int64) (int64, error) {
 	}
 	n, err := units.ParseCount(num)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q: use a number of sequences such as 512, or of tokens such as 4194304tokens (a whole number of sequences)", v)
+		return 0, fmt.Errorf("%q: use a number of sequences such as 512, or of tokens such as 4194304tokens or 4Mitokens (a whole number of sequences)", v)
 	}
 	if !tokens {
 		return int64(n), nil
@@ -1590,9 +1591,28 @@ func ParseGlobalBatchDP(v string, seqLen, dp int64) (int64, error) {
 	}
 	if int64(n)%unit != 0 || int64(n) < unit {
 		lo := max(int64(n)/unit, 1)
-		return 0, fmt.Errorf("%q is not a whole number of %s (use %s tokens)", v, what, multiplesAround(lo*unit, unit))
+		return 0, fmt.Errorf("%q is not a whole number of %s (use %s tokens%s)", v, what, multiplesAround(lo*unit, unit), binaryTokens(num, unit))
 	}
 	return int64(n) / seqLen, nil
+}
+
+// binaryTokens is, for a token count num written with a decimal prefix
+// ("4M"), the same digits with the binary one ("4Mi": 4 × 2^20), when
+// that is a whole number of unit tokens: what "4M tokens" usually means
+// (QA34 L3). "" otherwise.
+func binaryTokens(num string, unit int64) string {
+	for _, p := range [][2]string{{"K", "Ki"}, {"M", "Mi"}, {"B", "Gi"}, {"T", "Ti"}} {
+		digits, ok := strings.CutSuffix(num, p[0])
+		if !ok {
+			continue
+		}
+		n, err := units.ParseCount(digits + p[1])
+		if err != nil || int64(n)%unit != 0 || int64(n) < unit {
+			return ""
+		}
+		return fmt.Sprintf("; %s is decimal, %s binary: %stokens is %d", p[0], p[1], strings.TrimSpace(digits)+p[1], int64(n))
+	}
+	return ""
 }
 
 // CheckPlanValues checks the values a plan option lists: key is the option

@@ -113,7 +113,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens, a whole number of sequences per data-parallel rank); default the scenario's micro_batch·grad_accum·dp")
+	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens or 4Mitokens, 4 × 2^20, a whole number of sequences per data-parallel rank; M is 10^6); default the scenario's micro_batch·grad_accum·dp")
 	f.StringVar(&o.tokens, "tokens", "", "training length in tokens (`COUNT`, e.g. 1T): adds time to train and GPU-hours")
 	f.IntVar(&o.top, "top", 10, "configurations listed")
 	f.BoolVar(&o.network, "network", false, "also find the inter-node bandwidth each stage needs")
