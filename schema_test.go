@@ -57,6 +57,11 @@ func resultJSON(t *testing.T, name string, allRanks bool, sets ...string) []byte
 		t.Fatal(err)
 	}
 	run.AllRanks = allRanks
+	// As zerosim run: at zerosim's default efficiency on a GPU with
+	// published runs, the step at their fits (at_published_fits).
+	if run.AtFits, err = sweep.AtPublishedFits(s, res); err != nil {
+		t.Fatal(err)
+	}
 	var b bytes.Buffer
 	if err := reports.WriteRunJSON(&b, run); err != nil {
 		t.Fatal(err)

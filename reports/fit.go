@@ -115,8 +115,27 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, leastNodesText(f, v))
-	return err
+	if _, err := fmt.Fprintln(w, leastNodesText(f, v)); err != nil {
+		return err
+	}
+	if t := fitToFit(f); t != "" {
+		_, err := fmt.Fprintln(w, labelled("to fit: ", t))
+		return err
+	}
+	return nil
+}
+
+// fitToFit is plan's advice (ToFit) when no stage fits on any cluster
+// fit tried (sweep.Fit.NoFit), "" otherwise: the least-nodes line said
+// only "none" (QA34 L2). Its flags are plan's.
+func fitToFit(f *sweep.Fit) string {
+	if f.NoFit == nil || f.NoFit.Best() != nil {
+		return ""
+	}
+	p := f.NoFit
+	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
+	return fmt.Sprintf("on this cluster, where the configuration needing the least memory (%s) peaks at %s, zerosim plan advises (its flags): %s",
+		describe(p.Smallest, p), peak, ToFit(p))
 }
 
 // fitNotes says each distinct note of the rows once, in the order the

@@ -30,6 +30,9 @@ type fitJSON struct {
 	Stack     string       `json:"stack,omitempty"`
 	StackRuns string       `json:"stack_runs,omitempty"`
 	Rows      []fitRowJSON `json:"rows"`
+	// ToFit is plan's advice when no stage fits on any cluster tried
+	// (fitToFit), absent otherwise.
+	ToFit string `json:"to_fit,omitempty"`
 }
 
 type fitRowJSON struct {
@@ -68,5 +71,5 @@ func newFitJSON(f *sweep.Fit) *fitJSON {
 			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
 				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MinPeakReplayed: r.MinPeakReplayed, MinDevice: r.MinDevice, DeviceNodes: r.DeviceNodes, DevicePeak: r.DevicePeak, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak,
 				MaxPeakReplayed: r.MaxPeakReplayed, Note: r.Note()}
-		})}
+		}), ToFit: fitToFit(f)}
 }

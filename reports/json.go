@@ -83,6 +83,10 @@ type runJSON struct {
 	// sweep row's fits and device_fits (false without a GPU memory).
 	Fits       bool `json:"fits"`
 	DeviceFits bool `json:"device_fits"`
+	// AtPublishedFits is the step at the published runs' fits on its GPU
+	// (Run.AtFits), absent unless the scenario runs at zerosim's default
+	// GEMM efficiency and a published run is on that GPU.
+	AtPublishedFits *publishedFitsJSON `json:"at_published_fits,omitempty"`
 
 	Ranks       []rankJSON     `json:"ranks"`
 	Straggler   *stragglerJSON `json:"straggler"`
@@ -297,6 +301,7 @@ func (run *Run) toJSON() *runJSON {
 		MemoryModel: newMemoryJSON(r.MemoryModel), Findings: run.findings(), Warnings: run.Warnings(), CollCount: r.CollectiveCount}
 	j.Host = hostJSON(r.Host)
 	j.Calibration = calibrationUse(r)
+	j.AtPublishedFits = newPublishedFitsJSON(run.AtFits)
 	capacity := int64(s.Cluster.GPUMemory)
 	j.Fits, j.DeviceFits = run.Fit().Fits, r.DeviceFits(capacity)
 	if a := s.Model.ActiveParams(); a != j.Params {

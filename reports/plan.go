@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -210,10 +211,18 @@ func PlanReason(p *sweep.Plan) string {
 	w := p.Rows[0]
 	next := -1
 	for i, r := range p.Rows {
+		if r.DeviceFit != w.DeviceFit {
+			// A row that needs retries is no alternative to a winner with
+			// room (the gives line names the fastest, fasterWithRetries).
+			continue
+		}
 		if r.CP != w.CP || r.EP != w.EP || r.Stage != w.Stage || r.K != w.K || r.MicroBatch != w.MicroBatch || r.Recompute != w.Recompute {
 			next = i
 			break
 		}
+	}
+	if next < 0 && w.DeviceFit && slices.ContainsFunc(p.Rows, overDevice) {
+		return "only its communication settings vary among the configurations with room for the allocator's reserve"
 	}
 	if next < 0 {
 		return "only its communication settings vary among the configurations that fit"
@@ -346,7 +355,11 @@ func (pr *PlanReport) shown() []sweep.PlanRow {
 func (pr *PlanReport) planTable() *table {
 	p := pr.Plan
 	idx := pr.listed()
-	t := &table{Title: fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows)))),
+	title := fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows))))
+	if slices.ContainsFunc(p.Rows, overDevice) && !overDevice(p.Rows[0]) {
+		title += ", those without allocator retries first"
+	}
+	t := &table{Title: title,
 		// comm tells apart rows that differ only in bucket size or
 		// prefetch depth (QA7 F9); the short names keep to 120 columns.
 		Header: []string{"#", "ZeRO", "K", "mb×GA", "AC", "comm", "tok/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
@@ -516,7 +529,7 @@ func (pr *PlanReport) planLegend() []string {
 		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(r) }) {
 			// The row's device peak (the caching allocator's reserve on
 			// top) exceeds the GPU: run's "expect allocator retries".
-			free = "GPU memory less the peak, " + v.extras() + "; †: less than the allocator's reserve: retries."
+			free = "GPU memory less the peak, " + v.extras() + "; †: less than the allocator's reserve: retries (ranked after the rows with room)."
 		}
 		l = append(l, labelled("free: ", free))
 	}
@@ -605,8 +618,9 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		// No blank line above: the answer, the command that replays it and
 		// the table keep to one screen (TestPlanOneScreen).
 		fmt.Fprintf(&b, "%s\n", labelled("run:   ", describe(best.Candidate, p)+"; "+commWords(*best)))
-		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s; fits: yes, peak %s of %s (%s free)",
-			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
+		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: yes, peak %s of %s (%s free)",
+			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), atDefault(p.PickAtFits), planAtFits(p.PickAtFits),
+			gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
 		if best.DevicePeak > p.GPUMemory {
 			// The warning zerosim run gives the same configuration: it fits
 			// (the device's need without the reserve is within the GPU),
@@ -616,6 +630,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 			// The reserve is simulated within the GPU (zerosim run's
 			// warning): the device holds it with retries.
 			gives += fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it", timesWord(*n)) + deviceAlternative(p)
+		} else {
+			gives += fasterWithRetries(p)
 		}
 		repro := commandLines("reproduce: ", ReproduceArgs(p))
 		if p.Scenario == scenarios.Stdin {
@@ -628,7 +644,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		if isBound(*best) {
 			fmt.Fprintf(&b, "%s\n", labelled("bound: ", algoLabel(best.Algorithm)+" collectives are "+boundText+boundAlternative(p)))
 		}
-		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault, p.MFU, p.FP8, p.GPU); e != "" {
+		if e := efficiencyBrief(p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault, p.MFU, p.FP8, p.GPU); e != "" && p.PickAtFits == nil {
+			// With the pick at the published fits the gives line says it.
 			fmt.Fprintf(&b, "%s\n", labelled("speed: ", e))
 		}
 		if c := cpBrief(planCP(p, best)); c != "" && !p.NoSeqLen {
@@ -661,6 +678,23 @@ func deviceAlternative(p *sweep.Plan) string {
 		}
 	}
 	return "; none found has room"
+}
+
+// fasterWithRetries is, for a winner with room for the allocator's
+// reserve, the fastest row that fits only without it (†: ranked after the
+// rows with room, sweep's rankRows) when it is faster: what the reserve
+// costs. "" otherwise.
+func fasterWithRetries(p *sweep.Plan) string {
+	best := p.Best()
+	for i := range p.Rows {
+		if r := &p.Rows[i]; overDevice(*r) {
+			if r.StepTime >= best.StepTime {
+				return ""
+			}
+			return fmt.Sprintf("; #%d is %.1f %% faster but needs allocator retries", i+1, 100*(r.TokensPerSecPerGPU/best.TokensPerSecPerGPU-1))
+		}
+	}
+	return ""
 }
 
 // cpAlternative is, when the winner's cp is one whose nearest published
@@ -748,14 +782,30 @@ func gpuHours(tokens int64, p *sweep.Plan, r *sweep.PlanRow) float64 {
 	return stepsFor(tokens, p) * float64(r.StepTime) / 1e12 / 3600 * float64(p.GPUs)
 }
 
+// paretoFront is the indices of the rows on the memory-vs-throughput
+// front, least memory first (slower first on a tie): by memory, not by
+// rank, as rows that need allocator retries rank after the others
+// (sweep's rankRows) and may be on the front.
+func paretoFront(p *sweep.Plan) []int {
+	var front []int
+	for i, r := range p.Rows {
+		if r.Pareto {
+			front = append(front, i)
+		}
+	}
+	slices.SortStableFunc(front, func(i, j int) int {
+		a, b := p.Rows[i], p.Rows[j]
+		return cmp.Or(cmp.Compare(a.PeakMemory, b.PeakMemory), cmp.Compare(b.StepTime, a.StepTime))
+	})
+	return front
+}
+
 // paretoText lists the memory-vs-throughput front, least memory first.
 func paretoText(p *sweep.Plan) string {
 	var parts []string
-	for i := len(p.Rows) - 1; i >= 0; i-- {
+	for _, i := range paretoFront(p) {
 		r := p.Rows[i]
-		if r.Pareto {
-			parts = append(parts, fmt.Sprintf("%s → %s (#%d)", gib(r.PeakMemory), tps(r.TokensPerSecPerGPU), i+1))
-		}
+		parts = append(parts, fmt.Sprintf("%s → %s (#%d)", gib(r.PeakMemory), tps(r.TokensPerSecPerGPU), i+1))
 	}
 	// One screen: the three least-memory and the three fastest points; the
 	// table's * and plan.csv mark every point of the front.
@@ -838,6 +888,17 @@ func NoFitText(p *sweep.Plan) string {
 	}
 	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s over.",
 		capacity, with, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
+	return s + labelled("to fit: ", ToFit(p))
+}
+
+// ToFit is what to change when nothing of plan p fits, as plan's "to
+// fit:" line says it and fit repeats it when no stage fits on any cluster
+// it tried (QA34 L2): the least nodes, the stages, checkpointing and
+// context parallelism to search, GPUs with more memory, and the CPU
+// offload or loss kernel that make the least-memory configuration fit.
+func ToFit(p *sweep.Plan) string {
+	c := p.Smallest
+	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	var ways []string
 	if p.NodesToFit > 0 {
 		w := fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes)
@@ -905,7 +966,7 @@ func NoFitText(p *sweep.Plan) string {
 		ways = append(ways, fmt.Sprintf("a fused cross-entropy loss in place of the fp32 one (flash-attn's, as llm-foundry's MPT runs), --set %s: peak %s, replayed (plan does not search the loss kernel)",
 			strings.Join(p.LossSets, " --set "), gib(p.LossPeak)))
 	}
-	return s + labelled("to fit: ", strings.Join(ways, "; or ")+"."+offload)
+	return strings.Join(ways, "; or ") + "." + offload
 }
 
 // searchIt is the advice to search key with flags, which plan refuses

@@ -49,26 +49,29 @@ type planJSON struct {
 	SearchedEP        []int         `json:"searched_ep,omitempty"`
 	// The other lists searched (sweep.Plan), the keys a --set pinned and
 	// the stack whose stages and K bound the search.
-	SearchedK            []int            `json:"searched_k"`
-	SearchedMicroBatches []int64          `json:"searched_micro_batches"`
-	SearchedBuckets      []int64          `json:"searched_bucket_sizes_bytes"`
-	SearchedPrefetch     []int            `json:"searched_prefetch_depths"`
-	SearchedAlgorithms   []string         `json:"searched_algorithms"`
-	Pinned               []string         `json:"pinned,omitempty"`
-	RequireDeviceFit     bool             `json:"require_device_fit,omitempty"`
-	Stack                string           `json:"stack,omitempty"`
-	StackRuns            string           `json:"stack_runs,omitempty"`
-	SkippedCP            []string         `json:"skipped_cp,omitempty"`
-	NodesToFit           int              `json:"nodes_to_fit,omitempty"`
-	OffloadSets          []string         `json:"offload_sets,omitempty"`
-	OffloadPeak          int64            `json:"offload_peak_bytes,omitempty"`
-	LossSets             []string         `json:"loss_sets,omitempty"`
-	LossPeak             int64            `json:"loss_peak_bytes,omitempty"`
-	Reason               string           `json:"reason"`
-	NoFit                string           `json:"no_fit,omitempty"`
-	Tokens               int64            `json:"train_tokens,omitempty"`
-	Hours                float64          `json:"gpu_hours,omitempty"`
-	Network              *networkPlanJSON `json:"network,omitempty"`
+	SearchedK            []int    `json:"searched_k"`
+	SearchedMicroBatches []int64  `json:"searched_micro_batches"`
+	SearchedBuckets      []int64  `json:"searched_bucket_sizes_bytes"`
+	SearchedPrefetch     []int    `json:"searched_prefetch_depths"`
+	SearchedAlgorithms   []string `json:"searched_algorithms"`
+	Pinned               []string `json:"pinned,omitempty"`
+	RequireDeviceFit     bool     `json:"require_device_fit,omitempty"`
+	Stack                string   `json:"stack,omitempty"`
+	StackRuns            string   `json:"stack_runs,omitempty"`
+	SkippedCP            []string `json:"skipped_cp,omitempty"`
+	NodesToFit           int      `json:"nodes_to_fit,omitempty"`
+	OffloadSets          []string `json:"offload_sets,omitempty"`
+	OffloadPeak          int64    `json:"offload_peak_bytes,omitempty"`
+	LossSets             []string `json:"loss_sets,omitempty"`
+	LossPeak             int64    `json:"loss_peak_bytes,omitempty"`
+	// PickAtFits is the winner at the published runs' fits on its GPU
+	// (sweep.Plan.PickAtFits), as result.json's at_published_fits.
+	PickAtFits *publishedFitsJSON `json:"pick_at_published_fits,omitempty"`
+	Reason     string             `json:"reason"`
+	NoFit      string             `json:"no_fit,omitempty"`
+	Tokens     int64              `json:"train_tokens,omitempty"`
+	Hours      float64            `json:"gpu_hours,omitempty"`
+	Network    *networkPlanJSON   `json:"network,omitempty"`
 }
 
 // candidateJSON is one configuration (sweep.Candidate); a row's fields
@@ -183,7 +186,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
 		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SearchedEP: p.SearchedEP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
-		LossSets: p.LossSets, LossPeak: p.LossPeak,
+		LossSets: p.LossSets, LossPeak: p.LossPeak, PickAtFits: newPublishedFitsJSON(p.PickAtFits),
 		Network: newNetworkPlanJSON(np)}
 	if o.Rows == nil {
 		o.Rows = []planRowJSON{} // [] when nothing fits, never null

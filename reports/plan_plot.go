@@ -172,13 +172,14 @@ func paretoImage(p *sweep.Plan) plotImage {
 		pl := newPlot("", "peak memory per GPU (GiB)", "tokens/s per GPU")
 		byStage := map[int]plotter.XYs{}
 		var front plotter.XYs
+		at := func(r sweep.PlanRow) plotter.XY {
+			return plotter.XY{X: float64(r.PeakMemory) / (1 << 30), Y: r.TokensPerSecPerGPU}
+		}
 		for i := len(p.Rows) - 1; i >= 0; i-- {
-			r := p.Rows[i]
-			pt := plotter.XY{X: float64(r.PeakMemory) / (1 << 30), Y: r.TokensPerSecPerGPU}
-			byStage[r.Stage] = append(byStage[r.Stage], pt)
-			if r.Pareto {
-				front = append(front, pt)
-			}
+			byStage[p.Rows[i].Stage] = append(byStage[p.Rows[i].Stage], at(p.Rows[i]))
+		}
+		for _, i := range paretoFront(p) {
+			front = append(front, at(p.Rows[i]))
 		}
 		var legend []legendItem
 		for st := 0; st <= 3; st++ {

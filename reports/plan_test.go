@@ -66,6 +66,29 @@ func TestPlanReason(t *testing.T) {
 	}
 }
 
+// A winner with room for the allocator's reserve is set against the next
+// row with room, not against the faster rows that need retries, which rank
+// after it (QA34 M2) and which the gives line names.
+func TestPlanReasonSkipsRetryRows(t *testing.T) {
+	ms := int64(units.Millisecond)
+	row := func(stage, k int, step int64, room bool) sweep.PlanRow {
+		return sweep.PlanRow{Candidate: sweep.Candidate{Stage: stage, K: k, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "auto"},
+			StepTime: step * ms, Compute: step * ms, PeakMemory: int64(units.GiB), DeviceFit: room, TokensPerSecPerGPU: 1e6 / float64(step)}
+	}
+	p := &sweep.Plan{N: 32, Rows: []sweep.PlanRow{row(3, 1, 400, true), row(3, 2, 420, true), row(3, 4, 380, false)}}
+	checkContains(t, "reason", PlanReason(p), []string{"5.0 % faster than the best alternative (#2: ZeRO stage 3 with"}, []string{"#3"})
+	if got, want := fasterWithRetries(p), "; #3 is 5.3 % faster but needs allocator retries"; got != want {
+		t.Errorf("fasterWithRetries %q, want %q", got, want)
+	}
+	p.Rows = p.Rows[:2]
+	checkContains(t, "reason", PlanReason(p), []string{"#2"}, nil)
+	if got := fasterWithRetries(p); got != "" {
+		t.Errorf("without a row that needs retries: %q", got)
+	}
+	p.Rows = []sweep.PlanRow{row(3, 1, 400, true), row(3, 1, 401, true), row(3, 4, 380, false)}
+	checkContains(t, "only comm", PlanReason(p), []string{"only its communication settings vary among the configurations with room for the allocator's reserve"}, nil)
+}
+
 // QA s15 finding 5: the "why" called the step less compute and exposed
 // communication "waiting" ("7.8 ms less waiting (485 ms vs 493 ms)" on
 // gpt3-175b-16k) where run shows no rank waiting: the 485 ms are the

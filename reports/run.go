@@ -39,6 +39,10 @@ type Run struct {
 	// Levers are the changes replayed to cut a latency-bound step's
 	// per-collective latency (sweep.LatencyLevers), named by its finding.
 	Levers []sweep.Lever
+	// AtFits is the step replayed at the published runs' fits on its GPU
+	// (sweep.AtPublishedFits), set when the scenario runs at zerosim's
+	// default GEMM efficiency: the headline's figures then read as a range.
+	AtFits *sweep.PublishedFits
 	// WithoutLinks is the scenario replayed without its link overrides
 	// (sweep.WithoutLinkOverrides), set when it has degraded links
 	// (zero.Result.Degraded): the finding on them compares the two steps.
@@ -276,6 +280,7 @@ func kText(stage, k, n int) string {
 // Headline lists the run's headline as label/value pairs.
 func (run *Run) headline() [][2]string {
 	s, r := run.Scenario, run.Result
+	at, fits := atDefault(run.AtFits), publishedSpread(run.AtFits)
 	sym := "no (every rank simulated)"
 	if r.Asymmetry != "" {
 		sym = "no (every rank simulated: " + r.Asymmetry + ")"
@@ -293,9 +298,9 @@ func (run *Run) headline() [][2]string {
 		{"algorithm", algorithmText(s) + timingText(r.Timing) + pinsText(s)},
 		{"overlap", yesNo(r.Overlap)},
 		{"symmetric fast path", sym},
-		{"step time", stepText(r, s)},
-		{"tokens/s per GPU", tokensText(r, s)},
-		{"utilization", utilizationText(r.Utilization) + windowUtilization(s, r.Utilization) + fp8Utilization(s, r.Utilization)},
+		{"step time", stepText(r, s, at) + fits.step},
+		{"tokens/s per GPU", tokensText(r, s, at) + fits.tokens},
+		{"utilization", utilizationText(r.Utilization, at) + fits.util + windowUtilization(s, r.Utilization) + fp8Utilization(s, r.Utilization)},
 		{"fits in GPU memory", run.Fit().String()},
 		{"zerosim", ReadBuild().String()},
 	}
@@ -542,14 +547,7 @@ func comparePublished(eff float64, byDefault, fp8 bool, gpu string) published {
 	if !onGPU {
 		where = "on other GPUs"
 	}
-	c.runs = fmt.Sprintf("%d published %s runs %s", n, c.kind, where)
-	if n == 1 {
-		c.runs = fmt.Sprintf("the one published %s run %s", c.kind, where)
-	}
-	c.fitted = fmt.Sprintf("%.2f–%.2f", lo, hi)
-	if lo == hi {
-		c.fitted = fmt.Sprintf("%.2f", lo)
-	}
+	c.runs, c.fitted = publishedRuns(n, c.kind, where), fittedRange(lo, hi)
 	switch {
 	case eff > hi:
 		c.side = 1
@@ -755,8 +753,8 @@ func fmtEff(e float64) string { return strconv.FormatFloat(math.Round(e*1e4)/1e4
 // tokensText is the throughput line: tokens/s per GPU and what makes a
 // step's tokens. A model without a sequence length (a bare parameter
 // count, an MLP) counts one token per sample.
-func tokensText(r *zero.Result, s *scenarios.Scenario) string {
-	rate := commas(int64(math.Round(r.TokensPerSecPerGPU())))
+func tokensText(r *zero.Result, s *scenarios.Scenario, at string) string {
+	rate := commas(int64(math.Round(r.TokensPerSecPerGPU()))) + at
 	ga := max(s.Training.GradAccum, 1)
 	if s.Model.SeqLen == 0 {
 		return fmt.Sprintf("%s (%s samples per step: micro-batch %d × %d accumulation × dp %d; no sequence length, so a sample counts as one token)",
@@ -770,14 +768,14 @@ func tokensText(r *zero.Result, s *scenarios.Scenario) string {
 // count FLOPs as PaLM, llm-foundry and torchtitan do (attention over the
 // full s², whatever the causal kernel skips), which the line says, so that
 // HFU ≥ MFU reads as it should: HFU adds the recomputed forward.
-func utilizationText(u zero.Utilization) string {
+func utilizationText(u zero.Utilization, at string) string {
 	switch {
 	case u.MFU == 0:
-		return utilizationShort(u) + " (FLOPs executed, recompute included)"
+		return utilizationShort(u) + at + " (FLOPs executed, recompute included)"
 	case u.FromForward:
-		return utilizationShort(u) + " (no per-token count for this model: MFU is 3× the forward FLOPs executed; HFU adds recompute)"
+		return utilizationShort(u) + at + " (no per-token count for this model: MFU is 3× the forward FLOPs executed; HFU adds recompute)"
 	}
-	return utilizationShort(u) + " (6N + 12·L·H·Q·s per token as llm-foundry and torchtitan (since 0c6ca903f, 2024-04-26) count it: N without an untied input embedding, attention not halved; HFU adds recompute)"
+	return utilizationShort(u) + at + " (6N + 12·L·H·Q·s per token as llm-foundry and torchtitan (since 0c6ca903f, 2024-04-26) count it: N without an untied input embedding, attention not halved; HFU adds recompute)"
 }
 
 // windowUtilization is, for a model whose blocks attend over a sliding
@@ -1370,15 +1368,15 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // without them. When that rank's GPU runs at another speed
 // (cluster.gpu_overrides), its compute is not the nominal one
 // (Result.Compute, "at full speed"): the text names the rank.
-func stepText(r *zero.Result, s *scenarios.Scenario) string {
+func stepText(r *zero.Result, s *scenarios.Scenario, at string) string {
 	b := r.Busiest()
 	ran, alone := b.Compute, b.Alone
 	if alone == r.Compute {
 		if ran <= alone {
-			return fmt.Sprintf("%v (compute %v, %s %% of the step)", r.StepTime, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))
+			return fmt.Sprintf("%v%s (compute %v, %s %% of the step)", r.StepTime, at, r.Compute, percent(int64(r.Compute), int64(r.StepTime)))
 		}
-		return fmt.Sprintf("%v (compute %v, %s %% of the step; %v at full speed)",
-			r.StepTime, ran, percent(int64(ran), int64(r.StepTime)), alone)
+		return fmt.Sprintf("%v%s (compute %v, %s %% of the step; %v at full speed)",
+			r.StepTime, at, ran, percent(int64(ran), int64(r.StepTime)), alone)
 	}
 	// Another speed (cluster.gpu_overrides), or a context-parallel ring
 	// over a degraded link (cluster.link_overrides), which runs inside the
@@ -1387,7 +1385,7 @@ func stepText(r *zero.Result, s *scenarios.Scenario) string {
 	if !slices.ContainsFunc(s.Cluster.GPUOverrides, func(g scenarios.GPUOverride) bool { return g.Rank == b.Rank && g.Speed != 1 }) {
 		cause = "with its context-parallel ring over a cluster.link_overrides link"
 	}
-	text := fmt.Sprintf("%v (rank %d's compute %v %s, %s %% of the step", r.StepTime, b.Rank, ran, cause, percent(int64(ran), int64(r.StepTime)))
+	text := fmt.Sprintf("%v%s (rank %d's compute %v %s, %s %% of the step", r.StepTime, at, b.Rank, ran, cause, percent(int64(ran), int64(r.StepTime)))
 	if ran > alone {
 		text += fmt.Sprintf("; %v without collectives beside it", alone)
 	}

@@ -78,6 +78,18 @@ type Fit struct {
 	// searched.
 	Stack, StackRuns string
 	Rows             []FitRow
+	// NoFit is, when no row fits on any cluster the search tried (no
+	// MinNodes), zerosim plan's search of the scenario on its own cluster
+	// (PlanSearch at its global batch), whose advice says what else to
+	// change (context parallelism, GPUs with more memory, offload, the
+	// loss kernel: plan's "to fit:"); nil otherwise, or when plan refuses
+	// the scenario (the caller sets it: FitSearch does not plan).
+	NoFit *Plan
+}
+
+// NoneFits reports whether no row fits on any cluster the search tried.
+func (f *Fit) NoneFits() bool {
+	return !slices.ContainsFunc(f.Rows, func(r FitRow) bool { return r.MinNodes > 0 })
 }
 
 // FitRow is one stage and K.

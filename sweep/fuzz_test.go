@@ -56,7 +56,7 @@ func FuzzPartialAndMerge(f *testing.F) {
 // positive count or fails with an error; a token count is a whole number
 // of sequences.
 func FuzzParseGlobalBatch(f *testing.F) {
-	for _, s := range []string{"512", "4Mtokens", "4194304 tok", "1T", "0", "-1", "1e30tokens", "tokens", "2.5K"} {
+	for _, s := range []string{"512", "4Mtokens", "4194304 tok", "1T", "0", "-1", "1e30tokens", "tokens", "2.5K", "4Mitokens", "4 Mi tok", "1Ki"} {
 		f.Add(s, int64(4096))
 	}
 	f.Add("9223372036854775807tokens", int64(3))

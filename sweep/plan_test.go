@@ -399,8 +399,21 @@ func TestGlobalBatchSuggestions(t *testing.T) {
 	// Over dp ranks the suggestions are multiples of seq_len·dp (QA7 F11:
 	// "4Mtokens" at 8,192 tokens suggested 3997696 tokens, 488 sequences,
 	// which dp 32 refused); 4194304 tokens is 512 sequences.
-	if _, err := ParseGlobalBatchDP("4Mtokens", 8192, 32); err == nil || err.Error() != `"4Mtokens" is not a whole number of dp=32 × 8192-token sequences (use 3932160 or 4194304 tokens)` {
+	// QA34 L3: the refusal names the binary spelling, which is accepted.
+	if _, err := ParseGlobalBatchDP("4Mtokens", 8192, 32); err == nil || err.Error() != `"4Mtokens" is not a whole number of dp=32 × 8192-token sequences (use 3932160 or 4194304 tokens; M is decimal, Mi binary: 4Mitokens is 4194304)` {
 		t.Errorf("4Mtokens over dp 32: %v", err)
+	}
+	for _, v := range []string{"4Mitokens", "4Mi tokens", "4 Mi tok"} {
+		if n, err := ParseGlobalBatchDP(v, 8192, 32); err != nil || n != 512 {
+			t.Errorf("%s over dp 32: %d, %v; want 512 sequences", v, n, err)
+		}
+	}
+	// No binary hint where the binary spelling is no whole number of
+	// sequences either (1Ki tokens at 8,192 a sequence), nor without a prefix.
+	for _, v := range []string{"1Ktokens", "5000tokens"} {
+		if _, err := ParseGlobalBatchDP(v, 8192, 32); err == nil || strings.Contains(err.Error(), "binary") {
+			t.Errorf("%s over dp 32: %v", v, err)
+		}
 	}
 	if _, err := ParseGlobalBatchDP("3997696tokens", 8192, 32); err == nil || !strings.Contains(err.Error(), "(use 3932160 or 4194304 tokens)") {
 		t.Errorf("3997696tokens over dp 32: %v", err)

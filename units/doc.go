@@ -9,6 +9,7 @@
 // a rounding. Arithmetic helpers report int64 overflow instead of wrapping.
 //
 // Decimal prefixes are powers of 1000 (GB = 1e9 bytes); binary prefixes are
-// powers of 1024 (GiB = 2^30 bytes). Bandwidth in bits ("400Gbps") is
+// powers of 1024 (GiB = 2^30 bytes), for counts too ("4Mi" is 4 × 2^20,
+// "4M" 4 × 10^6; a count's B is a billion). Bandwidth in bits ("400Gbps") is
 // converted to bytes per second (50e9 B/s).
 package units

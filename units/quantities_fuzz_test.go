@@ -34,7 +34,8 @@ var quantityParsers = []quantityParser{
 	{"ParseDuration", func(s string) (int64, error) { v, err := ParseDuration(s); return int64(v), err },
 		map[string][2]int64{"ps": {1, 1}, "ns": {1e3, 1}, "us": {1e6, 1}, "µs": {1e6, 1}, "ms": {1e9, 1}, "s": {1e12, 1}}, "0"},
 	{"ParseCount", func(s string) (int64, error) { v, err := ParseCount(s); return int64(v), err },
-		map[string][2]int64{"": {1, 1}, "K": {1e3, 1}, "M": {1e6, 1}, "B": {1e9, 1}, "T": {1e12, 1}}, "all"},
+		map[string][2]int64{"": {1, 1}, "K": {1e3, 1}, "M": {1e6, 1}, "B": {1e9, 1}, "T": {1e12, 1},
+			"Ki": {1 << 10, 1}, "Mi": {1 << 20, 1}, "Gi": {1 << 30, 1}, "Ti": {1 << 40, 1}}, "all"},
 	{"ParseFLOPS", func(s string) (int64, error) { v, err := ParseFLOPS(s); return int64(v), err },
 		map[string][2]int64{"": {1, 1}, "FLOPS": {1, 1}, "GFLOPS": {1e9, 1}, "TFLOPS": {1e12, 1}, "PFLOPS": {1e15, 1}}, "1e9"},
 }
@@ -93,7 +94,7 @@ func (p quantityParser) oracle(s string) (v int64, exact, ok bool) {
 // the units' definitions).
 func FuzzParseQuantities(f *testing.F) {
 	for _, s := range []string{"80GiB", "2GB", "0", "80", "400Gbps", "450 GB/s", "1.5ms", "500ns", "2µs", "7B", "1.34B", "260",
-		"312TFLOPS", "312e12", "989.4TFLOPS", "1e-3KiB", "0.5B", "9.3e18B", "8PiB", "1e30T", "-1s", ".5us", "1.", "1e5", "1E-2s", "12.5us "} {
+		"312TFLOPS", "312e12", "989.4TFLOPS", "1e-3KiB", "0.5B", "9.3e18B", "8PiB", "1e30T", "-1s", ".5us", "1.", "1e5", "1E-2s", "12.5us ", "4Mi", "1.5Ki", "9e6Ti"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -79,8 +79,12 @@ var (
 		// keyboards and some editors type for it (QA19 L9).
 		{"ps", 1, 1}, {"ns", 1e3, 1}, {"us", 1e6, 1}, {"µs", 1e6, 1}, {"μs", 1e6, 1}, {"ms", 1e9, 1}, {"s", 1e12, 1},
 	}
+	// Counts take the binary prefixes too (IEC 80000-13 defines them for
+	// any unit): a global batch of "4Mi tokens" is 4 × 2^20 = 4,194,304,
+	// what many mean by "4M tokens", which is 4,000,000 (QA34 L3).
 	countSuffixes = []suffix{
 		{"K", 1e3, 1}, {"M", 1e6, 1}, {"B", 1e9, 1}, {"T", 1e12, 1},
+		{"Ki", 1 << 10, 1}, {"Mi", 1 << 20, 1}, {"Gi", 1 << 30, 1}, {"Ti", 1 << 40, 1},
 	}
 	flopsSuffixes = []suffix{
 		{"FLOPS", 1, 1}, {"GFLOPS", 1e9, 1}, {"TFLOPS", 1e12, 1}, {"PFLOPS", 1e15, 1},
@@ -322,7 +326,8 @@ func ParseDuration(s string) (Duration, error) {
 	return Duration(v), err
 }
 
-// ParseCount parses a count such as "7B", "1.34B", "175B", "350M" or "260".
+// ParseCount parses a count such as "7B", "1.34B", "175B", "350M" or "260"
+// (decimal: B is 10^9), or "4Mi" (binary: 4 × 2^20).
 func ParseCount(s string) (Count, error) {
 	v, err := parse(s, "count", `a count such as 260, 350M, 1.34B or 7B`, countSuffixes, true)
 	return Count(v), err

@@ -199,6 +199,12 @@ func TestParseCount(t *testing.T) {
 		{"1T", 1_000_000_000_000},
 		{"1e9", 1_000_000_000},
 		{"131072000", 131_072_000},
+		// Binary prefixes, as for bytes (QA34 L3: "4Mtokens" is 4e6).
+		{"4Mi", 4 << 20},
+		{"4 Mi", 4 << 20},
+		{"1.5Ki", 1536},
+		{"2Gi", 2 << 30},
+		{"1Ti", 1 << 40},
 	} {
 		got, err := ParseCount(tc.in)
 		if err != nil || got != tc.want {
@@ -211,6 +217,9 @@ func TestParseCount(t *testing.T) {
 		{"1.5", `"1.5" is not a whole number ` + use},
 		{"1.0000000001B", `"1.0000000001B" is not a whole number ` + use},
 		{"7b", `"7b" is not a count ` + use},
+		{"4mi", `"4mi" is not a count ` + use},
+		{"4Bi", `"4Bi" is not a count ` + use}, // B is a billion, not a binary prefix
+		{"1.0001Ki", `"1.0001Ki" is not a whole number ` + use},
 		{"-7B", `"-7B" is negative (a count cannot be: drop the "-")`},
 		{"10000000000T", `"10000000000T": value does not fit in 64 bits (the largest count is 9223372036854775807)`},
 	} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -99,6 +100,11 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		return fitError(src, err)
 	}
 	a.flushWarnings()
+	if f.Replayed && f.NoneFits() {
+		// What plan advises instead (QA34 L2): its search on this
+		// cluster; a scenario plan refuses keeps fit's "none".
+		f.NoFit, _ = sweep.PlanSearch(context.Background(), src, sweep.PlanOptions{})
+	}
 	switch a.format {
 	case "json":
 		return reports.WriteFitJSON(out, f)

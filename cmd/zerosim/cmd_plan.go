@@ -69,8 +69,9 @@ the pinned: line; the key's flag beside it is refused. The memory model
 first rejects what cannot
 fit; the rest are replayed in parallel, those whose replayed peak (the one
 zerosim run judges by) exceeds the GPU's memory are dropped, and the others
-are ranked by tokens/s per GPU (--require-device-fit: only those whose
-device peak, the caching allocator's reserve on top, fits too). The
+are ranked by tokens/s per GPU, those whose device peak (the caching
+allocator's reserve on top) fits too first, the others (marked †: expect
+allocator retries) after them (--require-device-fit: those alone). The
 answer is exact over that space: it equals the best row of a zerosim sweep
 over the same keys.
 
@@ -112,7 +113,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens, a whole number of sequences per data-parallel rank); default the scenario's micro_batch·grad_accum·dp")
+	f.StringVar(&o.globalBatch, "global-batch", "", "sequences per optimizer step (`N`, or tokens: 4194304tokens or 4Mitokens, 4 × 2^20, a whole number of sequences per data-parallel rank; M is 10^6); default the scenario's micro_batch·grad_accum·dp")
 	f.StringVar(&o.tokens, "tokens", "", "training length in tokens (`COUNT`, e.g. 1T): adds time to train and GPU-hours")
 	f.IntVar(&o.top, "top", 10, "configurations listed")
 	f.BoolVar(&o.network, "network", false, "also find the inter-node bandwidth each stage needs")
@@ -122,7 +123,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MiB,200MB; none where the stack sets its own: docs/stacks.md)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
 	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto, what a run does; ring, hierarchical and tree are alpha–beta bounds)")
-	f.BoolVar(&o.deviceFit, "require-device-fit", false, "rank only configurations whose device peak (the caching allocator's reserve on top) fits the GPU: no allocator retries expected")
+	f.BoolVar(&o.deviceFit, "require-device-fit", false, "rank only configurations whose device peak (the caching allocator's reserve on top) fits the GPU: no allocator retries expected (without it they rank first, and the others after them)")
 	f.IntSliceVar(&o.ks, "k", nil, "K searched, copies of the sharded state (HSDP replicas at stage 3), each dividing N (default every divisor)")
 	f.IntSliceVar(&o.microBatches, "micro-batches", nil, "micro-batches searched, each splitting a rank's sequences of the global batch (default every one that does)")
 	f.IntSliceVar(&o.cp, "cp", nil, "context-parallel degrees searched, each on the same GPUs (dp = GPUs/cp) and global batch (default the file's cp)")

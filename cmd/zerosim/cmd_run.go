@@ -105,6 +105,9 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 		return inputError{err}
 	}
 	run.AllRanks, run.Style, run.File = o.allRanks, a.style(), a.file
+	if run.AtFits, err = sweep.AtPublishedFits(s, res); err != nil {
+		return a.replayError(err)
+	}
 	if res.LatencyBound() {
 		// The finding names what a larger bucket and a larger K give.
 		run.Levers = sweep.LatencyLevers(sweep.Source{File: a.input.File, Data: a.input.Data, Sets: a.sets}, s)

@@ -271,10 +271,11 @@ func TestPlanWidth(t *testing.T) {
 
 // TestPlanDevicePeak: plan's winner carries the device peak zerosim run
 // reports for the same configuration (plan.json device_peak_bytes equals
-// run --format json's device_peak_bytes), and the summary repeats run's
-// warning when it exceeds the GPU while the allocated peak fits
-// (llama2-13b-a100-eth: 35.1 GiB allocated, 42.0 GiB on the device of
-// 40), not when it fits (default: H100-80GB).
+// run --format json's device_peak_bytes). The rows whose device peak fits
+// the GPU rank first; the summary names the fastest that does not, when
+// it is faster than the winner (llama2-13b-a100-eth: HSDP K=4, 34.3 GiB
+// allocated, 40.5 GiB on the device of 40), not when there is none
+// (default: H100-80GB).
 func TestPlanDevicePeak(t *testing.T) {
 	for _, tc := range []struct {
 		scenario string
@@ -294,7 +295,8 @@ func TestPlanDevicePeak(t *testing.T) {
 		}
 		// Numbers as json.Number, as planSets reads them (exact bytes).
 		var plan struct {
-			Rows []map[string]any `json:"rows"`
+			GPUMemory json.Number      `json:"gpu_memory_bytes"`
+			Rows      []map[string]any `json:"rows"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
@@ -323,42 +325,47 @@ func TestPlanDevicePeak(t *testing.T) {
 		if got := fmt.Sprint(rows[0]["device_peak_bytes"]); run.DevicePeak == 0 || got != strconv.FormatInt(run.DevicePeak, 10) {
 			t.Errorf("%s: plan's winner device peak %s B, run's %d B (%v)", tc.scenario, got, run.DevicePeak, args)
 		}
-		if tc.warns { // docs/sweeps.md quotes the README scenario's two peaks
-			gib := func(v any) string {
-				b, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return fmt.Sprintf("%.1f", float64(b)/(1<<30))
+		num := func(v any) float64 {
+			if v == nil {
+				return 0
 			}
-			golden.CheckQuotes(t, "../../docs/sweeps.md", "plan "+tc.scenario,
-				fmt.Sprintf("winner needs %s GiB allocated of 40 and %s GiB on the device", gib(rows[0]["peak_memory_bytes"]), gib(rows[0]["device_peak_bytes"])))
+			f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
 		}
-		if got := strings.Contains(out, "expect retries"); got != tc.warns {
-			t.Errorf("%s: the device warning present %t, want %t:\n%s", tc.scenario, got, tc.warns, out)
+		gib := func(v any) string { return fmt.Sprintf("%.1f", num(v)/(1<<30)) }
+		// A row has room when its device peak fits the GPU and the
+		// simulated allocator does not retry.
+		room := func(r map[string]any) bool {
+			return num(r["device_peak_bytes"]) <= num(plan.GPUMemory) && num(r["allocator_retries"]) == 0
 		}
-		if tc.warns {
-			// The warning names the fastest row of plan.json whose device
-			// peak fits the GPU (A100-40GB: 40 GiB) and how much slower it is.
-			num := func(v any) float64 {
-				f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return f
+		// QA34 M2: the rows with room rank first, so the winner (and its
+		// reproduce line) has room; the others follow, fastest first.
+		for i := 1; i < len(rows); i++ {
+			if room(rows[i]) && !room(rows[i-1]) {
+				t.Errorf("%s: row #%d has room and ranks after #%d, which has none", tc.scenario, i+1, i)
 			}
-			want := "; none found has room"
-			for i, r := range rows {
-				if num(r["device_peak_bytes"]) <= 40<<30 {
-					room := fmt.Sprintf("#%d has room, %.1f %% slower", i+1, 100*(1-num(r["tokens_per_s_per_gpu"])/num(rows[0]["tokens_per_s_per_gpu"])))
-					want = "; " + room
-					golden.CheckQuotes(t, "../../docs/sweeps.md", "plan "+tc.scenario, "its "+room)
-					break
-				}
+		}
+		want := ""
+		for i, r := range rows {
+			if !room(r) && num(r["tokens_per_s_per_gpu"]) > num(rows[0]["tokens_per_s_per_gpu"]) {
+				// The gives line names the fastest row without room and
+				// how much faster it is; docs/sweeps.md quotes it with its
+				// two peaks.
+				faster := fmt.Sprintf("#%d is %.1f %% faster", i+1, 100*(num(r["tokens_per_s_per_gpu"])/num(rows[0]["tokens_per_s_per_gpu"])-1))
+				want = "; " + faster + " but needs allocator retries"
+				golden.CheckQuotes(t, "../../docs/sweeps.md", "plan "+tc.scenario,
+					fmt.Sprintf("its %s: it needs %s GiB allocated of 40 and %s GiB on the device", faster, gib(r["peak_memory_bytes"]), gib(r["device_peak_bytes"])))
+				break
 			}
-			if !strings.Contains(strings.Join(strings.Fields(out), " "), "expect retries"+want) {
-				t.Errorf("%s: want the warning to end %q:\n%s", tc.scenario, want, out)
-			}
+		}
+		if (want != "") != tc.warns {
+			t.Errorf("%s: a faster row without room %q, want one %t", tc.scenario, want, tc.warns)
+		}
+		if got := strings.Join(strings.Fields(out), " "); !strings.Contains(got, want) || strings.Contains(got, "expect retries") {
+			t.Errorf("%s: want the gives line to end %q, and no \"expect retries\" (the winner has room):\n%s", tc.scenario, want, out)
 		}
 	}
 }
@@ -395,10 +402,11 @@ func TestPlanGC(t *testing.T) {
 // TestPlanBoundRows: plan searches auto alone by default (what a run does);
 // asked for, ring rows are marked ‡ as alpha–beta bounds with a legend
 // line, and a ring winner gets a bound: line naming the fastest auto row.
-// On the README's llama2-13b-a100-eth at stage 3 with full checkpointing
-// and prefetch 2, ring's HSDP K=4 row beats the same row under auto, which
-// ranks 2nd; the table's tokens/s and the bound line's gap are worked from
-// the two rows' steps (micro-batch 4 × dp 32 × 4,096 tokens over 32 GPUs).
+// On the README's llama2-13b-a100-eth at stage 3 with full checkpointing,
+// prefetch 2 and HSDP K=4, ring's first row with room (micro-batch 2 × 2)
+// beats the same row under auto, which ranks 2nd; the table's tokens/s and
+// the bound line's gap are worked from the two rows' steps (micro-batch ×
+// accumulation × dp 32 × 4,096 tokens over 32 GPUs).
 func TestPlanBoundRows(t *testing.T) {
 	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth", "--stages", "3", "--recompute", "full", "--prefetch", "2", "--format", "json")
 	if code != 0 {
@@ -420,7 +428,7 @@ func TestPlanBoundRows(t *testing.T) {
 	if len(p.Rows) == 0 {
 		t.Fatal("default search: no rows")
 	}
-	args := []string{"plan", "llama2-13b-a100-eth", "--stages", "3", "--recompute", "full", "--prefetch", "2", "--algorithms", "auto,ring"}
+	args := []string{"plan", "llama2-13b-a100-eth", "--stages", "3", "--recompute", "full", "--prefetch", "2", "--k", "4", "--algorithms", "auto,ring"}
 	out, errOut, code = sweepCLI(t, append(args, "--format", "json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -430,6 +438,7 @@ func TestPlanBoundRows(t *testing.T) {
 			Algorithm string  `json:"algorithm"`
 			K         int     `json:"k"`
 			Micro     int     `json:"micro_batch"`
+			Accum     int     `json:"grad_accum"`
 			Step      int64   `json:"step_time_ps"`
 			TPS       float64 `json:"tokens_per_s_per_gpu"`
 		} `json:"rows"`
@@ -442,9 +451,9 @@ func TestPlanBoundRows(t *testing.T) {
 	}
 	tps := make([]string, 2)
 	for i, r := range both.Rows[:2] {
-		want := float64(r.Micro*32*4096) / (float64(r.Step) / 1e12) / 32
-		if r.K != 4 || r.Micro != 4 || math.Abs(r.TPS-want) > 1e-9*want {
-			t.Errorf("row %d: K %d, micro-batch %d, %.6f tokens/s per GPU; want K 4, micro-batch 4, %.6f from its step", i+1, r.K, r.Micro, r.TPS, want)
+		want := float64(r.Micro*r.Accum*32*4096) / (float64(r.Step) / 1e12) / 32
+		if r.K != 4 || r.Micro != 2 || r.Accum != 2 || math.Abs(r.TPS-want) > 1e-9*want {
+			t.Errorf("row %d: K %d, micro-batch %d × %d, %.6f tokens/s per GPU; want K 4, micro-batch 2 × 2, %.6f from its step", i+1, r.K, r.Micro, r.Accum, r.TPS, want)
 		}
 		tps[i] = reports.Commas(int64(math.Round(r.TPS)))
 	}
@@ -459,8 +468,8 @@ func TestPlanBoundRows(t *testing.T) {
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{
 		"bound: alphabeta-ring collectives are timed by zerosim's alpha–beta lowering at the links' full speed, a bound that no NCCL setting reproduces for reduce-scatter and all-gather; auto is what a run does; the fastest auto row is #2, " + tps[1] + " tokens/s per GPU (" + slower + " % slower)",
-		"│ 1*‡ │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ " + tps[0] + " │",
-		"│ 2 │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │ " + tps[1] + " │",
+		"│ 1*‡ │ 3 │ 4 HSDP │ 2×2 │ full │ pf 2 │ " + tps[0] + " │",
+		"│ 2 │ 3 │ 4 HSDP │ 2×2 │ full │ pf 2 │ " + tps[1] + " │",
 		"‡: the row's algorithm (alphabeta-ring) is timed by zerosim's alpha–beta lowering",
 	} {
 		if !strings.Contains(flat, want) {
@@ -472,11 +481,12 @@ func TestPlanBoundRows(t *testing.T) {
 // TestPlanDeviceDagger: the table's free column carries † on exactly the
 // rows whose device peak (the caching allocator's reserve on top, run's
 // "expect allocator retries") exceeds the GPU, with the legend saying
-// what it means. On llama2-13b-a100-eth (A100-40GB) the winner, HSDP K=4,
-// needs 42.0 GiB on the device and is marked; K=1 (#3) is not.
+// what it means, and those rows rank after the others (QA34 M2). On
+// llama2-13b-a100-eth (A100-40GB) the fastest row, HSDP K=4, needs 40.5
+// GiB on the device: marked, and listed after K=1's rows (--top 30).
 func TestPlanDeviceDagger(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth", "-o", dir)
+	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth", "--top", "30", "-o", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -508,12 +518,14 @@ func TestPlanDeviceDagger(t *testing.T) {
 		}
 		if over {
 			marked++
+		} else if marked > 0 {
+			t.Errorf("#%d has room and is listed after a row marked †", i)
 		}
 	}
-	if seen != 10 || marked == 0 || marked == seen {
-		t.Errorf("%d rows read, %d marked: want 10 with some marked and some not:\n%s", seen, marked, out)
+	if seen < 11 || marked == 0 || marked == seen {
+		t.Errorf("%d rows read, %d marked: want more than 10 with some marked and some not:\n%s", seen, marked, out)
 	}
-	if !strings.Contains(out, "†: less than the allocator's reserve: retries.") {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "†: less than the allocator's reserve: retries (ranked after the rows with room).") {
 		t.Errorf("no † legend:\n%s", out)
 	}
 }
@@ -716,7 +728,7 @@ func TestPlanRemovesStaleFiles(t *testing.T) {
 // TestPlanCommColumn: the table's comm column tells apart rows that differ
 // only in prefetch depth or bucket size (QA7 F9: #1 and #3 of a plan read
 // the same in every column but peak and free). On llama2-13b-a100-eth #1
-// and #2 are HSDP K=4, 4×1, full, at prefetch 1 and 2 (plan.json's
+// and #2 are K=1, 4×1, full, at prefetch 2 and 1 (plan.json's
 // prefetch_depth), and a stage-2 row names its bucket.
 func TestPlanCommColumn(t *testing.T) {
 	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth")
@@ -724,7 +736,7 @@ func TestPlanCommColumn(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"│ 1* │ 3 │ 4 HSDP │ 4×1 │ full │ pf 1 │", "│ 2 │ 3 │ 4 HSDP │ 4×1 │ full │ pf 2 │", "│ 9 │ 2 │ 1 │ 2×2 │ full │ 200MB │",
+	for _, want := range []string{"│ 1* │ 3 │ 1 │ 4×1 │ full │ pf 2 │", "│ 2* │ 3 │ 1 │ 4×1 │ full │ pf 1 │", "│ 9 │ 2 │ 1 │ 1×4 │ full │ 200MB │",
 		"comm: bucket size, or pf: prefetch."} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("want %q in:\n%s", want, out)
@@ -760,22 +772,28 @@ func TestPlanNetworkStackStages(t *testing.T) {
 }
 
 // TestPlanRequireDeviceFit: --require-device-fit ranks only the rows whose
-// device peak fits the GPU (QA7 F3's --require-device-fit): on
-// llama2-13b-a100-eth the default winner (HSDP K=4, 42.0 GiB on a 40 GiB
-// device) drops out and the first row with room (K=1) wins, at the same
-// tokens/s as in the full ranking.
+// device peak fits the GPU (QA7 F3's --require-device-fit): the default
+// ranking less its † rows, which it ranks last (QA34 M2), in the same
+// order. On llama2-13b-a100-eth both pick K=1 at the same tokens/s, and
+// the default lists the faster HSDP K=4 rows (40.5 GiB on a 40 GiB
+// device) after it.
 func TestPlanRequireDeviceFit(t *testing.T) {
+	type rowT struct {
+		K          int     `json:"k"`
+		Micro      int     `json:"micro_batch"`
+		Accum      int     `json:"grad_accum"`
+		Prefetch   int     `json:"prefetch_depth"`
+		Bucket     int64   `json:"bucket_size_bytes"`
+		Stage      int     `json:"zero_stage"`
+		Recompute  string  `json:"recompute"`
+		Step       int64   `json:"step_time_ps"`
+		DevicePeak int64   `json:"device_peak_bytes"`
+		TPS        float64 `json:"tokens_per_s_per_gpu"`
+	}
 	type plan struct {
-		GPUMemory int64 `json:"gpu_memory_bytes"`
-		Require   bool  `json:"require_device_fit"`
-		Rows      []struct {
-			K          int     `json:"k"`
-			Micro      int     `json:"micro_batch"`
-			Accum      int     `json:"grad_accum"`
-			Step       int64   `json:"step_time_ps"`
-			DevicePeak int64   `json:"device_peak_bytes"`
-			TPS        float64 `json:"tokens_per_s_per_gpu"`
-		} `json:"rows"`
+		GPUMemory int64  `json:"gpu_memory_bytes"`
+		Require   bool   `json:"require_device_fit"`
+		Rows      []rowT `json:"rows"`
 	}
 	var all, room plan
 	for _, c := range []struct {
@@ -790,23 +808,20 @@ func TestPlanRequireDeviceFit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := -1
-	for i, r := range all.Rows {
-		if r.DevicePeak <= all.GPUMemory {
-			first = i
-			break
-		}
-	}
-	if first < 1 || !room.Require || all.Require || len(room.Rows) == 0 {
-		t.Fatalf("first row with room #%d; require_device_fit %v/%v; %d rows", first+1, all.Require, room.Require, len(room.Rows))
+	if !room.Require || all.Require || len(room.Rows) == 0 || len(room.Rows) >= len(all.Rows) {
+		t.Fatalf("require_device_fit %v/%v; %d rows of %d", all.Require, room.Require, len(room.Rows), len(all.Rows))
 	}
 	for _, r := range room.Rows {
 		if r.DevicePeak > room.GPUMemory {
 			t.Errorf("a row over the device: %d of %d", r.DevicePeak, room.GPUMemory)
 		}
 	}
-	if w := room.Rows[0]; w.TPS != all.Rows[first].TPS || w.K != 1 {
-		t.Errorf("winner K=%d at %.3f tokens/s; the first with room was #%d at %.3f", w.K, w.TPS, first+1, all.Rows[first].TPS)
+	if head, tail := all.Rows[:len(room.Rows)], all.Rows[len(room.Rows):]; !slices.Equal(head, room.Rows) ||
+		slices.ContainsFunc(tail, func(r rowT) bool { return r.DevicePeak <= all.GPUMemory }) {
+		t.Errorf("the default ranking does not start with --require-device-fit's %d rows and end with those over the device", len(room.Rows))
+	}
+	if w, fast := room.Rows[0], all.Rows[len(room.Rows)]; w.K != 1 || fast.K != 4 || fast.TPS <= w.TPS {
+		t.Errorf("winner K=%d at %.3f tokens/s; the first row over the device K=%d at %.3f: want K=1, then a faster K=4", w.K, w.TPS, fast.K, fast.TPS)
 	}
 	// Its tokens/s from its step: micro-batch × accumulation × dp 32 ×
 	// 4,096 tokens over 32 GPUs.

@@ -65,7 +65,7 @@ func TestRunDefault(t *testing.T) {
 		"llama2-7b, 6,738,415,616 params",
 		"symmetric fast path: yes",
 		"# step time " + r.StepTime.String(),
-		"tokens/s per GPU:    " + reports.Commas(int64(math.Round(tps))) + " (65,536 tokens per step",
+		"tokens/s per GPU:    " + reports.Commas(int64(math.Round(tps))) + " at the default 0.8 (65,536 tokens per step",
 		fmt.Sprintf("utilization:         MFU %.1f %%", 100*mfu),
 		"logical/rank",
 		"backward reduce-scatter",

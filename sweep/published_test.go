@@ -1,0 +1,74 @@
+package sweep
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
+)
+
+// defaultSource is the embedded default example (8 H100-80GB, zerosim's
+// default GEMM efficiency) with sets.
+func defaultSource(t *testing.T, sets ...string) Source {
+	t.Helper()
+	data, ok := scenarios.Example("default")
+	if !ok {
+		t.Fatal("no default example")
+	}
+	return Source{File: "default.yaml", Data: data, Sets: sets}
+}
+
+func replayed(t *testing.T, src Source, sets ...string) (*scenarios.Scenario, *zero.Result) {
+	t.Helper()
+	s, err := src.Load(sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, res
+}
+
+// An uncalibrated step on the H100 is replayed at the least and the
+// greatest efficiency docs/validation.md fitted to the 8 published bf16
+// runs there (0.4466, FlagPerf's DeepSpeed H800 run, and 0.6216), each
+// the step a scenario setting that efficiency replays, slower than the
+// default 0.8's (QA34 M1); a set or MFU-fitted efficiency, or
+// a GPU without a published run, gets none.
+func TestAtPublishedFits(t *testing.T) {
+	src := defaultSource(t)
+	s, res := replayed(t, src)
+	f, err := AtPublishedFits(s, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f == nil {
+		t.Fatal("the default example (H100-80GB, default efficiency) was not replayed at the published fits")
+	}
+	if f.Runs != 8 || f.GPU != "H100-80GB" || f.FP8 || f.Low.Efficiency != 0.4466 || f.High.Efficiency != 0.6216 {
+		t.Errorf("fits: %d runs on %s fp8 %v at %v–%v, want 8 bf16 runs on H100-80GB at 0.4466–0.6216", f.Runs, f.GPU, f.FP8, f.Low.Efficiency, f.High.Efficiency)
+	}
+	if !(f.Low.StepTime > f.High.StepTime && f.High.StepTime > int64(res.StepTime)) {
+		t.Errorf("step times: %d ps at the least fit, %d at the greatest, %d at the default: want them slower in that order", f.Low.StepTime, f.High.StepTime, res.StepTime)
+	}
+	for _, at := range []FitSpeed{f.Low, f.High} {
+		_, r := replayed(t, src, "training.compute_efficiency="+strconv.FormatFloat(at.Efficiency, 'g', -1, 64))
+		if at.StepTime != int64(r.StepTime) || at.TokensPerSecPerGPU != r.TokensPerSecPerGPU() || at.MFU != r.Utilization.MFU || at.HFU != r.Utilization.HFU {
+			t.Errorf("at %v: %+v, want the step a scenario with that compute_efficiency replays: %d ps, %v tokens/s, MFU %v, HFU %v",
+				at.Efficiency, at, r.StepTime, r.TokensPerSecPerGPU(), r.Utilization.MFU, r.Utilization.HFU)
+		}
+	}
+	for _, sets := range [][]string{
+		{"training.compute_efficiency=0.8"}, // set, even to the default's value
+		{"training.mfu=0.4"},
+		{"cluster.gpu=B200"}, // no published run on it
+	} {
+		s, res := replayed(t, src, sets...)
+		if f, err := AtPublishedFits(s, res); err != nil || f != nil {
+			t.Errorf("%v: %+v, %v; want none", sets, f, err)
+		}
+	}
+}
