@@ -69,8 +69,60 @@ func FP8GEMMs(l Layer, ep int) int64 {
 	return 0
 }
 
-// resolveFP8 fills training.fp8 and cluster.peak_fp8 and checks that the
-// GPU has fp8 tensor cores when a recipe is on.
+// DefaultFP8GEMMRatio is cluster.fp8_gemm_ratio for gpu: the fraction of
+// the bf16 GEMM efficiency (of peak_bf16) that fp8 GEMMs reach of
+// peak_fp8, from a published measurement of both on that GPU, and where it
+// comes from; 1 (fp8 GEMMs at the bf16 efficiency) and ok false for a GPU
+// with none.
+//
+//   - Hopper (H100-80GB, H200: one GH100 die, the same cuBLAS kernels):
+//     0.92, from torchao's float8 linear microbenchmark on H100
+//     (torchao/float8/README.md at pytorch/ao
+//     b6ef500d3efce0a271935ee567e96d1e9ebbb227 lines 104-112, first
+//     published at 8c81863ba85cce742244c0151c6683c5696bbe04: tensorwise scaling, torch.compile, forward
+//     and backward with the casts, 1.39× bf16 at M, K, N = 4096, 8192,
+//     16384) with the figures of the same team's roofline for that H100
+//     (torchao/testing/training/roofline_utils.py at 36027d82d1ad9949597ea16002ff4940374b1b94: bf16 GEMMs
+//     at 0.78 of 989 TFLOPS, memory at 0.92 of 2.4 TB/s, and the cast
+//     kernels' traffic :146-174, 6 B per input and output-gradient element
+//     and 8 B per weight element unfused): the bf16 linear's three GEMMs
+//     take 4.276 ms, the fp8 one 4.276/1.39 = 3.076 ms of which 0.760 ms
+//     are casts, so its GEMMs take 2.316 ms, 0.720 of 1,979 TFLOPS: 0.92
+//     of 0.78 (TestFP8GEMMRatioDerivation recomputes it). A pure GEMM
+//     comparison on H100 (500 W) agrees within 5 %: bf16 585.23 and fp8
+//     1,125.51 TFLOPS at 8192³ (pytorch/FBGEMM#2546, "fp8 row gemm only"),
+//     0.96.
+//   - Blackwell (B200, GB200, B300, GB300): 0.84, from vLLM's
+//     benchmarks/kernels/bench_fp8_gemm.py on B200 (vllm-project/vllm#19566,
+//     Llama-3.1-8B N=6144 K=4096, batch 16384): torch bf16 (cuBLAS)
+//     1,512.84 and fp8 per-tensor without quantization (CUTLASS sm100)
+//     2,544.68 TFLOPS, 1.682× against the peaks' 2×.
+//   - every other GPU (AMD's MI300X, MI325X, MI350X, MI355X; L40S, L4,
+//     RTX4090, RTX5090): no same-source bf16 and fp8 GEMM figures found,
+//     so fp8 GEMMs are assumed to reach the bf16 efficiency (1).
+func DefaultFP8GEMMRatio(gpu string) (ratio float64, from string, ok bool) {
+	switch gpu {
+	case "H100-80GB", "H200":
+		return 0.92, "torchao's float8 linear microbenchmark on H100 (torchao/float8/README.md at b6ef500d3, 1.39× at 4096, 8192, 16384)", true
+	case "B200", "GB200", "B300", "GB300":
+		return 0.84, "vLLM's bf16 and fp8 GEMMs on B200 (vllm-project/vllm#19566, N=6144 K=4096 at 16384 rows)", true
+	}
+	return 1, "", false
+}
+
+// FP8GEMMRatioOf is cluster.fp8_gemm_ratio, or the GPU's
+// DefaultFP8GEMMRatio where the file gives none.
+func (c Cluster) FP8GEMMRatioOf() float64 {
+	if c.FP8GEMMRatio > 0 {
+		return c.FP8GEMMRatio
+	}
+	r, _, _ := DefaultFP8GEMMRatio(c.GPU)
+	return r
+}
+
+// resolveFP8 fills training.fp8 and cluster.peak_fp8, checks
+// cluster.fp8_gemm_ratio and that the GPU has fp8 tensor cores when a
+// recipe is on.
 func (l *loader) resolveFP8(s *Scenario) *Error {
 	t, c := &s.Training, &s.Cluster
 	if !l.has("cluster.peak_fp8") {
@@ -79,6 +131,9 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 		}
 	} else if c.PeakFP8 <= 0 {
 		return l.errPath("cluster.peak_fp8", "peak_fp8=0 is out of range (use a rate > 0 such as 1979TFLOPS, or delete the key)")
+	}
+	if l.has("cluster.fp8_gemm_ratio") && !(c.FP8GEMMRatio > 0 && c.FP8GEMMRatio <= 2) {
+		return l.errPath("cluster.fp8_gemm_ratio", fmt.Sprintf("fp8_gemm_ratio=%s is out of range (use the fraction of the bf16 GEMM efficiency fp8 GEMMs reach, in (0, 2], such as 0.92, or delete the key)", fmtFloat(c.FP8GEMMRatio)))
 	}
 	if !l.has("training.fp8") {
 		t.FP8 = FP8None

@@ -204,7 +204,8 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 // (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
 // MoE and MLA blocks stay with the FLOP count, their memory-bound work
 // charged by the same rules (blockOtherBytes); under an fp8 recipe the
-// blocks' weight matmuls run at cluster.peak_fp8 (attention, embedding and
+// blocks' weight matmuls run at cluster.peak_fp8 × cluster.fp8_gemm_ratio
+// (fp8GEMMPeak; attention, embedding and
 // lm_head in bf16) and its casts are memory-bound work (fp8CastBytes).
 // Under context parallelism every softmax-attention block, those
 // left to the FLOP count too, also carries the ring's merge, fp32 gradient
@@ -249,7 +250,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			}
 			g := gpu
 			if s.Training.FP8 != scenarios.FP8None && scenarios.FP8Linear(l) {
-				g.GEMMPeak = float64(s.Cluster.PeakFP8)
+				g.GEMMPeak = fp8GEMMPeak(s)
 			}
 			d := layerFLOPDims(s, base, l)
 			elem, elemBwd, err := blockElementwise(s, d, l.Dims != nil && l.Dims.QKNorm != "")

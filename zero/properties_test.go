@@ -333,7 +333,9 @@ func init() {
 	}
 	// torchtitan 40f8fd007's policy (parallelize_llama.py no_recompute_list)
 	// saves the same SDPA outputs and every other mm.
-	for _, subject := range []string{"torchtitan-llama3.1-8b-h100", "torchtitan-llama3.1-8b-h100-compile", "torchtitan-llama3.1-8b-h100-float8", "torchtitan-llama3.1-8b-h200-trainy", "torchtitan-llama3-8b-a100"} {
+	for _, subject := range []string{"torchtitan-llama3.1-8b-h100", "torchtitan-llama3.1-8b-h100-compile", "torchtitan-llama3.1-8b-h100-float8", "torchtitan-llama3.1-8b-h200-trainy", "torchtitan-llama3-8b-a100",
+		// torchao's float8 tables run torchtitan's per-op SAC too.
+		"torchao-float8-llama3-8b-h100", "torchao-float8-llama3-8b-mi300x", "torchao-float8-llama3-8b-b200"} {
 		for _, q := range []string{qActs.name, qAlloc.name} {
 			propExceptions = append(propExceptions, propException{subject: subject, key: "training.attention", quantity: q,
 				lo: "sdpa", hi: "eager training.attention_kernel=eager", reason: opPolicyEager})
