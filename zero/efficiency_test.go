@@ -347,10 +347,10 @@ func TestPublishedRange(t *testing.T) {
 	}{
 		{"H100-80GB", false, 0.3395, 0.6216, 10, true},
 		{"A100-40GB", false, 0.7285, 0.7931, 4, true},
-		{"H200", true, 0.5883, 0.5883, 1, true},
+		{"H200", true, 0.5850, 0.5850, 1, true},
 		{"B200", false, 0.2609, 0.2609, 1, true},
 		{"GB200", false, 0.2386, 0.8475, 26, false},
-		{"", true, 0.2946, 0.5883, 3, false},
+		{"", true, 0.3041, 0.5850, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)
 		if lo != tc.lo || hi != tc.hi || n != tc.n || onGPU != tc.onGPU {

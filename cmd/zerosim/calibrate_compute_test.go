@@ -66,7 +66,7 @@ func TestCalibrateStepTimeRoundTrip(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		out, errOut, code := runCLI("calibrate", "--step-time", step.String(), "default", "--file", file)
 		// Above the published runs' 0.62 on H100 a fit warns (qa20 M1).
-		high := "zerosim: warning: --step-time " + step.String() + fmt.Sprintf(": the fitted compute efficiency %.4f is above the 0.45–0.62", want)
+		high := "zerosim: warning: --step-time " + step.String() + fmt.Sprintf(": the fitted compute efficiency %.4f is above the 0.34–0.62", want)
 		if code != 0 || (want > 0.62) != strings.HasPrefix(errOut, high) || strings.Count(errOut, "\n") != map[bool]int{true: 1}[want > 0.62] {
 			t.Fatalf("%g: exit %d: %s", want, code, errOut)
 		}
@@ -707,7 +707,7 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%g: exit %d: %s", tc.g, code, errOut)
 		}
-		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.34–0.62 that 10 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%g: stderr %q, want warning %t (%q)", tc.g, errOut, tc.warn, want)
 		}

@@ -99,7 +99,7 @@ func TestCalibrateTrainLogMegatron(t *testing.T) {
 	if c.Compute == nil {
 		t.Fatalf("exit %d: %s; no compute part", code, errOut)
 	}
-	if code != 0 || !strings.HasPrefix(errOut, fmt.Sprintf("zerosim: warning: <stdin>: the fitted compute efficiency %.4f is below half the 0.45–0.62", c.Compute.Efficiency)) ||
+	if code != 0 || !strings.HasPrefix(errOut, fmt.Sprintf("zerosim: warning: <stdin>: the fitted compute efficiency %.4f is below half the 0.34–0.62", c.Compute.Efficiency)) ||
 		c.Compute.Efficiency >= 0.45/2 || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -423,7 +423,7 @@ func TestCalibrateLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.step, code, errOut)
 		}
-		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency 0.0438 is below half the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency 0.0438 is below half the 0.34–0.62 that 10 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%s: stderr %q, want warning %t (%q)", tc.step, errOut, tc.warn, want)
 		}
