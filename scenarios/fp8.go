@@ -110,7 +110,7 @@ func FP8GEMMs(l Layer, ep int) int64 {
 // output-gradient element and 8 B per weight element, :146-174), leaves
 // the fp8 GEMMs 0.92 of the bf16 efficiency (TestFP8GEMMRatioDerivation).
 func DefaultFP8GEMMRatio(gpu string) (ratio float64, from string, ok bool) {
-	const mamf = "the bf16 and fp8 matmul rows of ml-engineering's Maximum Achievable Matmul FLOPS table (compute/accelerator/README.md at stas00/ml-engineering 744d01e)"
+	const mamf = "ml-engineering's bf16 and fp8 matmul maxima, compute/accelerator/README.md at stas00/ml-engineering 744d01e"
 	switch gpu {
 	case "H100-80GB":
 		return 0.88, mamf, true
