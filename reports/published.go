@@ -42,7 +42,7 @@ func publishedSpread(f *sweep.PublishedFits) spread {
 // fitsWho is the published fits and the runs that fitted them ("the
 // 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted").
 func fitsWho(f *sweep.PublishedFits) string {
-	return fmt.Sprintf("the %s that %s fitted", fittedRange(f.Low.Efficiency, f.High.Efficiency), publishedRuns(f.Runs, fp8Kind(f.FP8), "on "+f.GPU))
+	return fmt.Sprintf("the %s that %s fitted", zero.FittedRange(f.Low.Efficiency, f.High.Efficiency), zero.PublishedRuns(f.Runs, f.FP8, "on "+f.GPU))
 }
 
 // fitsUtilization is MFU and HFU at the published fits ("MFU 30.1–38.4 %,
@@ -66,29 +66,6 @@ func fitsRange(lo, hi string) string {
 		return strings.TrimSuffix(lo, u) + "–" + hi
 	}
 	return lo + "–" + hi
-}
-
-// fittedRange is the published fits' efficiencies, "0.45–0.62", or
-// "0.46" when one value.
-func fittedRange(lo, hi float64) string {
-	return fitsRange(fmt.Sprintf("%.2f", lo), fmt.Sprintf("%.2f", hi))
-}
-
-// publishedRuns names n published runs of kind (bf16, fp8) where they ran
-// ("8 published bf16 runs on H100-80GB", "the one published fp8 run on
-// other GPUs").
-func publishedRuns(n int, kind, where string) string {
-	if n == 1 {
-		return fmt.Sprintf("the one published %s run %s", kind, where)
-	}
-	return fmt.Sprintf("%d published %s runs %s", n, kind, where)
-}
-
-func fp8Kind(fp8 bool) string {
-	if fp8 {
-		return "fp8"
-	}
-	return "bf16"
 }
 
 // planAtFits is plan's gives line's figures for its pick at the published

@@ -423,7 +423,32 @@ func groupText(s *scenarios.Scenario, n int) string {
 func efficiencyText(s *scenarios.Scenario) string {
 	t := &s.Training
 	line := efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU)
-	return line + calibratedHigh(s)
+	if line == "" {
+		return ""
+	}
+	return line + calibratedHigh(s) + fp8RatioText(s)
+}
+
+// fp8RatioText is, under an fp8 recipe, what fp8 GEMMs reach of that
+// efficiency (cluster.fp8_gemm_ratio) and where the figure comes from:
+// the file, the GPU's published GEMM figures, or none published (then 1,
+// said so). "" without an fp8 recipe.
+func fp8RatioText(s *scenarios.Scenario) string {
+	c := &s.Cluster
+	if s.Training.FP8 == scenarios.FP8None {
+		return ""
+	}
+	if c.FP8GEMMRatio > 0 {
+		return fmt.Sprintf("; fp8 GEMMs reach %s of that efficiency (cluster.fp8_gemm_ratio)", fmtEff(c.FP8GEMMRatio))
+	}
+	if r, from, ok := scenarios.DefaultFP8GEMMRatio(c.GPU); ok {
+		return fmt.Sprintf("; fp8 GEMMs reach %s of that efficiency (cluster.fp8_gemm_ratio, from %s)", fmtEff(r), from)
+	}
+	gpu := c.GPU
+	if gpu == "" {
+		gpu = "this GPU"
+	}
+	return fmt.Sprintf("; fp8 GEMMs are taken to reach all of that efficiency (cluster.fp8_gemm_ratio 1: no published bf16 and fp8 GEMM throughput for %s; set it if you measured yours)", gpu)
 }
 
 // calibratedHigh is the note on a calibrated compute efficiency above what
@@ -547,7 +572,7 @@ func comparePublished(eff float64, byDefault, fp8 bool, gpu string) published {
 	if !onGPU {
 		where = "on other GPUs"
 	}
-	c.runs, c.fitted = publishedRuns(n, c.kind, where), fittedRange(lo, hi)
+	c.runs, c.fitted = zero.PublishedRuns(n, fp8, where), zero.FittedRange(lo, hi)
 	switch {
 	case eff > hi:
 		c.side = 1

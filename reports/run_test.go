@@ -1203,3 +1203,27 @@ func TestHeadlineNamesAsymmetry(t *testing.T) {
 // torchtitanFA2 is the attention line's note under stack torchtitan with
 // its preset's fa2.
 const torchtitanFA2 = "fa2 is stack torchtitan's as of 9dec370 (SDPA's FlashAttention-2); torchtitan since 6a3a9da (2025-10-09; on Blackwell since 3b85aa3) runs SDPA with cuDNN's attention first (torchtitan/models/common/attention.py at b5bcd76: CUDNN_ATTENTION, FLASH_ATTENTION, MATH, set_priority=True): set training.attention_kernel: cudnn for a current torchtitan"
+
+// TestFP8RatioText: under an fp8 recipe run's efficiency line says what
+// fp8 GEMMs reach of the efficiency and where the figure comes from (the
+// GPU's published GEMM figures, the file, or none published: 1, said).
+func TestFP8RatioText(t *testing.T) {
+	const doc = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: %s%s}\nmodel: {kind: transformer, hidden: 4096, layers: 4, heads: 32, seq_len: 2048, vocab: 32000}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, fp8: %s}\n"
+	for _, c := range []struct{ gpu, extra, fp8, want string }{
+		{"H100-80GB", "", "torchao", "; fp8 GEMMs reach 0.88 of that efficiency (cluster.fp8_gemm_ratio, from ml-engineering's bf16 and fp8 matmul maxima, compute/accelerator/README.md at stas00/ml-engineering 744d01e)"},
+		{"MI300X", "", "torchao", "; fp8 GEMMs are taken to reach all of that efficiency (cluster.fp8_gemm_ratio 1: no published bf16 and fp8 GEMM throughput for MI300X; set it if you measured yours)"},
+		{"MI300X", ", fp8_gemm_ratio: 0.7", "te", "; fp8 GEMMs reach 0.7 of that efficiency (cluster.fp8_gemm_ratio)"},
+		{"H100-80GB", "", "none", ""},
+	} {
+		s, err := scenarios.Load("w.yaml", []byte(fmt.Sprintf(doc, c.gpu, c.extra, c.fp8)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fp8RatioText(s); got != c.want {
+			t.Errorf("%s%s fp8 %s: %q, want %q", c.gpu, c.extra, c.fp8, got, c.want)
+		}
+		if line := efficiencyText(s); !strings.HasSuffix(line, c.want) {
+			t.Errorf("%s%s fp8 %s: efficiency line %q does not end with it", c.gpu, c.extra, c.fp8, line)
+		}
+	}
+}

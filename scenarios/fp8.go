@@ -69,8 +69,76 @@ func FP8GEMMs(l Layer, ep int) int64 {
 	return 0
 }
 
-// resolveFP8 fills training.fp8 and cluster.peak_fp8 and checks that the
-// GPU has fp8 tensor cores when a recipe is on.
+// DefaultFP8GEMMRatio is cluster.fp8_gemm_ratio for gpu: the fraction of
+// the bf16 GEMM efficiency (of peak_bf16) that fp8 GEMMs reach of
+// peak_fp8, from one published measurement of both on that GPU, and where
+// it comes from; 1 (fp8 GEMMs at the bf16 efficiency) and ok false for a
+// GPU with none.
+//
+// The figures are the "Maximum Achievable Matmul FLOPS comparison table"
+// of compute/accelerator/README.md at stas00/ml-engineering
+// 744d01e18b79512572f64a6bbd8b5f4a725203a7 (lines 348-377): mamf-finder.py
+// times torch.mm in bf16 and torch._scaled_mm with per-tensor scales in
+// float8_e4m3fn, torchao's tensorwise GEMM (benchmarks/mamf-finder.py
+// :330-357), over a sweep of shapes, and reports the best mean TFLOPS of
+// each; the ratio is fp8's over its peak divided by bf16's over its own:
+//   - H100-80GB: bf16 794.5 of 989, fp8 1,402.6 of 1,979 (both torch
+//     2.7.0+cu126): 0.88.
+//   - H200: fp8 1,453.4 of 1,979 (torch 2.7.1+cu128) over the bf16 row,
+//     which the table gives as H100 SXM's ("H200 is the same"): 0.91.
+//   - B200: bf16 1,745.0 of 2,250, fp8 3,432.5 of 4,500 (both torch
+//     2.7.1+cu128): 0.98.
+//   - B300: bf16 1,769.0 of 2,250, fp8 3,353.3 of 4,500 (both torch
+//     2.9.1+cu130): 0.95; GB300, which the table lacks, is taken as its
+//     die's, B300's.
+//   - GB200: bf16 1,822.0 of 2,500, fp8 3,615.6 of 5,000 (both torch
+//     2.10.0.dev20250916+cu130): 0.99.
+//   - every other GPU: no fp8 row (the table's MI300X fp8 row is empty;
+//     no other same-source bf16 and fp8 GEMM figures for AMD's MI300X,
+//     MI325X, MI350X, MI355X or for L40S, L4, RTX4090, RTX5090 were
+//     found), so fp8 GEMMs are assumed to reach the bf16 efficiency (1).
+//
+// An independent figure agrees on H100: torchao's float8 linear
+// microbenchmark (torchao/float8/README.md at pytorch/ao
+// b6ef500d3efce0a271935ee567e96d1e9ebbb227 lines 104-112, first published
+// at 8c81863ba85cce742244c0151c6683c5696bbe04: tensorwise scaling,
+// torch.compile, forward and backward with the casts, 1.39× bf16 at M, K,
+// N = 4096, 8192, 16384), with the figures of torchao's roofline for that
+// H100 (torchao/testing/training/roofline_utils.py at
+// 36027d82d1ad9949597ea16002ff4940374b1b94: bf16 GEMMs at 0.78 of 989
+// TFLOPS, memory at 0.92 of 2.4 TB/s, the unfused casts' 6 B per input and
+// output-gradient element and 8 B per weight element, :146-174), leaves
+// the fp8 GEMMs 0.92 of the bf16 efficiency (TestFP8GEMMRatioDerivation).
+func DefaultFP8GEMMRatio(gpu string) (ratio float64, from string, ok bool) {
+	const mamf = "ml-engineering's bf16 and fp8 matmul maxima, compute/accelerator/README.md at stas00/ml-engineering 744d01e"
+	switch gpu {
+	case "H100-80GB":
+		return 0.88, mamf, true
+	case "H200":
+		return 0.91, mamf, true
+	case "B200":
+		return 0.98, mamf, true
+	case "B300", "GB300":
+		return 0.95, mamf, true
+	case "GB200":
+		return 0.99, mamf, true
+	}
+	return 1, "", false
+}
+
+// FP8GEMMRatioOf is cluster.fp8_gemm_ratio, or the GPU's
+// DefaultFP8GEMMRatio where the file gives none.
+func (c Cluster) FP8GEMMRatioOf() float64 {
+	if c.FP8GEMMRatio > 0 {
+		return c.FP8GEMMRatio
+	}
+	r, _, _ := DefaultFP8GEMMRatio(c.GPU)
+	return r
+}
+
+// resolveFP8 fills training.fp8 and cluster.peak_fp8, checks
+// cluster.fp8_gemm_ratio and that the GPU has fp8 tensor cores when a
+// recipe is on.
 func (l *loader) resolveFP8(s *Scenario) *Error {
 	t, c := &s.Training, &s.Cluster
 	if !l.has("cluster.peak_fp8") {
@@ -79,6 +147,9 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 		}
 	} else if c.PeakFP8 <= 0 {
 		return l.errPath("cluster.peak_fp8", "peak_fp8=0 is out of range (use a rate > 0 such as 1979TFLOPS, or delete the key)")
+	}
+	if l.has("cluster.fp8_gemm_ratio") && !(c.FP8GEMMRatio > 0 && c.FP8GEMMRatio <= 2) {
+		return l.errPath("cluster.fp8_gemm_ratio", fmt.Sprintf("fp8_gemm_ratio=%s is out of range (use the fraction of the bf16 GEMM efficiency fp8 GEMMs reach, in (0, 2], such as 0.92, or delete the key)", fmtFloat(c.FP8GEMMRatio)))
 	}
 	if !l.has("training.fp8") {
 		t.FP8 = FP8None

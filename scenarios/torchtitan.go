@@ -1400,17 +1400,21 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 	if err != nil {
 		return err
 	}
-	recipe, _, err := d.str("", "quantize.linear.float8.recipe_name", "float8.recipe_name")
+	recipe, rk, err := d.str("", "quantize.linear.float8.recipe_name", "float8.recipe_name")
 	if err != nil {
 		return err
 	}
+	// training.fp8: torchao is tensorwise dynamic scaling (zero.FP8CastRuleOf
+	// and the fp8 GEMM ratio are that recipe's); torchao's rowwise recipes
+	// (Float8LinearConfig.from_recipe_name "rowwise", "rowwise_with_gw_hp",
+	// torchao/float8/config.py at pytorch/ao
+	// 8c81863ba85cce742244c0151c6683c5696bbe04) scale per row, cast with a
+	// transpose kernel per operand and run other GEMMs, and are not
+	// modelled.
+	if recipe != "" && recipe != "tensorwise" {
+		return d.errf(rk, "float8 recipe_name %s (torchao's row-wise scaling) is not modelled: zerosim models torchao's tensorwise scaling only (use recipe_name = \"tensorwise\", or remove the key)", strconv.Quote(recipe))
+	}
 	switch {
-	case recipe != "" && recipe != "tensorwise":
-		// torchao's fp8 all-gather is the tensorwise recipe's only
-		// (Float8LinearConfig.enable_fsdp_float8_all_gather, torchao/
-		// float8/config.py @ 11ce634705af1972320a8488d3e2ca223dcb0372).
-		t.FP8BF16Gather = true
-		t.src("fp8_all_gather", fmt.Sprintf("float8 recipe %s: no fp8 all-gather", strconv.Quote(recipe)))
 	case !ag:
 		t.FP8BF16Gather = true
 		t.src("fp8_all_gather", d.show(agk, "enable_fsdp_float8_all_gather false (default)"))

@@ -222,6 +222,9 @@ func TestImportTorchtitanErrors(t *testing.T) {
 		{"dtype", "llama3_8b.toml", []string{"[training]", "[training]\ndtype = \"float16\""}, ttH100x16, `llama3_8b.toml:32:1: training.dtype = "float16" is not a dtype torchtitan allows`},
 		{"bf16 fp32 param", "llama3_8b.toml", []string{"[training]", "[training]\ndtype = \"bfloat16\"\nmixed_precision_param = \"float32\""}, ttH100x16, `llama3_8b.toml:33:1: training.mixed_precision_param = "float32" beside training.dtype = "bfloat16" is not modelled`},
 		{"float8 on A100", "llama3_405b.toml", []string{"tensor_parallel_degree = 8", "tensor_parallel_degree = 1"}, TorchtitanCluster{Nodes: 16, GPUsPerNode: 8, GPU: "A100-80GB"}, "llama3_405b.toml:21:1: float8 training needs fp8 tensor cores, and --gpu A100-80GB has none"},
+		// torchao's rowwise recipes are refused as MX is: zerosim models
+		// tensorwise scaling only.
+		{"float8 rowwise", "llama3_405b.toml", []string{"tensor_parallel_degree = 8", "tensor_parallel_degree = 1", "enable_fsdp_float8_all_gather = true", "recipe_name = \"rowwise\""}, ttH100x16, `llama3_405b.toml:62:1: float8 recipe_name "rowwise" (torchao's row-wise scaling) is not modelled: zerosim models torchao's tensorwise scaling only (use recipe_name = "tensorwise", or remove the key)`},
 		{"both schemas", "llama3_8b.toml", []string{"local_batch_size = 1", "local_batch_size = 1\nbatch_size = 2"}, ttH100x16, "llama3_8b.toml:33:1: training.batch_size and training.local_batch_size are the same setting"},
 		{"gpu flag", "llama3_8b.toml", nil, TorchtitanCluster{Nodes: 1, GPU: "H100"}, `llama3_8b.toml: --gpu "H100" is not a GPU preset`},
 	} {

@@ -89,7 +89,14 @@ type Cluster struct {
 	PeakBF16  units.FLOPS `yaml:"peak_bf16,omitempty"`
 	// PeakFP8 is the dense fp8 tensor-core peak (0: none), used by
 	// training.fp8.
-	PeakFP8      units.FLOPS     `yaml:"peak_fp8,omitempty"`
+	PeakFP8 units.FLOPS `yaml:"peak_fp8,omitempty"`
+	// FP8GEMMRatio is the fraction of training.compute_efficiency that fp8
+	// GEMMs reach of peak_fp8 (fp8 GEMMs run at peak_fp8 ·
+	// compute_efficiency · fp8_gemm_ratio): a GEMM efficiency of fp8
+	// relative to bf16, measured on the GPU, that calibrating on a bf16
+	// step leaves alone. 0 (unset): the GPU's published figure
+	// (FP8GEMMRatioOf, DefaultFP8GEMMRatio), 1 for a GPU without one.
+	FP8GEMMRatio float64         `yaml:"fp8_gemm_ratio,omitempty"`
 	HBMBandwidth units.Bandwidth `yaml:"hbm_bandwidth,omitempty"`
 	// GFX is an AMD GPU's LLVM target (gfx942, gfx950): it makes a GPU
 	// described by its figures an AMD one (RCCL's cost model, the AMD

@@ -204,7 +204,8 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 // (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
 // MoE and MLA blocks stay with the FLOP count, their memory-bound work
 // charged by the same rules (blockOtherBytes); under an fp8 recipe the
-// blocks' weight matmuls run at cluster.peak_fp8 (attention, embedding and
+// blocks' weight matmuls run at cluster.peak_fp8 × cluster.fp8_gemm_ratio
+// (fp8GEMMPeak; attention, embedding and
 // lm_head in bf16) and its casts are memory-bound work (fp8CastBytes).
 // Under context parallelism every softmax-attention block, those
 // left to the FLOP count too, also carries the ring's merge, fp32 gradient
@@ -249,7 +250,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			}
 			g := gpu
 			if s.Training.FP8 != scenarios.FP8None && scenarios.FP8Linear(l) {
-				g.GEMMPeak = float64(s.Cluster.PeakFP8)
+				g.GEMMPeak = fp8GEMMPeak(s)
 			}
 			d := layerFLOPDims(s, base, l)
 			elem, elemBwd, err := blockElementwise(s, d, l.Dims != nil && l.Dims.QKNorm != "")
@@ -499,17 +500,47 @@ func fp8CastBytes(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int6
 // layer l under s's recipe (FP8CastRuleOf, FP8CastBytes), forward and
 // backward, the weights' once-a-step casts charged to each micro-batch's
 // backward at 1/grad_accum.
+//
+// torchao with FSDP2's fp8 all-gather at stage 3 (training.fp8_all_gather)
+// casts no gathered weight: fsdp_pre_all_gather casts the rank's bf16
+// shard with the scale precompute_float8_dynamic_scale_for_fsdp computed
+// after the optimizer step (one amax pass over the shard a step), and the
+// gathered weight arrives as a Float8Tensor, which Float8Linear's forward
+// and backward use as it is (tensor_already_casted_to_fp8); the
+// data-gradient GEMM wants it in the other layout, so preprocess_addmm
+// copies it transposed (b.t().contiguous().t(): 1 B read and 1 B written
+// an element). torchao/float8/fsdp_utils.py :27-75 and :218-236,
+// float8_linear.py :100-101 and :157-159, float8_ops.py :325-328, all at
+// pytorch/ao 8c81863ba85cce742244c0151c6683c5696bbe04. Per micro-batch
+// that is 2 B per weight element and 3 B (read 2, write 1) per shard
+// element for each of the unit's two gathers (forward, and backward's
+// after reshard_after_forward), and 2 B per shard element a step,
+// instead of the 8 B per weight element of a recipe casting the gathered
+// weight.
 func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (fwd, bwd int64, err error) {
 	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), s.Stack == "megatron", s.Training.Compile.Blocks())
 	if err != nil {
 		return 0, 0, err
 	}
+	gathered := s.Training.FP8Gather() && s.Parallelism.Stage == 3
+	if gathered {
+		rule.Weight = 2
+	}
 	f, b, step, err := FP8CastBytes(rule, ls)
 	if err != nil {
 		return 0, 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 	}
-	ga := max(s.Training.GradAccum, 1)
 	var c flopCalc
+	if gathered {
+		var elems int64
+		for _, x := range ls {
+			elems = c.Add(elems, c.Mul(x.N, x.K, max(x.Weights, 1)))
+		}
+		shard := int64(max(s.Parallelism.DP*max(s.Parallelism.CP, 1)/s.Parallelism.K, 1))
+		f = c.Add(f, (c.Mul(6, elems)+shard-1)/shard)
+		step = c.Add(step, (c.Mul(2, elems)+shard-1)/shard)
+	}
+	ga := max(s.Training.GradAccum, 1)
 	b = c.Add(b, (step+ga-1)/ga)
 	if c.Err != nil {
 		return 0, 0, fmt.Errorf("zero: layer %q: fp8 cast bytes overflow: %w", l.Name, c.Err)

@@ -493,7 +493,7 @@ func expertSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens int64, fp8 b
 	}
 	g := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
 	if fp8 {
-		g.GEMMPeak = float64(s.Cluster.PeakFP8)
+		g.GEMMPeak = fp8GEMMPeak(s)
 	}
 	e := Efficiency{GEMM: efficiency(s), HBM: DefaultHBMEfficiency}
 	ep := int64(max(s.Parallelism.EP, 1))
@@ -615,23 +615,33 @@ func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error
 	return AttentionFLOPs(s.Training.MicroBatch, heads, (m.SeqLen+cp-1)/cp, m.SeqLen, qk, v, causal, window, chunk)
 }
 
-// effectiveFP8 is peak_fp8 × compute_efficiency when training.fp8 is on,
-// else 0. The same efficiency applies to fp8 and bf16 GEMMs; the recipe's
-// casts and amax passes around them are memory-bound work of their own
-// (FP8CastRuleOf, fp8CastBytes), not a lower GEMM efficiency.
+// effectiveFP8 is fp8GEMMPeak × compute_efficiency when training.fp8 is
+// on, else 0: fp8 GEMMs reach cluster.fp8_gemm_ratio of the bf16 GEMMs'
+// efficiency (scenarios.DefaultFP8GEMMRatio, from published GEMM
+// measurements on the GPU), which calibrating on a bf16 step does not
+// move. The recipe's casts and amax passes around them are memory-bound
+// work of their own (FP8CastRuleOf, fp8CastBytes).
 func effectiveFP8(s *scenarios.Scenario) (int64, error) {
 	if s.Training.FP8 == scenarios.FP8None {
 		return 0, nil
 	}
-	peak := int64(s.Cluster.PeakFP8)
-	if peak <= 0 {
+	if s.Cluster.PeakFP8 <= 0 {
 		return 0, fmt.Errorf("zero: training.fp8 %s needs cluster.peak_fp8 > 0", s.Training.FP8)
 	}
-	eff := math.Floor(float64(peak) * efficiency(s))
+	eff := math.Floor(fp8GEMMPeak(s) * efficiency(s))
 	if eff < 1 || eff > math.MaxInt64/2 {
-		return 0, fmt.Errorf("zero: cluster.peak_fp8 × training.compute_efficiency = %g FLOP/s is out of range", eff)
+		return 0, fmt.Errorf("zero: cluster.peak_fp8 × training.compute_efficiency × cluster.fp8_gemm_ratio = %g FLOP/s is out of range", eff)
 	}
 	return int64(eff), nil
+}
+
+// fp8GEMMPeak is the peak fp8 GEMMs are timed against: cluster.peak_fp8
+// × cluster.fp8_gemm_ratio (the GPU's published figure when unset,
+// scenarios.Cluster.FP8GEMMRatioOf), so that at
+// training.compute_efficiency they run at the fp8 efficiency the GPU's
+// published GEMM figures give.
+func fp8GEMMPeak(s *scenarios.Scenario) float64 {
+	return float64(s.Cluster.PeakFP8) * s.Cluster.FP8GEMMRatioOf()
 }
 
 // OptimizerTime is the time of the Adam step over elems elements of the

@@ -594,11 +594,31 @@ func EfficiencyCeiling(gpu string, fp8, kernels bool) (ceiling float64, what str
 	if n == 0 || !onGPU {
 		return 0, "", false
 	}
+	return hi, "the " + FittedRange(lo, hi) + " that " + PublishedRuns(n, fp8, "on "+gpu) + " fitted (docs/validation.md)", true
+}
+
+// FittedRange is the published fits' efficiencies as run, plan and
+// calibrate quote them: "0.45–0.62", or "0.24" when they round to one value.
+func FittedRange(lo, hi float64) string {
+	l, h := fmt.Sprintf("%.2f", lo), fmt.Sprintf("%.2f", hi)
+	if l == h {
+		return l
+	}
+	return l + "–" + h
+}
+
+// PublishedRuns names n published runs of bf16 or fp8 GEMMs where they
+// ran: "8 published bf16 runs on H100-80GB", "the one published fp8 run
+// on other GPUs".
+func PublishedRuns(n int, fp8 bool, where string) string {
 	kind := "bf16"
 	if fp8 {
 		kind = "fp8"
 	}
-	return hi, fmt.Sprintf("the %.2f–%.2f that %d published %s runs on %s fitted (docs/validation.md)", lo, hi, n, kind, gpu), true
+	if n == 1 {
+		return fmt.Sprintf("the one published %s run %s", kind, where)
+	}
+	return fmt.Sprintf("%d published %s runs %s", n, kind, where)
 }
 
 // AttentionCeilingFactor bounds a fitted attention efficiency at this

@@ -188,7 +188,9 @@ func TestExpertElementwiseBytes(t *testing.T) {
 		t.Error("an overflowing size was accepted")
 	}
 	const h, f, experts, topK, tok, ep = 2048, 768, 128, 8, 4096, 16
-	g := GPUShape{Peak: 989e12, GEMMPeak: 1979e12, HBM: 3350e9, SMs: 132}
+	// fp8 GEMMs at the H100's peak_fp8 × fp8_gemm_ratio (fp8GEMMPeak).
+	ratio, _, _ := scenarios.DefaultFP8GEMMRatio("H100-80GB")
+	g := GPUShape{Peak: 989e12, GEMMPeak: 1979e12 * ratio, HBM: 3350e9, SMs: 132}
 	e := Efficiency{GEMM: scenarios.DefaultComputeEfficiency, HBM: DefaultHBMEfficiency}
 	fw, bw, err := ExpertGEMMSeconds(tok, experts, topK, ep, h, f, g, e)
 	if err != nil {

@@ -37,7 +37,8 @@ func TestFP8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The block's matmuls at peak_fp8 (1979 TFLOPS), its attention and
+	// The block's matmuls at peak_fp8 (1979 TFLOPS) × the H100's
+	// fp8_gemm_ratio (scenarios.DefaultFP8GEMMRatio), its attention and
 	// memory-bound work as in bf16: the forward equals the per-operation
 	// model at that GEMM peak, and is faster than bf16 by less than half.
 	d, _ := flopDims(s8)
@@ -51,7 +52,8 @@ func TestFP8(t *testing.T) {
 		t.Fatalf("fp8 casts %d B, %v", cast, err)
 	}
 	elem += cast
-	fwd, _, err := blockSeconds(d, GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132, GEMMPeak: 1979e12},
+	ratio, _, _ := scenarios.DefaultFP8GEMMRatio("H100-80GB")
+	fwd, _, err := blockSeconds(d, GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132, GEMMPeak: 1979e12 * ratio},
 		Efficiency{GEMM: 0.8, Attention: HopperAttentionEfficiency, HBM: DefaultHBMEfficiency}, elem, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -21,15 +21,18 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "llm-foundry-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.7679},
 	{Source: "llm-foundry-mpt-h100-80gb", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.6216},
 	{Source: "mosaicml-examples-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.7705},
+	{Source: "torchao-float8-llama3-8b-h100", GPU: "H100-80GB", FP8: false, Compiled: true, Efficiency: 0.4457},
+	{Source: "torchao-float8-llama3-8b-mi300x", GPU: "MI300X", FP8: false, Compiled: true, Efficiency: 0.2386},
+	{Source: "torchao-float8nocompile-llama3-8b-h100", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.3395},
 	{Source: "torchtitan-llama-a100-157a12c", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.6344},
 	{Source: "torchtitan-llama2-7b-h100-fsdp1", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.4494},
 	{Source: "torchtitan-llama2-7b-h100-fsdp2", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.4515},
 	{Source: "torchtitan-llama3-8b-a100", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.5838},
 	{Source: "torchtitan-llama3.1-8b-h100-compile", GPU: "H100-80GB", FP8: false, Compiled: true, Efficiency: 0.5250},
-	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", FP8: true, Compiled: true, Efficiency: 0.2733},
-	{Source: "torchtitan-llama3.1-8b-h100-float8", GPU: "H100-80GB", FP8: true, Compiled: true, Efficiency: 0.4668},
+	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", FP8: true, Compiled: true, Efficiency: 0.3041},
+	{Source: "torchtitan-llama3.1-8b-h100-float8", GPU: "H100-80GB", FP8: true, Compiled: true, Efficiency: 0.5111},
 	{Source: "torchtitan-llama3.1-8b-h100", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.4601},
-	{Source: "torchtitan-llama3.1-8b-h200-trainy", GPU: "H200", FP8: true, Compiled: true, Efficiency: 0.5464},
+	{Source: "torchtitan-llama3.1-8b-h200-trainy", GPU: "H200", FP8: true, Compiled: true, Efficiency: 0.5850},
 }
 
 // publishedCP are docs/validation.md's predicted rows with context
@@ -37,5 +40,5 @@ var publishedEfficiencies = []PublishedEfficiency{
 var publishedCP = []PublishedCP{
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 2, Error: 0.0299},
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 4, Error: 0.4951},
-	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 8, Error: 0.6451},
+	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 8, Error: 0.6450},
 }

@@ -39,6 +39,12 @@ type validationSource struct {
 	// the efficiency fitted on Rows, and none is in the throughput
 	// figures.
 	OOMRows []validationRow `json:"oom_rows"`
+	// OutsideRange says why the source's fitted efficiency is not one of
+	// the published fits run, plan and calibrate quote for its GPU
+	// (PublishedRange): its GPUs did not run at the preset's peak (torchao's
+	// "power limited" B200, the limit not stated), so the fit measures the
+	// cap as much as the stack. Empty: the fit is quoted.
+	OutsideRange string `json:"outside_range"`
 }
 
 // validationRow is one published run. Zero fields come from the source's
@@ -115,6 +121,22 @@ type validationRow struct {
 	// to still miss: when the model learns the mechanism, the test fails
 	// until the field is removed.
 	MemoryMiss string `json:"memory_miss"`
+	// FP8, FP8AllGather and Compile are training.fp8,
+	// training.fp8_all_gather and training.compile for a row that differs
+	// from its source's template in precision or compilation (torchao's
+	// float8 tables publish a bf16 row and float8 rows of the same job):
+	// calibrated on the source's bf16 row, such a row tests what zerosim
+	// predicts of float8 from bf16 alone (fp8GEMMPeak, the casts).
+	FP8          string `json:"fp8"`
+	FP8AllGather *bool  `json:"fp8_all_gather"`
+	Compile      string `json:"compile"`
+	// TokenMiss, on a row whose precision differs from its source's
+	// calibration row, names why it is predicted outside 5 % (what the
+	// stack does that zerosim does not model); TokenBound holds it at the
+	// error it reached, and the test asserts it still misses 5 %, so both
+	// fields must go when the model learns the mechanism.
+	TokenMiss  string  `json:"token_miss"`
+	TokenBound float64 `json:"token_bound"`
 	// FitMiss, when set, names why zerosim cannot predict that this row,
 	// which ran, fits in its GPU's memory (what the stack does that
 	// zerosim does not model). Every other row must be predicted to fit
@@ -201,6 +223,15 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.OptimizerImpl != "" {
 		sets = append(sets, "training.optimizer_impl="+r.OptimizerImpl)
 	}
+	if r.FP8 != "" {
+		sets = append(sets, "training.fp8="+r.FP8)
+	}
+	if r.FP8AllGather != nil {
+		sets = append(sets, fmt.Sprintf("training.fp8_all_gather=%t", *r.FP8AllGather))
+	}
+	if r.Compile != "" {
+		sets = append(sets, "training.compile="+r.Compile)
+	}
 	return append(part, sets...)
 }
 
@@ -228,6 +259,15 @@ func (r validationRow) name() string {
 	}
 	if r.OptimizerImpl != "" {
 		n += ", optimizer " + r.OptimizerImpl
+	}
+	if r.FP8 != "" {
+		n += ", fp8 " + r.FP8
+		if r.FP8AllGather != nil && !*r.FP8AllGather {
+			n += " (bf16 all-gather)"
+		}
+	}
+	if r.Compile != "" {
+		n += ", compile " + r.Compile
 	}
 	return n
 }
@@ -267,6 +307,9 @@ type validationCase struct {
 	keptParams  int64
 	paramDType  scenarios.DType
 	poolBytes   int64 // memory.GatherPool
+	// crossPrecision: the row runs an fp8 recipe and its source's
+	// calibration row does not (checkCrossPrecision).
+	crossPrecision bool
 	// The row's cluster.gpu, whether it runs an fp8 recipe and whether
 	// it compiles anything (training.compile other than none)
 	// (PublishedEfficiency).
@@ -607,7 +650,7 @@ func TestValidation(t *testing.T) {
 		results[filepath.Base(base)] = cases
 		summaries = append(summaries, summarize(filepath.Base(base), eff, cases))
 		for _, c := range cases {
-			if c.calibrated {
+			if c.calibrated && src.OutsideRange == "" {
 				published = append(published, PublishedEfficiency{Source: filepath.Base(base), GPU: c.gpu, FP8: c.fp8, Compiled: c.compiled, Efficiency: eff})
 			} else if c.row.CP > 1 {
 				publishedCPRows = append(publishedCPRows, PublishedCP{Source: filepath.Base(base), GPU: c.gpu, CP: c.row.CP, Error: c.tokenErr})
@@ -616,6 +659,9 @@ func TestValidation(t *testing.T) {
 		b := &body
 		fmt.Fprintf(b, "\n## %s\n\nSource: %s.\n\nSetup: %s.\n\n", filepath.Base(base), src.Source, src.Setup)
 		fmt.Fprintf(b, "Fitted training.compute_efficiency: %.4f.\n\n", eff)
+		if src.OutsideRange != "" {
+			fmt.Fprintf(b, "Not among the published fits run, plan and calibrate quote for the GPU: %s.\n\n", src.OutsideRange)
+		}
 		b.WriteString("| case | measured tok/s/GPU | predicted | error | measured GiB | predicted GiB | error | fits: needs GiB of GPU GiB (with reserve) |\n")
 		b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		var misses, fitMisses []struct{ rows, reason string }
@@ -683,6 +729,11 @@ func TestValidation(t *testing.T) {
 			// miss, held at the figure it reached.
 			checkMemory(t, c.row.name(), "allocated peak", "published peak active", "active_miss", c.allocGiB, c.row.ActiveGiB, c.activeErr, c.row.ActiveMiss)
 			checkMemory(t, c.row.name(), "memory", "published", "memory_miss", c.peakGiB, c.row.MemoryGiB, c.memoryErr, c.row.MemoryMiss)
+			if c.crossPrecision {
+				checkCrossPrecision(t, filepath.Base(base), c, &tokenMisses)
+			} else if c.row.TokenMiss != "" || c.row.TokenBound != 0 {
+				t.Errorf("%s: token_miss and token_bound are for a row whose precision differs from its source's calibration row", c.row.name())
+			}
 			if filepath.Base(base) != sharedSource || c.calibrated {
 				continue
 			}
@@ -1176,7 +1227,32 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		}
 		out = append(out, c)
 	}
+	for i := range out {
+		out[i].crossPrecision = out[i].fp8 && !out[cal].fp8
+	}
 	return out, eff
+}
+
+// checkCrossPrecision holds a float8 row predicted from its source's bf16
+// calibration row within 5 %, or, with token_miss, at its token_bound
+// (asserted to still miss 5 %), and lists such a miss with its reason.
+func checkCrossPrecision(t *testing.T, source string, c validationCase, misses *strings.Builder) {
+	t.Helper()
+	r := c.row
+	switch {
+	case (r.TokenMiss == "") != (r.TokenBound == 0):
+		t.Errorf("%s: give token_miss and token_bound together", r.name())
+	case r.TokenMiss == "":
+		if math.Abs(c.tokenErr) > 0.05 {
+			t.Errorf("%s: %.0f tokens/s/GPU from the bf16 row's efficiency, published %.0f (%+.1f %%, over 5 %%)", r.name(), c.tokens, r.TokensPerGPU, 100*c.tokenErr)
+		}
+	case math.Abs(c.tokenErr) > r.TokenBound:
+		t.Errorf("%s: %.0f tokens/s/GPU, published %.0f (%+.1f %%, over its token_bound %.1f %%)", r.name(), c.tokens, r.TokensPerGPU, 100*c.tokenErr, 100*r.TokenBound)
+	case math.Abs(c.tokenErr) <= 0.05:
+		t.Errorf("%s: %+.1f %% is now within 5 %%: delete its token_miss and token_bound", r.name(), 100*c.tokenErr)
+	default:
+		fmt.Fprintf(misses, "- %s: %s, float8 predicted from the bf16 row, %+.1f %% (held at ±%.1f %%; the requirement is 5 %%): %s.\n", source, r.name(), 100*c.tokenErr, 100*r.TokenBound, r.TokenMiss)
+	}
 }
 
 // checkMemory holds a published memory figure (err: zerosim's got against
