@@ -22,6 +22,8 @@ import (
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
 //	  compute               +Mask(u) +(Activation(u) − AfterLogits(u))
+//	                        +LossBuffer(u) +LossHeldGrad(u) (the chunked loss:
+//	                        its gradient buffer and lm_head's summed gradient)
 //	                        +LossLogits(u) +Logits(u) [−LossLogits(u) when Logits(u) > 0]
 //	                        −Logits(u) +LossUpcast(u) +AfterLogits(u) (OpLossSaved) −LossUpcast(u)
 //	                        [−LossLogits(u) when Logits(u) = 0] (the head: the
@@ -42,7 +44,8 @@ import (
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
 //	                        (the head under the eager loss, in place of −Activation(u) −Recompute(u):
 //	                        −AfterLogits(u) −Recompute(u) (OpLossSaved) +HeadMm(u) +Grad(u)
-//	                        −HeadMm(u) (OpHeadGrad) −(Activation(u) − AfterLogits(u)))
+//	                        −HeadMm(u) +LossGrad16(u) −LossBuffer(u) (OpHeadGrad)
+//	                        −(Activation(u) − AfterLogits(u)) −LossGrad16(u))
 //	                        −MaskFreeBackward(u)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):

@@ -4,8 +4,8 @@ import "fmt"
 
 // training.loss_chunks is torchtitan's chunked loss, ChunkedLossWrapper
 // (torchtitan/components/loss.py lines 501-721 at pytorch/torchtitan
-// b5bcd76c6, introduced by 786e26f8e, 2026-04-27, "ChunkedCELoss
-// (#2937)"). llama3_debugmodel, llama3_8b, llama3_70b and llama3_405b
+// b5bcd76c6, introduced as ChunkedCELoss by 786e26f8e, 2026-04-27,
+// "ChunkedCELoss (#2937)"). llama3_debugmodel, llama3_8b, llama3_70b and llama3_405b
 // wrap their loss in it with the default num_chunks = 8 (loss.py line
 // 544; torchtitan/models/llama3/config_registry.py lines 42, 197, 270 and
 // 322 at b5bcd76c6). Its flow, as zerosim models it (memory/tensors.go,
