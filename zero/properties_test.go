@@ -655,7 +655,9 @@ var monotoneLaws = []monotoneLaw{
 	// torchtitan's chunked loss runs the head and its loss chunk by chunk
 	// at the same place in the step and reduce-scatters lm_head's
 	// gradient once, as one pass does (scenarios/losschunks.go): the
-	// step and the bytes on the wire do not move. (Memory is not
+	// bytes on the wire do not move, and the step, whose head GEMMs run
+	// at t/N rows (wave quantization) beside the wrapper's buffer
+	// traffic, never shortens. (Memory is not
 	// monotone in the count: the wrapper's buffers come with any count
 	// above 1.) Each value puts the head in its own FSDP2 group
 	// (boundary fsdp2_head), where the loader takes the key.
@@ -671,7 +673,7 @@ var monotoneLaws = []monotoneLaw{
 			}
 		}
 		return out
-	}, laws(qStep, unchanged, qIntraWire, unchanged, qInterWire, unchanged)},
+	}, laws(qStep, nonDecreasing, qIntraWire, unchanged, qInterWire, unchanged)},
 }
 
 // chunkableLoss reports whether training.loss_chunks applies to s once
