@@ -42,10 +42,6 @@ import "fmt"
 // it anyway).
 const maxLossChunks = 1 << 20
 
-// LossChunksDefault is ChunkedLossWrapper.Config.num_chunks
-// (torchtitan/components/loss.py line 544 at b5bcd76c6).
-const LossChunksDefault = 8
-
 // Chunked reports whether the loss runs in chunks (training.loss_chunks
 // above 1).
 func (t *Training) Chunked() bool { return t.LossChunks > 1 }

@@ -146,7 +146,7 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		dg, _ := GEMMSeconds(tc, spec.Dims.Hidden, spec.Dims.Vocab, spec.GPU, spec.Eff)
 		wg, _ := GEMMSeconds(spec.Dims.Hidden, spec.Dims.Vocab, tc, spec.GPU, spec.Eff)
 		k := float64(chunks)
-		fs, dg, wg = k*fs, k*dg, k*wg
+		fs, dg, wg = float64(k*fs), float64(k*dg), float64(k*wg)
 		mem := float64(spec.HeadElementwise) / (spec.GPU.HBM * spec.Eff.HBM)
 		buf := chunkBufferBytes(t, spec.Dims.Hidden, chunks) / (spec.GPU.HBM * spec.Eff.HBM)
 		// Every pass is the same GEMM and loss: forward 2·t·h·V FLOPs
