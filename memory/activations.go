@@ -314,7 +314,8 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16(),
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
 		NormFused: s.Training.NormImpl == scenarios.NormFused,
-		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron"}
+		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
+		LossChunks: s.Training.LossChunks}
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the

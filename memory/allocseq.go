@@ -710,7 +710,23 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				st.freeOldest("logits", -1)
 			}
 		case CompGrads:
+			var held int64
+			if u >= 0 && u < len(r.Units) {
+				held = r.Units[u].LossHeldGrad
+			}
 			switch {
+			case held > 0 && e.Phase == PhaseForward && e.Delta == held:
+				// The chunked loss's lm_head gradient, summed over the
+				// chunks before the last in reduce_dtype (UnitInfo.
+				// LossHeldGrad): one tensor per parameter, as FSDP2's
+				// unsharded_accumulated_grad.
+				st.alloc("lossheld", u, StreamCompute, held)
+			case held > 0 && e.Op == OpHeadGrad && e.Delta < 0:
+				// The last chunk's gradient, added into the held one.
+				st.free("grad", u)
+			case held > 0 && e.Delta == -held && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter) && st.count("lossheld", u) > 0:
+				// The held sum is what the last chunk reduce-scatters.
+				st.free("lossheld", u)
 			case (e.Op == OpCompute || e.Op == OpHeadGrad) && e.Delta > 0 && e.Phase == PhaseBackward:
 				if st.fsdp2 {
 					// autograd's per-parameter gradients, last first.

@@ -366,6 +366,14 @@ type UnitInfo struct {
 	// with the gradient (OpHeadGrad), after the loss's tensors are freed
 	// and before the rest of the head's activations are.
 	HeadMm []int64
+	// LossBuffer and LossGrad16 are, on the head unit under the chunked
+	// loss (training.loss_chunks), the wrapper's fp32 [T, D] gradient
+	// buffer and its 16-bit cast handed to the decoder's backward
+	// (ChunkedLossBuffers); LossHeldGrad the unsharded gradient of
+	// lm_head that FSDP2 accumulates across the chunks, in reduce_dtype,
+	// until the last chunk's reduce-scatter (timeline.go, unitInfos). 0
+	// elsewhere and without chunks.
+	LossBuffer, LossGrad16, LossHeldGrad int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.

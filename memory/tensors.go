@@ -86,6 +86,14 @@ type BlockDims struct {
 	// VocabParallelCrossEntropy under stack: megatron): no upcast beside
 	// the saved output (HeadLossTemps).
 	LossSavesUpcast bool
+	// LossChunks is training.loss_chunks, torchtitan's ChunkedLossWrapper
+	// (scenarios/losschunks.go): above 1, the output projection, the
+	// loss and their backward run on Seq·Batch/LossChunks tokens at a
+	// time, so the loss's tensors (headParts' loss and grads,
+	// HeadLossTemps, HeadProjectionBackward) are one chunk's, and the
+	// wrapper's own [T, D] gradient buffers come beside them
+	// (ChunkedLossBuffers). 0 or 1: one pass over all tokens.
+	LossChunks int64
 	// NoFFN marks a block without a dense MLP (a MoE block whose routed
 	// experts are a unit of their own): its FFN tensors are left out.
 	NoFFN bool
@@ -209,6 +217,15 @@ func (d *BlockDims) check() error {
 	}
 	if d.KeepLogits != 0 && d.KeepLogits != 2 && d.KeepLogits != 4 {
 		return fmt.Errorf("kept logits of %d bytes per element: use 2 or 4", d.KeepLogits)
+	}
+	if d.LossChunks < 0 {
+		return fmt.Errorf("loss chunks %d: use a count ≥ 1", d.LossChunks)
+	}
+	if d.LossChunks > 1 {
+		var c calc
+		if t := c.Mul(d.Seq, d.Batch); c.Err != nil || t%d.LossChunks != 0 {
+			return fmt.Errorf("loss chunks %d: use a count that divides the %d×%d tokens", d.LossChunks, d.Batch, d.Seq)
+		}
 	}
 	if d.RouterExperts < 0 {
 		return fmt.Errorf("activations need router experts ≥ 0 (got %d)", d.RouterExperts)
@@ -1378,6 +1395,9 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}
 	model = c.Add(model, c.Mul(2, t, d.Hidden)) // output projection input
+	// The loss's tensors are one chunk's under the chunked loss
+	// (lossTokens); the model's part above is the whole micro-batch's.
+	tl := d.lossTokens()
 	if d.LogitSoftcap {
 		// Gemma2ForCausalLM.forward (modeling_gemma2.py
 		// @ 006e86931247d7bacf94ad00ada1fb6baf11e94b): logits =
@@ -1398,9 +1418,9 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		if d.KeepLogits == 0 {
 			// Kept by the loop, the graph input it saves is the loop's
 			// pred (KeptLogits), not a tensor of its own.
-			loss = c.Mul(2, t, d.Vocab)
+			loss = c.Mul(2, tl, d.Vocab)
 		}
-		grads = []int64{c.Mul(2, t, d.Vocab)}
+		grads = []int64{c.Mul(2, tl, d.Vocab)}
 	case d.LossFused:
 		// flash-attn's SoftmaxCrossEntropyLossFn (flash_attn/losses/
 		// cross_entropy.py at v0.2.8, 33e0860c) saves the logits as they
@@ -1409,19 +1429,19 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		// its backward writes the logits' gradient with
 		// at::empty_like(logits), 16-bit (inplace_backward is False by
 		// default, as llm-foundry's MPT calls it). No fp32 copy exists.
-		loss = c.Mul(4, t)
+		loss = c.Mul(4, tl)
 		if d.KeepLogits == 0 {
 			// Kept by the loop, the logits it saves are the loop's pred
 			// (KeptLogits).
-			loss = c.Add(loss, c.Mul(2, t, d.Vocab))
+			loss = c.Add(loss, c.Mul(2, tl, d.Vocab))
 		}
-		grads = []int64{c.Mul(2, t, d.Vocab)}
+		grads = []int64{c.Mul(2, tl, d.Vocab)}
 	default:
 		lossElem := int64(2)
 		if d.LossFP32 {
 			lossElem = 4
 		}
-		loss = c.Mul(lossElem, t, d.Vocab)
+		loss = c.Mul(lossElem, tl, d.Vocab)
 		grads = []int64{loss, loss}
 	}
 	if c.Err != nil {
@@ -1511,7 +1531,7 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 		return 0, 0, nil
 	}
 	var c calc
-	tv := c.Mul(d.Seq, d.Batch, d.Vocab)
+	tv := c.Mul(d.lossTokens(), d.Vocab)
 	if d.KeepLogits != 2 { // 0 or 4 (check)
 		logits = c.Mul(2, tv)
 	}
@@ -1567,7 +1587,7 @@ func HeadProjectionBackward(d BlockDims) ([]int64, error) {
 		return nil, nil
 	}
 	var c calc
-	t := c.Mul(d.Seq, d.Batch)
+	t := d.lossTokens()
 	out := []int64{c.Mul(2, t, d.Vocab), c.Mul(2, t, d.Hidden)}
 	if d.LogitSoftcap {
 		out = out[1:]
@@ -1576,6 +1596,57 @@ func HeadProjectionBackward(d BlockDims) ([]int64, error) {
 		return nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return out, nil
+}
+
+// lossTokens is the tokens the output projection and the loss run on at
+// once: Seq·Batch, or one chunk's, Seq·Batch/LossChunks, under the
+// chunked loss (check has made sure the count divides them).
+func (d *BlockDims) lossTokens() int64 {
+	var c calc
+	t := c.Mul(d.Seq, d.Batch)
+	if d.LossChunks > 1 {
+		t /= d.LossChunks
+	}
+	return t
+}
+
+// ChunkedLossBuffers returns, under torchtitan's chunked loss
+// (d.LossChunks > 1, training.loss_chunks), the two [T, D] gradients of
+// the hidden states it makes beside the head's tensors, T = Seq·Batch
+// the rank's tokens of the micro-batch and D = Hidden; both 0 otherwise.
+//
+//   - buffer, 4·T·D: GradAccumulator's torch.zeros_like(hidden_states,
+//     dtype=torch.float32), made before the first chunk and filled chunk
+//     by chunk with each chunk's hidden-state gradient (ChunkedLossWrapper
+//     .__call__ and GradAccumulator, torchtitan/components/loss.py lines
+//     432, 639-643 and 699 at pytorch/torchtitan b5bcd76c6). It lives
+//     through the whole loop and goes when __call__ returns.
+//   - grad16, 2·T·D in the hidden states' dtype:
+//     grad_accumulator.result().to(hidden_states.dtype) after the loop
+//     (line 711), made while the buffer still exists, saved by
+//     _DecoderOutputGradientBackProp (lines 786-793) and handed to the
+//     decoder's backward as the hidden states' gradient (line 809): it
+//     lives until the final norm's backward has consumed it.
+//
+// Each chunk's own tensors are headParts', HeadLossTemps' and
+// HeadProjectionBackward's at Seq·Batch/LossChunks tokens (lossTokens):
+// the chunk's hidden-state gradient is HeadProjectionBackward's input
+// gradient, dropped after its copy into the buffer (h_chunk.grad = None,
+// line 700).
+func ChunkedLossBuffers(d BlockDims) (buffer, grad16 int64, err error) {
+	if err := d.check(); err != nil {
+		return 0, 0, err
+	}
+	if d.LossChunks <= 1 || d.Vocab <= 0 {
+		return 0, 0, nil
+	}
+	var c calc
+	td := c.Mul(d.Seq, d.Batch, d.Hidden)
+	buffer, grad16 = c.Mul(4, td), c.Mul(2, td)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return buffer, grad16, nil
 }
 
 // EveryNth reports whether block i (0-based, forward order) is checkpointed

@@ -26,6 +26,8 @@ import (
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
 //	  compute               +Mask(u) +(Activation(u) − AfterLogits(u))
+//	                        +LossBuffer(u) +LossHeldGrad(u) (the chunked loss:
+//	                        its gradient buffer and lm_head's summed gradient)
 //	                        +LossLogits(u) +Logits(u) [−LossLogits(u) when Logits(u) > 0]
 //	                        −Logits(u) +LossUpcast(u) +AfterLogits(u) (OpLossSaved) −LossUpcast(u)
 //	                        [−LossLogits(u) when Logits(u) = 0] (the head: the
@@ -46,7 +48,8 @@ import (
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
 //	                        (the head under the eager loss, in place of −Activation(u) −Recompute(u):
 //	                        −AfterLogits(u) −Recompute(u) (OpLossSaved) +HeadMm(u) +Grad(u)
-//	                        −HeadMm(u) (OpHeadGrad) −(Activation(u) − AfterLogits(u)))
+//	                        −HeadMm(u) +LossGrad16(u) −LossBuffer(u) (OpHeadGrad)
+//	                        −(Activation(u) − AfterLogits(u)) −LossGrad16(u))
 //	                        −MaskFreeBackward(u)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
@@ -216,6 +219,9 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 						return nil, err
 					}
 				}
+				if out[u].LossBuffer, out[u].LossGrad16, err = ChunkedLossBuffers(baseDims(s)); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -295,6 +301,17 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			for _, u := range g.units {
 				out[u].HeldGrad = c.Add(out[u].HeldGrad, c.Mul(g.perUnit[u], heldGradBytes(s, g)))
 			}
+		}
+		if s.Training.Chunked() && r.Stage == 3 && head >= 0 && !r.Convention.modelStatesOnly() {
+			// torchtitan's chunked loss turns lm_head's gradient sync off
+			// for all chunks but the last (set_requires_gradient_sync(False),
+			// torchtitan/components/loss.py lines 658-680 at b5bcd76c6):
+			// FSDP2's post_backward then keeps each chunk's unsharded
+			// gradient, upcast to reduce_dtype and summed there
+			// (heldGradBytes), and the last chunk's post_backward
+			// reduce-scatters the sum once. Unpadded, as autograd makes
+			// it: the padding is the reduce-scatter input's.
+			out[head].LossHeldGrad = c.Add(out[head].LossHeldGrad, c.Mul(g.perUnit[head], heldGradBytes(s, g)))
 		}
 	}
 	if c.Err != nil {
@@ -704,6 +721,12 @@ func lossTempNote(logits, upcast int64, kept bool) string {
 	return strings.Join(parts, " and ") + " (head forward only)"
 }
 
+// chunkedLossNote is lossTempNote under the chunked loss
+// (training.loss_chunks n > 1; ChunkedLossBuffers).
+func chunkedLossNote(note string, n int64) string {
+	return fmt.Sprintf("one of %d chunks' tensors at a time: %s; the chunked loss's fp32 [T, D] gradient buffer through the loop and its 16-bit cast into the final norm's backward", n, strings.TrimSuffix(note, " (head forward only)"))
+}
+
 func itoa(n int) string     { return fmt.Sprintf("%d", n) }
 func itoa64(n int64) string { return fmt.Sprintf("%d", n) }
 
@@ -915,6 +938,14 @@ func (m *model) buildEvents() {
 		// that uses it (sdpamask.go).
 		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation-units[u].AfterLogits)
+		// The chunked loss (training.loss_chunks) runs every chunk's
+		// forward and backward here; the events below are its last
+		// chunk's, the loop's peak: the wrapper's fp32 gradient buffer
+		// made before the first chunk, and lm_head's gradient summed over
+		// the chunks before it (ChunkedLossBuffers, UnitInfo.LossHeldGrad),
+		// exist beside the chunk's own tensors.
+		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossBuffer)
+		m.ev(PhaseForward, u, OpCompute, CompGrads, units[u].LossHeldGrad)
 		// The head's forward returns the new logits while the loop still
 		// holds the previous step's (at rest); pred = model(...) then
 		// rebinds the name and frees those (training.keep_logits,
@@ -926,6 +957,9 @@ func (m *model) buildEvents() {
 		// keeps fp32 logits, else when the loss returns; the loss's fp32
 		// upcast while log_softmax writes its output.
 		if n := lossTempNote(units[u].LossLogits, units[u].LossUpcast, units[u].Logits > 0); n != "" {
+			if units[u].LossBuffer > 0 {
+				n = chunkedLossNote(n, m.s.Training.LossChunks)
+			}
 			m.notes[componentIndex(CompLossTemp)] = n
 		}
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossLogits)
@@ -967,6 +1001,9 @@ func (m *model) buildEvents() {
 	unreduced := func(w int) int64 {
 		if units[w].HeldGrad > 0 {
 			return units[w].HeldGrad
+		}
+		if units[w].LossHeldGrad > 0 {
+			return units[w].LossHeldGrad
 		}
 		return units[w].Grad
 	}
@@ -1088,11 +1125,17 @@ func (m *model) buildEvents() {
 			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, mm)
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].Grad)
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].OneGraphGrad)
-			if units[u].HeldGrad > 0 {
+			if units[u].HeldGrad > 0 || units[u].LossHeldGrad > 0 {
 				m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, -units[u].Grad)
 			}
 			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, -mm)
+			// The chunked loss's loop is over: the buffer's 16-bit cast
+			// is made, the buffer goes as the loss returns, and the cast
+			// lives into the final norm's backward (ChunkedLossBuffers).
+			m.ev(PhaseBackward, u, OpHeadGrad, CompLossTemp, units[u].LossGrad16)
+			m.ev(PhaseBackward, u, OpHeadGrad, CompLossTemp, -units[u].LossBuffer)
 			m.ev(PhaseBackward, u, OpCompute, CompActivations, -(units[u].Activation - units[u].AfterLogits))
+			m.ev(PhaseBackward, u, OpCompute, CompLossTemp, -units[u].LossGrad16)
 		} else {
 			m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
 		}

@@ -198,8 +198,13 @@ var verifyKeys = map[string]keyRule{
 	// and gradients, which changes values; the toy's loss is a softmax
 	// in float64 from the stored logits (model.go), as the fp32 loss and
 	// flash-attn's fused one (fp32 inside) compute it.
-	"training.cross_entropy":    toy(func(s *scenarios.Scenario) bool { return !s.Training.Loss16() }),
-	"training.keep_logits":      noChange(),
+	"training.cross_entropy": toy(func(s *scenarios.Scenario) bool { return !s.Training.Loss16() }),
+	"training.keep_logits":   noChange(),
+	// torchtitan's ChunkedLossWrapper sums the chunks' summed losses and
+	// assembles each token's hidden-state gradient from its own chunk
+	// (torchtitan/components/loss.py lines 676-711 at b5bcd76c6): the
+	// same per-token terms, in the exact sums order does not change.
+	"training.loss_chunks":      noChange(),
 	"training.flat_param_views": noChange(),
 
 	// Exact sums depend on no order or grouping: the bucket size, the

@@ -353,6 +353,10 @@ type Training struct {
 	// logits upcast to fp32) or fused (flash-attn's fused kernel,
 	// llm-foundry's MPT); scenarios/stack.go.
 	CrossEntropy CrossEntropy `yaml:"cross_entropy,omitempty"`
+	// LossChunks is the number of chunks torchtitan's ChunkedLossWrapper
+	// splits a micro-batch's tokens into for the output head and its
+	// loss (unset or 1: one pass over all tokens); scenarios/losschunks.go.
+	LossChunks int64 `yaml:"loss_chunks,omitempty"`
 	// KeepLogits is whether the training loop keeps the logits the model
 	// returns referenced through backward: none (unset: freed before
 	// backward, torchtitan since e29b6b4d418a), param_dtype's name or fp32 (the

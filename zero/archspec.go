@@ -299,7 +299,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 				perLogit = 4
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadPasses: 1 + s.Model.MTPModules(), HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
+				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
 			if err != nil {
 				return nil, err
 			}

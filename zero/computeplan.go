@@ -27,6 +27,12 @@ type ComputeSpec struct {
 	// prediction modules (scenarios.Model.MTPModules), each of which sends
 	// its own t tokens through the shared head at the same shape.
 	HeadPasses int64
+	// HeadChunks is training.loss_chunks, torchtitan's chunked loss
+	// (scenarios/losschunks.go; 0 counts as 1): the projection's three
+	// GEMMs run once per chunk at t/HeadChunks rows (the same FLOPs, each
+	// GEMM timed at its own shape), and the wrapper's fp32 gradient
+	// buffer adds its traffic to the head's backward (chunkBufferBytes).
+	HeadChunks int64
 	// EarlyStop is PyTorch's early stop of non-reentrant checkpointing
 	// (training.recompute_early_stop): a fully checkpointed block's
 	// recompute ends when the last tensor backward needs is saved again,
@@ -139,13 +145,21 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 			return nil, err
 		}
 		t := spec.Dims.Seq * spec.Dims.Batch
-		fs, err := GEMMSeconds(t, spec.Dims.Vocab, spec.Dims.Hidden, spec.GPU, spec.Eff)
+		chunks := max(spec.HeadChunks, 1)
+		if t%chunks != 0 {
+			return nil, fmt.Errorf("zero: %d loss chunks do not divide %d tokens", chunks, t)
+		}
+		tc := t / chunks
+		fs, err := GEMMSeconds(tc, spec.Dims.Vocab, spec.Dims.Hidden, spec.GPU, spec.Eff)
 		if err != nil {
 			return nil, err
 		}
-		dg, _ := GEMMSeconds(t, spec.Dims.Hidden, spec.Dims.Vocab, spec.GPU, spec.Eff)
-		wg, _ := GEMMSeconds(spec.Dims.Hidden, spec.Dims.Vocab, t, spec.GPU, spec.Eff)
+		dg, _ := GEMMSeconds(tc, spec.Dims.Hidden, spec.Dims.Vocab, spec.GPU, spec.Eff)
+		wg, _ := GEMMSeconds(spec.Dims.Hidden, spec.Dims.Vocab, tc, spec.GPU, spec.Eff)
+		k := float64(chunks)
+		fs, dg, wg = float64(k*fs), float64(k*dg), float64(k*wg)
 		mem := float64(spec.HeadElementwise) / (spec.GPU.HBM * spec.Eff.HBM)
+		buf := chunkBufferBytes(t, spec.Dims.Hidden, chunks) / (spec.GPU.HBM * spec.Eff.HBM)
 		// Every pass is the same GEMM and loss: forward 2·t·h·V FLOPs
 		// and the loss's traffic, backward twice both.
 		passes := max(spec.HeadPasses, 1)
@@ -155,14 +169,31 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		u.FwdFLOPs = c.Add(u.FwdFLOPs, hf)
 		u.BwdFLOPs = c.Add(u.BwdFLOPs, c.Mul(2, hf))
 		u.Fwd += float64(n * (fs + mem))
-		u.Bwd += float64(n * (dg + wg + float64(2*mem)))
+		u.Bwd += float64(n*(dg+wg+float64(2*mem))) + buf
 		u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs, Other: mem}.scale(n))
 		u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: 2 * mem}.scale(n))
+		u.BwdBy.Other += buf
 	}
 	if c.Err != nil {
 		return nil, fmt.Errorf("zero: FLOPs overflow: %w", c.Err)
 	}
 	return out, nil
+}
+
+// chunkBufferBytes is the HBM traffic of torchtitan's chunked loss's
+// gradient buffer over t tokens of width h (0 for chunks ≤ 1), per
+// element of [t, h]: GradAccumulator's torch.zeros_like(..., dtype=
+// torch.float32) writes 4 B; each chunk's bf16 hidden-state gradient is
+// cast to fp32 (chunk_grad.to(self._buffer.dtype): 2 B read, 4 written)
+// and copied into the buffer's slice (4 read, 4 written); the loop's end
+// casts the buffer back, .to(hidden_states.dtype) (4 read, 2 written):
+// 24 B (torchtitan/components/loss.py lines 432, 464-473 and 711 at
+// pytorch/torchtitan b5bcd76c6).
+func chunkBufferBytes(t, h, chunks int64) float64 {
+	if chunks <= 1 {
+		return 0
+	}
+	return 24 * float64(t) * float64(h)
 }
 
 // earlyStopFLOPs is a full block recompute under PyTorch's early stop: the

@@ -125,6 +125,13 @@ func FuzzReplayYAML(f *testing.F) {
 	for _, set := range []string{"communication.boundary=fsdp1", "communication.boundary=fsdp2", "memory.expandable_segments=true"} {
 		f.Add(bytes.Replace(moe, []byte("zero_stage: 1, ep: 4}"), []byte("zero_stage: 3, ep: 4}\ncommunication: {boundary: fsdp2}"), 1), set)
 	}
+	// torchtitan's chunked loss (training.loss_chunks) under FSDP2 with
+	// [norm, lm_head] one group: a count that divides the 128 tokens, all
+	// of them as chunks of one, and one that does not.
+	dense := []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 2\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\nparallelism: {dp: 2, zero_stage: 3}\ncommunication: {boundary: fsdp2_head}\ntraining: {micro_batch: 2, recompute: full, reduce_dtype: fp32}\n")
+	for _, set := range []string{"training.loss_chunks=8", "training.loss_chunks=128", "training.loss_chunks=3"} {
+		f.Add(dense, set)
+	}
 	// Two ep groups of 4 nodes of 2 (8 ranks each).
 	f.Add(bytes.Replace(bytes.Replace(moe, []byte("nodes: 2,"), []byte("nodes: 8,"), 1), []byte("dp: 4, zero_stage: 1, ep: 4"), []byte("dp: 16, zero_stage: 1, ep: 8"), 1),
 		"communication.moe_dispatcher=deepep")

@@ -680,6 +680,41 @@ var monotoneLaws = []monotoneLaw{
 	// Overlapping communication with compute can only hide time.
 	{"communication.overlap", func(s *scenarios.Scenario) []string { return []string{"false", "true"} },
 		laws(qStep, nonIncreasing)},
+	// torchtitan's chunked loss runs the head and its loss chunk by chunk
+	// at the same place in the step and reduce-scatters lm_head's
+	// gradient once, as one pass does (scenarios/losschunks.go): the
+	// bytes on the wire do not move, and the step, whose head GEMMs run
+	// at t/N rows (wave quantization) beside the wrapper's buffer
+	// traffic, never shortens. (Memory is not
+	// monotone in the count: the wrapper's buffers come with any count
+	// above 1.) Each value puts the head in its own FSDP2 group
+	// (boundary fsdp2_head), where the loader takes the key.
+	{"training.loss_chunks", func(s *scenarios.Scenario) []string {
+		if !chunkableLoss(s) {
+			return nil
+		}
+		var out []string
+		tokens := s.Training.MicroBatch * ((s.Model.SeqLen + int64(max(s.Parallelism.CP, 1)) - 1) / int64(max(s.Parallelism.CP, 1)))
+		for _, n := range []int64{1, 2, 8} {
+			if tokens%n == 0 {
+				out = append(out, fmt.Sprintf("%d communication.boundary=fsdp2_head", n))
+			}
+		}
+		return out
+	}, laws(qStep, nonDecreasing, qIntraWire, unchanged, qInterWire, unchanged)},
+}
+
+// chunkableLoss reports whether training.loss_chunks applies to s once
+// its boundary is fsdp2_head (the loader's conditions,
+// scenarios/losschunks.go): an FSDP2 stage-3 transformer with a derived
+// head, the eager fp32 loss, no kept logits, no held gradients, no MTP
+// heads or soft-cap.
+func chunkableLoss(s *scenarios.Scenario) bool {
+	t := &s.Training
+	_, why := s.HeadUnit()
+	return why == "" && s.Parallelism.Stage == 3 && s.Communication.Boundary.FSDP2() &&
+		(t.CrossEntropy == "" || t.CrossEntropy == scenarios.CrossEntropyFP32) && !t.Compile.Loss() &&
+		t.KeptLogitsBytes() == 0 && !s.HoldsUnshardedGrads() && s.Model.MTPModules() == 0 && !s.Model.LogitSoftcap
 }
 
 // TestMonotoneLaws varies one key at a time over every subject.

@@ -97,7 +97,11 @@ what the import approximates. The job config does not say the cluster:
 give --nodes and --gpu (--gpus-per-node is 8 unless set), or set the
 SET_NODES, SET_GPU and SET_DP placeholders in the printed file. Then:
 zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB > s.yaml
-&& zerosim run s.yaml.`,
+&& zerosim run s.yaml. torchtitan configures jobs in Python from 9810191bb
+(config_registry.py), which this command cannot read; from 786e26f8e its
+Llama 3 configs run the chunked loss: describe such a run with
+communication.boundary: fsdp2_head and training.loss_chunks: 8
+(docs/stacks.md).`,
 		Example: `  zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB
   zerosim import torchtitan llama3_8b.toml`,
 		Args: cobra.ExactArgs(1),
