@@ -177,7 +177,7 @@ func simUnits(s *scenarios.Scenario, r *Report) []simUnit {
 			continue
 		}
 		ep := int64(max(g.EP, 1))
-		fp32 := s.Training.FP32Shard() && g.MasterBytes > 0 && g.Precision != "fp8" && s.Offload.Params == scenarios.OffloadNone
+		fp32 := fp32Shard(r, s, g)
 		for _, p := range g.Layout.Params {
 			u := p.Unit
 			if u < 0 || u >= len(us) || us[u].ps != nil {

@@ -160,6 +160,56 @@ func FSDPStage2(s *scenarios.Scenario) bool {
 	return s.Parallelism.Stage == 2 && s.Communication.Boundary.FSDP()
 }
 
+// fsdpStage2 reports whether report r models s's stage 2 as FSDP's
+// (FSDPStage2) under convention zerosim; the seeds' conventions keep
+// stage 2's whole 16-bit parameters and DeepSpeed's gradient buffers.
+func fsdpStage2(r *Report, s *scenarios.Scenario) bool {
+	return r.Convention == ConventionZerosim && FSDPStage2(s)
+}
+
+// shardsPerUnit reports whether report r holds only the rank's parameter
+// shard between steps and makes and reduces gradients unit by unit:
+// ZeRO-3, and FSDP's ZeRO-2 (fsdpStage2). FSDP handles gradients alike at
+// both stages, only the resharding after forward differs: each unit's
+// backward makes its unsharded gradient in param_dtype, the post-backward
+// reduce-scatters it (in reduce_dtype) into a sharded gradient in the
+// shard's dtype, and the sharded gradients live until the optimizer's
+// zero_grad (set_to_none) frees them.
+//
+//   - FSDP1's _post_backward_hook, for every sharded strategy
+//     ("if handle.uses_sharded_strategy:", SHARD_GRAD_OP too): "flat_param.
+//     grad.data = flat_param.grad.to(handle._reduce_dtype)", "unsharded_grad
+//     = flat_param.grad.data; flat_param.grad = None", "new_sharded_grad =
+//     torch.empty_like(chunks[0])  # padded", "_cast_grad_to_param_dtype(
+//     state, new_sharded_grad, flat_param)" (to the flat parameter's, the
+//     shard's, dtype: fp32 under mixed precision), then
+//     "flat_param._saved_grad_shard = new_sharded_grad" (or "+=" when one
+//     is kept from before); _finalize_params hands it to the optimizer
+//     (handle.prepare_gradient_for_optim()) at the backward's end. All in
+//     torch/distributed/fsdp/_runtime_utils.py at pytorch/pytorch
+//     00ae0bc91ac2c1718d1baa193d9d299e2b82776c.
+//   - FSDP2's FSDPParamGroup.post_backward takes "unsharded_grads.append(
+//     fsdp_param.unsharded_grad_data); fsdp_param.unsharded_param.grad =
+//     None", reshards ("if self.reshard_after_backward: self.reshard()")
+//     and calls foreach_reduce (torch/distributed/fsdp/_fully_shard/
+//     _fsdp_param_group.py at 002a76fbfea0ac0f199e4b8e2a0691074796c908),
+//     which allocates "reduce_scatter_input = reduce_scatter_comm.allocate(
+//     (reduce_scatter_input_numel,), dtype=reduce_dtype, ...)", frees the
+//     unsharded gradients "Only after the copy-in finishes"
+//     ("unsharded_grads.clear()"), casts the output "_to_dtype_if_needed(
+//     reduce_output, orig_dtype)" (the sharded parameter's dtype) and sets
+//     "fsdp_param.sharded_param.grad = new_sharded_dtensor_grad", or adds
+//     into it ("fsdp_param.sharded_param.grad._local_tensor +=
+//     new_sharded_grad") (torch/distributed/fsdp/_fully_shard/
+//     _fsdp_collectives.py at 8fc2039decebd92b15b38296df8bf9aa13275be0,
+//     the version stored beside 002a76fb's _fsdp_param_group.py).
+//
+// The training loop's optimizer.zero_grad() (set_to_none=True, its
+// default) drops the sharded gradients after the step.
+func shardsPerUnit(r *Report, s *scenarios.Scenario) bool {
+	return r.Stage == 3 || fsdpStage2(r, s)
+}
+
 // keepsGatheredUnderNoSync reports whether FSDP's stage 2 keeps every
 // unit's unsharded parameters from the step's first forward through the
 // micro-steps that do not reduce: FSDP1's SHARD_GRAD_OP under no_sync

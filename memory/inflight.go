@@ -114,10 +114,15 @@ func ReduceScatterLags(s *scenarios.Scenario) []int {
 
 // walkLags are the lags the walk keeps: the stack's, or under FSDP1 with
 // overlap one per unit (the reduce-scatter of the unit before, which starts
-// as the next backward does); nil when no reduce-scatter lags.
+// as the next backward does); nil when no reduce-scatter lags. FSDP's
+// stage 2 (FSDPStage2) reduces unit by unit as its stage 3 does
+// (shardsPerUnit): FSDP2's post_backward waits for the previous
+// reduce-scatter and FSDP1's overlaps the next backward alike, one unit
+// in flight per unit; its schedule reduces by bucket, with no bound on
+// the backward (ReduceScatterLags is stage 3's).
 func walkLags(s *scenarios.Scenario) []int {
 	lags := ReduceScatterLags(s)
-	if lags == nil && s.Parallelism.Stage == 3 && (s.Communication.Overlap == nil || *s.Communication.Overlap) {
+	if lags == nil && (s.Parallelism.Stage == 3 || FSDPStage2(s)) && (s.Communication.Overlap == nil || *s.Communication.Overlap) {
 		lags = make([]int, len(s.Model.LayerList))
 		for u := range lags {
 			lags[u] = 1

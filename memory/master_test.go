@@ -75,14 +75,20 @@ memory: {activations: false}
 }
 
 // TestNoMasterReduceFP32Stage2 holds FSDP's stage 2 under master_dtype none
-// with reduce_dtype fp32 to stage 3's rule, derived by hand on the same two
-// bf16 units (P = 1000, N = 2, R = 500; the default bucket_size holds the
-// whole model, one bucket of 1000, so one staging bucket is in flight):
-// FSDP casts the fp32-reduced shard back to bf16, so the grad shard stays
-// 500 × 2 B, and the bucket being reduced is copied into an fp32
-// reduce-scatter input beside its bf16 gradients, 1000 × 2 + 1000 × 4 B.
-// Megatron's fp32 main_grad (master fp32, boundary reshard) keeps its fp32
-// shard and buckets: 500 × 4 and 1000 × 4 B.
+// to its stage 3 (shardsPerUnit), derived by hand on the same two bf16
+// units (P = 1000, N = 2, R = 500; a = 600, b = 400 elements): no
+// gradient at rest and no staging buckets; in backward unit b makes its
+// bf16 gradient, 400 × 2 = 800 B, and its reduce-scatter, in flight beside
+// a's backward as at stage 3, makes a 200 × 2 = 400 B shard (FSDP casts
+// an fp32-reduced shard back to bf16) before b's gradient goes: a's 600 ×
+// 2 = 1,200 B gradient peaks the gradients at 800 + 400 + 1,200 = 2,400
+// B. Under reduce_dtype fp32 each unit's bf16 gradient is first copied
+// into an fp32 reduce-scatter input (a: 600 × 4 = 2,400 B, the grad
+// buckets' peak) and freed, so the gradients peak at b's shard and a's
+// gradient, 400 + 1,200 = 1,600 B. Megatron's fp32 main_grad (master fp32, boundary reshard; the default
+// bucket_size holds the whole model, one bucket of 1000, one staging bucket
+// in flight) keeps its fp32 shard and buckets at rest: 500 × 4 and 1000 ×
+// 4 B.
 func TestNoMasterReduceFP32Stage2(t *testing.T) {
 	const yaml = `version: 1
 cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
@@ -94,14 +100,15 @@ training: {micro_batch: 1}
 memory: {activations: false}
 `
 	for _, c := range []struct {
-		sets            []string
-		grads, buckets  int64
-		reduceElemBytes int64
+		sets                   []string
+		grads, buckets         int64 // at rest
+		gradsPeak, bucketsPeak int64
+		reduceElemBytes        int64
 	}{
-		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2"}, 500 * 2, 1000 * 2, 2},
-		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2", "training.reduce_dtype=fp32"}, 500 * 2, 1000*2 + 1000*4, 4},
-		{[]string{"training.master_dtype=none", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 500 * 2, 1000*2 + 1000*4, 4},
-		{[]string{"training.reduce_dtype=fp32"}, 500 * 4, 1000 * 4, 4},
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2"}, 0, 0, 800 + 400 + 1200, 0, 2},
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp2", "training.reduce_dtype=fp32"}, 0, 0, 400 + 1200, 600 * 4, 4},
+		{[]string{"training.master_dtype=none", "communication.boundary=fsdp1", "training.reduce_dtype=fp32"}, 0, 0, 400 + 1200, 600 * 4, 4},
+		{[]string{"training.reduce_dtype=fp32"}, 500 * 4, 1000 * 4, 500 * 4, 1000 * 4, 4},
 	} {
 		s, err := scenarios.Load("s.yaml", []byte(yaml), c.sets)
 		if err != nil {
@@ -113,6 +120,12 @@ memory: {activations: false}
 		}
 		if got := r.Component(CompGradBuckets).AtRest; got != c.buckets {
 			t.Errorf("%v: grad buckets %d B at rest, want %d", c.sets, got, c.buckets)
+		}
+		if got := r.Component(CompGrads).Peak; got != c.gradsPeak {
+			t.Errorf("%v: grads' peak %d B, want %d", c.sets, got, c.gradsPeak)
+		}
+		if got := r.Component(CompGradBuckets).Peak; got != c.bucketsPeak {
+			t.Errorf("%v: grad buckets' peak %d B, want %d", c.sets, got, c.bucketsPeak)
 		}
 		if got := r.Groups[0].ReduceBytes; got != c.reduceElemBytes {
 			t.Errorf("%v: reduced in %d B per element, want %d", c.sets, got, c.reduceElemBytes)

@@ -297,9 +297,10 @@ type UnitInfo struct {
 	// padding: the flat buffer is laid out by bucket there); 0 otherwise.
 	Gather int64
 	// Grad is the bytes of the unit's unsharded gradient produced in
-	// backward when it is not a view of a persistent buffer (stage 3; stage
-	// 0 under ConventionSeed000); ShardGrad the unit's share of the sharded
-	// gradient allocated by its reduce-scatter (stage 3).
+	// backward when it is not a view of a persistent buffer (stage 3 and
+	// FSDP's stage 2, shardsPerUnit; stage 0 under ConventionSeed000);
+	// ShardGrad the unit's share of the sharded gradient allocated by its
+	// reduce-scatter (stage 3, FSDP's stage 2), in the shard's dtype.
 	Grad      int64
 	ShardGrad int64
 	// HeldGrad is the bytes of the unit's unsharded gradient kept from one
@@ -314,9 +315,9 @@ type UnitInfo struct {
 	// (OneGraphGrads), 0 otherwise.
 	OneGraphGrad int64
 	// ReduceInput is the bytes of the unit's reduce-scatter input when it
-	// is a buffer of its own in another dtype than Grad (stage 3 under
-	// training.reduce_dtype fp32: FSDP's copy-in into an fp32 buffer), 0
-	// otherwise.
+	// is a buffer of its own in another dtype than Grad (stage 3 and FSDP's
+	// stage 2 under training.reduce_dtype fp32: FSDP's copy-in into an fp32
+	// buffer), 0 otherwise.
 	ReduceInput int64
 	// Alone is set when no other rank shares the unit's parameters: every
 	// group of them is sharded over one rank (N/K = 1, or routed experts
@@ -786,16 +787,17 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 				perUnit: map[int]int64{}, bucketGradBytes: gb}
 			if s.Training.FP32Reduce() && gb < 4 {
 				g.info.ReduceBytes = 4
-				if r.Stage < 3 && !s.Training.NoMaster() {
+				if r.Stage < 3 && !fsdpStage2(r, s) && !s.Training.NoMaster() {
 					// The grad buffer is the reduction's buffer: fp32
-					// (grad_reduce_in_fp32, scenarios/stack.go). Under
+					// (grad_reduce_in_fp32, scenarios/stack.go). FSDP's
+					// stage 2 reduces as its stage 3 (shardsPerUnit): the
+					// gradients stay param_dtype, the reduction's fp32
+					// input is a transient (UnitInfo.ReduceInput) and the
+					// reduced shard is cast to the shard's dtype. Under
 					// master_dtype none the loader takes reduce_dtype
-					// fp32 below stage 3 only at FSDP's stage 2, which
-					// casts the reduced shard back to the parameters'
-					// dtype as at stage 3 (scenarios.MasterNone): the
-					// gradients stay param_dtype, and the reduction's
-					// fp32 input is a transient (the stage-2 staging
-					// buckets, atRest).
+					// fp32 below stage 3 only at FSDP's stage 2
+					// (scenarios.MasterNone), whose seed conventions
+					// count model states only.
 					g.info.GradBytes = 4
 				}
 			}

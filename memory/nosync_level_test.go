@@ -21,24 +21,28 @@ import (
 //     unit 3's reduce-scatter, 800 + 200 + 100 = 1,100 MB, falls by a unit
 //     at each, and stands at the four shards, 400 MB, when the optimizer
 //     runs: the least between the forward and the optimizer too.
-//   - Stage 2: zerosim's gradient buckets carry the reduction; the held
-//     800 MB is the whole of the gradient component, each unit's part
-//     freed by its bucket's reduction in the last micro-step: nothing left
-//     at the optimizer.
+//   - FSDP1's stage 2 reduces as its stage 3 (shardsPerUnit): the same
+//     levels.
+//   - Stage 2 outside FSDP (boundary reshard): the gradient buckets carry
+//     the reduction; the held 800 MB is the whole of the gradient
+//     component, each unit's part freed by its bucket's reduction in the
+//     last micro-step: nothing left at the optimizer.
 func TestNoSyncGradientLevel(t *testing.T) {
 	const params = noSyncLayerParams
 	yaml := noSyncMLP("")
 	const held, unsharded, shard = 4 * params * 2, params * 2, params * 2 / 2
 	for _, c := range []struct {
 		stage          int
+		boundary       string
 		low, peak, end int64
 	}{
-		{3, 4 * shard, held + unsharded + shard, 4 * shard},
-		{2, 0, held, 0},
+		{3, "fsdp1", 4 * shard, held + unsharded + shard, 4 * shard},
+		{2, "fsdp1", 4 * shard, held + unsharded + shard, 4 * shard},
+		{2, "reshard", 0, held, 0},
 	} {
-		t.Run(fmt.Sprintf("stage %d", c.stage), func(t *testing.T) {
+		t.Run(fmt.Sprintf("stage %d %s", c.stage, c.boundary), func(t *testing.T) {
 			s, err := scenarios.Load("four-layers.yaml", []byte(yaml), []string{fmt.Sprintf("parallelism.zero_stage=%d", c.stage),
-				"communication.boundary=fsdp1", "training.grad_sync=last", "training.grad_accum=4"})
+				"communication.boundary=" + c.boundary, "training.grad_sync=last", "training.grad_accum=4"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,9 +41,10 @@ func noSyncMLP(extra string) string {
 // _post_backward_hook sets flat_param.grad = None and reduce-scatters it,
 // FSDP2's post_backward hands unsharded_accumulated_grad to foreach_reduce
 // and sets it to None), so the optimizer step holds only the sharded
-// gradients: 4 × 100M / 2 × 2 B = 400,000,000 B at stage 3, none beyond the
-// shard at rest at stage 2, and its phase peaks where grad_sync every
-// does. At stage 3 that peak is hand-derived: at rest the bf16 shard
+// gradients: 4 × 100M / 2 × 2 B = 400,000,000 B at stage 3 and at FSDP's
+// stage 2 (shardsPerUnit), none beyond the shard at rest at stage 2
+// outside FSDP, and its phase peaks where grad_sync every does. At stage 3,
+// and FSDP's stage 2, that peak is hand-derived: at rest the bf16 shard
 // (200M × 2) and the fp32 master, exp_avg and exp_avg_sq (3 × 200M × 4),
 // 2,800,000,000 B, plus the 400,000,000 B of sharded gradients and the
 // optimizer's fp32 copy of them (200M × 4), 4,000,000,000 B. Where every
@@ -75,7 +76,7 @@ func TestNoSyncHeldGradients(t *testing.T) {
 		{[]string{"communication.boundary=fsdp1", "training.grad_sync=last", "training.grad_accum=4", "training.reduce_dtype=fp32"}, 4 * params * 2, stage3Shards, stage3OptPeak},
 		{[]string{"communication.boundary=fsdp2", "training.grad_sync=last", "training.grad_accum=4", "training.reduce_dtype=fp32"}, 4 * params * 4, stage3Shards, stage3OptPeak},
 		{[]string{"communication.boundary=fsdp2", "training.grad_sync=last", "training.grad_accum=2"}, 4 * params * 2, stage3Shards, stage3OptPeak},
-		{[]string{"parallelism.zero_stage=2", "communication.boundary=fsdp1", "training.grad_sync=last", "training.grad_accum=4"}, 4 * params * 2, 0, 0},
+		{[]string{"parallelism.zero_stage=2", "communication.boundary=fsdp1", "training.grad_sync=last", "training.grad_accum=4"}, 4 * params * 2, stage3Shards, stage3OptPeak},
 		{[]string{"parallelism.zero_stage=2", "training.grad_sync=last", "training.grad_accum=4"}, 4 * params * 2, 0, 0},
 		{[]string{"communication.boundary=fsdp1", "training.grad_sync=every", "training.grad_accum=4"}, 0, 0, 0},
 		{[]string{"communication.boundary=fsdp1", "training.grad_sync=last", "training.grad_accum=1"}, 0, 0, 0},

@@ -59,8 +59,7 @@ import (
 // post-backward fires after their own backward), without transformer
 // blocks, or with fewer than two root units that gather.
 func fsdp2RootGroup(s *scenarios.Scenario, r *Report) ([]bool, int) {
-	stage := r.Stage == 3 || r.Stage == 2 && FSDPStage2(s) && r.Convention == ConventionZerosim
-	if !stage || s.Communication.Boundary != scenarios.BoundaryFSDP2 || len(r.Units) != len(s.Model.LayerList) {
+	if !shardsPerUnit(r, s) || s.Communication.Boundary != scenarios.BoundaryFSDP2 || len(r.Units) != len(s.Model.LayerList) {
 		return nil, -1
 	}
 	in := make([]bool, len(r.Units))

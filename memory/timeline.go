@@ -245,47 +245,26 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 					ge = 1
 				}
 				ui.Gather = c.Add(ui.Gather, c.Mul(b.Size, ge))
-				ui.Grad = c.Add(ui.Grad, c.Mul(b.Size, eg))
-				if er := g.info.ReduceBytes; er != eg {
-					// FSDP2's foreach_reduce allocates the reduce-scatter
-					// input in reduce_dtype and copies the unit's
-					// unsharded param_dtype gradients into it, freeing
-					// them after the copy-in (torch.empty((reduce_scatter_
-					// input_numel,), dtype=reduce_dtype);
-					// foreach_reduce_scatter_copy_in; unsharded_grads.clear():
-					// torch/distributed/_composable/fsdp/_fsdp_collectives.py
-					// at pytorch/pytorch 415cc2628922556efc715d17fa31ac6bab58df36,
-					// and torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
-					// at 8fc2039decebd92b15b38296df8bf9aa13275be0; no version
-					// at torch 1963fc8 was found, torchtitan's
-					// December 2024 runs, which lie between the two). The
-					// input is the padded unit (_get_dim0_padded_size).
-					// FSDP1 casts the unsharded flat gradient likewise
-					// before its reduce-scatter (_post_backward_hook:
-					// flat_param.grad.data = flat_param.grad.to(
-					// handle._reduce_dtype), torch/distributed/fsdp/
-					// _runtime_utils.py at 00ae0bc91ac2c1718d1baa193d9d299e2b82776c).
-					ui.ReduceInput = c.Add(ui.ReduceInput, c.Mul(b.Size, er))
-				}
-				sg := eg
-				if fp32Shard(s, g) {
-					// FSDP casts the reduce-scattered gradient to the
-					// shard's dtype (see atRest).
-					sg = 4
-				}
-				ui.ShardGrad = c.Add(ui.ShardGrad, c.Mul(b.Size/int64(max(r.Shards/g.info.EP, 1)), sg))
+				unitGrads(&c, ui, r, s, g, b.Size, b.Size/int64(max(r.Shards/g.info.EP, 1)))
 			}
-		case r.Convention == ConventionZerosim && FSDPStage2(s) && g.layout.Spec.Shards > 1:
+		case fsdpStage2(r, s):
 			// FSDP's ZeRO-2 gathers each unit's parameters in its forward
 			// (FSDPStage2): the unit's elements on this rank (its 1/ep of
 			// routed experts) in the unsharded dtype. A group sharded over
-			// one rank holds them whole: nothing to gather.
+			// one rank holds them whole: nothing to gather. Its gradients
+			// are FSDP's at stage 3 (shardsPerUnit), of the unit's
+			// elements (no padding: the flat buffer is laid out by bucket
+			// at stage 2), the rank's shard of them rounded up.
+			n := int64(max(r.Shards/g.info.EP, 1))
 			for _, u := range g.units {
-				ge := e
-				if s.Training.FP8Gather() && scenarios.FP8Linear(layers[u]) {
-					ge = 1 // torchao's fp8 all-gather, as at stage 3
+				if g.layout.Spec.Shards > 1 {
+					ge := e
+					if s.Training.FP8Gather() && scenarios.FP8Linear(layers[u]) {
+						ge = 1 // torchao's fp8 all-gather, as at stage 3
+					}
+					out[u].Gather = c.Add(out[u].Gather, c.Mul(g.perUnit[u], ge))
 				}
-				out[u].Gather = c.Add(out[u].Gather, c.Mul(g.perUnit[u], ge))
+				unitGrads(&c, &out[u], r, s, g, g.perUnit[u], (g.perUnit[u]+n-1)/n)
 			}
 		case r.Stage == 0 && r.Convention == ConventionSeed000:
 			for _, u := range g.units {
@@ -318,6 +297,45 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 		return nil, fmt.Errorf("unit sizes overflow int64: %w", c.Err)
 	}
 	return out, nil
+}
+
+// unitGrads adds to ui the gradients of elems elements of group g, the
+// rank's shard of them shard elements, as ZeRO-3 and FSDP's ZeRO-2 make
+// and reduce them unit by unit (shardsPerUnit): the unsharded gradient in
+// the gradients' dtype from the unit's backward, the reduce-scatter input
+// in reduce_dtype when that differs, and the reduce-scattered shard in the
+// shard's dtype.
+func unitGrads(c *calc, ui *UnitInfo, r *Report, s *scenarios.Scenario, g *group, elems, shard int64) {
+	eg := g.info.GradBytes
+	ui.Grad = c.Add(ui.Grad, c.Mul(elems, eg))
+	if er := g.info.ReduceBytes; er != eg {
+		// FSDP2's foreach_reduce allocates the reduce-scatter
+		// input in reduce_dtype and copies the unit's
+		// unsharded param_dtype gradients into it, freeing
+		// them after the copy-in (torch.empty((reduce_scatter_
+		// input_numel,), dtype=reduce_dtype);
+		// foreach_reduce_scatter_copy_in; unsharded_grads.clear():
+		// torch/distributed/_composable/fsdp/_fsdp_collectives.py
+		// at pytorch/pytorch 415cc2628922556efc715d17fa31ac6bab58df36,
+		// and torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+		// at 8fc2039decebd92b15b38296df8bf9aa13275be0; no version
+		// at torch 1963fc8 was found, torchtitan's
+		// December 2024 runs, which lie between the two). At
+		// stage 3 the input is the padded unit (_get_dim0_padded_size).
+		// FSDP1 casts the unsharded flat gradient likewise
+		// before its reduce-scatter (_post_backward_hook:
+		// flat_param.grad.data = flat_param.grad.to(
+		// handle._reduce_dtype), torch/distributed/fsdp/
+		// _runtime_utils.py at 00ae0bc91ac2c1718d1baa193d9d299e2b82776c).
+		ui.ReduceInput = c.Add(ui.ReduceInput, c.Mul(elems, er))
+	}
+	sg := eg
+	if fp32Shard(r, s, &g.info) {
+		// FSDP casts the reduce-scattered gradient to the shard's dtype
+		// (see atRest).
+		sg = 4
+	}
+	ui.ShardGrad = c.Add(ui.ShardGrad, c.Mul(shard, sg))
 }
 
 // OneGraphGrads reports whether the step's last micro-step holds a second
@@ -402,7 +420,7 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 		m.prefetchBwd = *d
 	}
 	m.shardGradsPersistent = r.Convention == ConventionSeed002 || deepSpeedGradPartitions(r, s)
-	m.fsdpStage2 = r.Convention == ConventionZerosim && FSDPStage2(s)
+	m.fsdpStage2 = fsdpStage2(r, s)
 	r.keptThroughNoSync = m.fsdpStage2 && keepsGatheredUnderNoSync(s)
 	if m.fsdpStage2 {
 		r.gatherAhead = m.prefetch
@@ -449,7 +467,7 @@ func (m *model) atRest() {
 				m.set(CompAdamV, c.Mul(P, 4), "full, fp32")
 			}
 		case 1, 2, 3:
-			fp32 := r.Stage == 3 && fp32Shard(m.s, g)
+			fp32 := fp32Shard(r, m.s, &g.info)
 			if r.Stage == 3 && m.s.Offload.Params != scenarios.OffloadNone {
 				m.set(CompParams, 0, dt+" param shard offloaded to "+m.s.Offload.Params.String())
 			} else if fp32 {
@@ -483,7 +501,7 @@ func (m *model) atRest() {
 			case r.Stage == 3 && deepSpeedGradPartitions(r, m.s):
 				m.set(CompGrads, c.Mul(R, eg), "grad partitions (1/"+itoa(r.Shards)+"), DeepSpeed's grad_partitions_flat_buffer")
 				m.set(CompPadding, c.Mul(S-R, eg), "")
-			case r.Stage == 2 || m.shardGradsPersistent:
+			case r.Stage == 2 && !m.fsdpStage2 || m.shardGradsPersistent:
 				note := "grad shard (1/" + itoa(r.Shards) + ")"
 				if r.Stage == 2 {
 					note = gradBufferNote(note, g)
@@ -491,6 +509,8 @@ func (m *model) atRest() {
 				m.set(CompGrads, c.Mul(R, eg), note)
 				m.set(CompPadding, c.Mul(S-R, eg), "")
 			default:
+				// ZeRO-3 and FSDP's ZeRO-2 (shardsPerUnit): the sharded
+				// gradients live from the reduce-scatters to zero_grad.
 				m.set(CompGrads, 0, "grad shard (1/"+itoa(r.Shards)+") + grads awaiting reduce-scatter; freed after the step")
 			}
 			if m.s.Offload.Any() {
@@ -517,7 +537,11 @@ func (m *model) atRest() {
 			} else {
 				m.set(CompMaster, 0, "fp32 shard offloaded to "+m.s.Offload.Optimizer.String())
 			}
-			if r.Stage == 2 && !r.Convention.modelStatesOnly() {
+			if r.Stage == 2 && !m.fsdpStage2 && !r.Convention.modelStatesOnly() {
+				// DeepSpeed's and Megatron-LM's ZeRO-2 stage gradients
+				// for the reduce-scatter in buckets; FSDP's ZeRO-2
+				// reduces unit by unit, as its ZeRO-3 (shardsPerUnit,
+				// UnitInfo.Grad and ReduceInput).
 				var maxB int64
 				for _, b := range g.layout.Buckets {
 					maxB = max(maxB, b.Size)
@@ -528,19 +552,7 @@ func (m *model) atRest() {
 				if !*m.s.Communication.Overlap {
 					inflight = 1
 				}
-				staging := c.Mul(inflight, maxB, eg)
-				note := gradBufferNote(itoa64(inflight)+" reduce-scatter staging bucket(s)", g)
-				if er := g.info.ReduceBytes; er != eg {
-					// FSDP's stage 2 under master_dtype none with
-					// reduce_dtype fp32 (model.go): as at stage 3
-					// (UnitInfo.ReduceInput), the bucket being reduced is
-					// copied into an fp32 reduce-scatter input beside its
-					// param_dtype gradients, and the reduced shard is cast
-					// back to param_dtype.
-					staging = c.Add(staging, c.Mul(maxB, er))
-					note += " + the fp32 reduce-scatter input of the one reducing (reduce_dtype: fp32)"
-				}
-				m.set(CompGradBuckets, staging, note)
+				m.set(CompGradBuckets, c.Mul(inflight, maxB, eg), gradBufferNote(itoa64(inflight)+" reduce-scatter staging bucket(s)", g))
 			}
 		}
 	}
@@ -689,15 +701,19 @@ func heldGradBytes(s *scenarios.Scenario, g *group) int64 {
 	return g.bucketGradBytes
 }
 
-// fp32Shard reports whether group g's stage-3 shard is kept in fp32 as the
-// optimizer's parameter (training.shard_dtype: fp32; scenarios/stack.go):
-// 16-bit groups only, never when the params are offloaded. Its gradient
-// shard is fp32 too: FSDP casts the reduce-scattered gradient to the
-// shard's dtype (pytorch/pytorch torch/distributed/fsdp/_runtime_utils.py at
-// 00ae0bc9: _post_backward_hook calls _cast_grad_to_param_dtype on the new
-// sharded gradient).
-func fp32Shard(s *scenarios.Scenario, g *group) bool {
-	return s.Training.FP32Shard() && g.info.MasterBytes > 0 && g.info.Precision != "fp8" && s.Offload.Params == scenarios.OffloadNone
+// fp32Shard reports whether group g's parameter shard is kept in fp32 as
+// the optimizer's parameter (training.shard_dtype: fp32; scenarios/stack.go)
+// where the rank holds only its shard (shardsPerUnit: stage 3, FSDP's
+// stage 2; FSDP's MixedPrecision keeps the flat parameter, or FSDP2's
+// sharded parameter, in its original dtype at both stages and gathers it
+// in param_dtype): 16-bit groups only, never when the params are
+// offloaded. Its gradient shard is fp32 too: FSDP casts the
+// reduce-scattered gradient to the shard's dtype (pytorch/pytorch
+// torch/distributed/fsdp/_runtime_utils.py at 00ae0bc9: _post_backward_hook
+// calls _cast_grad_to_param_dtype on the new sharded gradient; FSDP2's
+// foreach_reduce casts to orig_dtype, shardsPerUnit).
+func fp32Shard(r *Report, s *scenarios.Scenario, g *GroupInfo) bool {
+	return shardsPerUnit(r, s) && s.Training.FP32Shard() && g.MasterBytes > 0 && g.Precision != "fp8" && s.Offload.Params == scenarios.OffloadNone
 }
 
 // lossTempNote says what the head's loss temporaries are (HeadLossTemps):
@@ -863,7 +879,8 @@ func (m *model) buildEvents() {
 		}
 	}
 	kept := KeptAcrossBoundary(m.s)
-	// With gradient accumulation at stage 3 the sharded gradients of the
+	// With gradient accumulation at stage 3 (and FSDP's stage 2,
+	// shardsPerUnit) the sharded gradients of the
 	// earlier micro-steps are alive through the last one, whose step this
 	// timeline follows: FSDP accumulates each micro-step's reduce-scattered
 	// shard into the one kept from before (pytorch/pytorch
@@ -878,7 +895,7 @@ func (m *model) buildEvents() {
 	// With the optimizer offloaded, the gradient partitions accumulate on
 	// the host (DeepSpeed's stage 3 copies each into its CPU fp32
 	// partition's grad), not here.
-	accum := r.Stage == 3 && !m.shardGradsPersistent && m.s.Training.GradAccum > 1 && m.s.Offload.Optimizer == scenarios.OffloadNone && !m.s.HoldsUnshardedGrads()
+	accum := shardsPerUnit(r, m.s) && !m.shardGradsPersistent && m.s.Training.GradAccum > 1 && m.s.Offload.Optimizer == scenarios.OffloadNone && !m.s.HoldsUnshardedGrads()
 	var accumulated int64
 	if accum {
 		for u := range L {
@@ -1061,7 +1078,7 @@ func (m *model) buildEvents() {
 	// Without overlap each ends before the next backward; the seeds'
 	// conventions count it so.
 	var lags []int
-	if r.Stage == 3 && r.Convention == ConventionZerosim && r.Shards > 1 {
+	if shardsPerUnit(r, m.s) && r.Convention == ConventionZerosim && r.Shards > 1 {
 		lags = walkLags(m.s)
 	}
 	started := make([]bool, L)
@@ -1145,12 +1162,11 @@ func (m *model) buildEvents() {
 		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)
 		dequantized(PhaseBackward, u)
 		switch {
-		case r.Stage != 3:
+		case !shardsPerUnit(r, m.s):
 			transientGrads = c.Add(transientGrads, units[u].Grad)
-			// FSDP's stage 2 (SHARD_GRAD_OP) reduces in the same
-			// post-backward hook: the held gradient goes with the
-			// reduce-scatter that takes it (a replay binds it to the
-			// bucket's).
+			// Stage 2 outside FSDP under no_sync: the held gradient
+			// goes with the reduce-scatter that takes it (a replay
+			// binds it to the bucket's).
 			m.ev(PhaseBackward, u, OpReduceScatter, CompGrads, -units[u].HeldGrad)
 		case lags == nil || m.r.Units[u].Alone:
 			rsStart(u)
@@ -1196,7 +1212,7 @@ func (m *model) buildEvents() {
 			elems = g.layout.Numel
 		}
 		note := "fp32 copy of the grads the rank updates (grad.float())"
-		if r.Stage == 3 && fp32Shard(m.s, g) {
+		if fp32Shard(r, m.s, &g.info) {
 			// The gradient shards are fp32 already: no grad.float() copy.
 			// What remains is the optimizer's own intermediates, tensor by
 			// tensor: Composer's DecoupledAdamW (composer/optim/
@@ -1205,8 +1221,17 @@ func (m *model) buildEvents() {
 			// computes denom = (exp_avg_sq.sqrt() / √bc2).add_(eps): two
 			// fp32 temporaries of the largest unit's shard at once.
 			var largest int64
-			for _, b := range g.layout.Buckets {
-				largest = max(largest, b.Size/int64(max(r.Shards/g.info.EP, 1)))
+			n := int64(max(r.Shards/g.info.EP, 1))
+			if g.layout.Spec.PerUnit {
+				for _, b := range g.layout.Buckets { // one per unit at stage 3
+					largest = max(largest, b.Size/n)
+				}
+			} else {
+				// FSDP's stage 2: the buckets are the schedule's, the
+				// units the flat parameters (as unitInfos shards them).
+				for _, u := range g.units {
+					largest = max(largest, (g.perUnit[u]+n-1)/n)
+				}
 			}
 			elems = c.Mul(2, largest)
 			note = "the optimizer's fp32 exp_avg_sq.sqrt() and its quotient, of the largest unit's shard (fp32 shard: no grad.float())"

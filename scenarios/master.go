@@ -103,7 +103,9 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		// megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
 		// d580efc68a9f0dbf1945f834f6f6200cd01d3343).
 		return l.errPath(key, "master_dtype none does not go with stack megatron: Megatron-LM's optimizers step fp32 main params (use master_dtype: fp32)")
-	case t.FP32Shard() && s.Parallelism.Stage == 3:
+	case t.FP32Shard() && (s.Parallelism.Stage == 3 || s.Parallelism.Stage == 2 && s.Communication.Boundary.FSDP()):
+		// FSDP keeps its fp32 shard at stage 3 and at its stage 2
+		// (memory.FSDPStage2) alike.
 		return l.errPath(key, "master_dtype none does not go with training.shard_dtype fp32: an fp32 shard is the optimizer's fp32 parameter (FSDP's mixed precision); pure "+string(t.ParamDType)+" training shards the "+string(t.ParamDType)+" parameters (set shard_dtype: "+string(t.ParamDType)+", or use master_dtype: fp32)")
 	case t.FP32Reduce() && s.Parallelism.Stage < 3 && !(s.Parallelism.Stage == 2 && s.Communication.Boundary.FSDP()):
 		// At stages 0 and 1, and at stage 2 without an FSDP boundary,

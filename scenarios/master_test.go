@@ -21,6 +21,11 @@ func TestMasterNone(t *testing.T) {
 		{[]string{"training.shard_dtype=fp32"}, "shard_dtype fp32"},
 		{[]string{"stack=torchtitan"}, "shard_dtype fp32"},                      // the preset's fp32 shard
 		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=1"}, ""}, // no shard below stage 3
+		// FSDP's stage 2 keeps the fp32 shard as its stage 3 does; stage 2
+		// outside FSDP keeps whole parameters, no shard.
+		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=2", "communication.boundary=fsdp1"}, "shard_dtype fp32"},
+		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=2", "communication.boundary=fsdp2"}, "shard_dtype fp32"},
+		{[]string{"training.shard_dtype=fp32", "parallelism.zero_stage=2", "communication.boundary=reshard"}, ""},
 		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 2 with communication.boundary reshard: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad"},
 		// FSDP's stage 2 casts the fp32-reduced shard back, as its stage 3.
 		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp1"}, ""},

@@ -87,8 +87,10 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // gradient's unscale, a mul_ it runs even when nothing is clipped
 // (unscale_and_clip_grads: 4 + 4): 34 B.
 //
-// Under training.reduce_dtype fp32 at stages 0–2 the gradient buffer is
-// fp32 and the optimizer's fp32 params take views of it as their grads
+// Under training.reduce_dtype fp32 at stages 0–2 (but FSDP's stage 2,
+// memory.FSDPStage2, which casts the fp32-reduced shard to the shard's
+// dtype as its stage 3 does) the gradient buffer is fp32 and the
+// optimizer's fp32 params take views of it as their grads
 // (Megatron's main_grad.float() of an fp32 buffer returns the buffer:
 // megatron/core/optimizer/distrib_optimizer.py
 // _copy_model_grads_to_main_grads at NVIDIA/Megatron-LM core_v0.12.0,
@@ -106,7 +108,7 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 	if t.NoMaster() {
 		return noMasterBytesPerElem(s)
 	}
-	fp32Grads := t.FP32Reduce() && s.Parallelism.Stage < 3
+	fp32Grads := t.FP32Reduce() && s.Parallelism.Stage < 3 && !memory.FSDPStage2(s)
 	var n int64
 	switch t.OptimizerImpl {
 	case scenarios.OptimizerFused:

@@ -44,7 +44,9 @@
 // an FSDP boundary stage 2 all-gathers again in the forward of each
 // micro-step after a reshard (regathersAt), and its memory holds only the
 // parameter shard at rest, each unit's unsharded parameters from its
-// forward to its post-backward (memory.FSDPStage2). PyTorch FSDP under Composer behaves as stage 3
+// forward to its post-backward (memory.FSDPStage2), and its gradients as
+// its stage 3 does: per unit from the backward to the reduce-scatter, the
+// sharded ones to the step. PyTorch FSDP under Composer behaves as stage 3
 // here: Composer enters no_sync only for a DistributedDataParallel model
 // (ddp_sync_context, mosaicml/composer composer/trainer/dist_strategy.py at
 // v0.13.4 d80c37dc), so FSDP reduce-scatters every micro-step's gradients

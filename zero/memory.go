@@ -222,6 +222,12 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			if task < 0 {
 				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
 			}
+			if task < 0 && sc.Stage < 3 {
+				// FSDP's stage 2 (memory.FSDPStage2) reduces unit by
+				// unit, its schedule by bucket: the copy-in is the
+				// unit's post-backward's, as its backward ends.
+				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+			}
 			if task < 0 && alone(ev.Unit) {
 				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 			}
@@ -236,8 +242,13 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			if task < 0 {
 				task = find(AllReduce, PhaseBackwardAR, ev.Unit)
 			}
+			if task < 0 && sc.Stage < 3 && ev.Delta > 0 {
+				// FSDP's stage 2: the unit's sharded gradient from its
+				// post-backward, as its backward ends (see the copy-in).
+				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+			}
 			if i, ok := bucketSync[ev.Unit]; task < 0 && ok {
-				task = i // stages 0-2: the bucket's sync (FSDP's stage 2 under no_sync)
+				task = i // stages 0-2: the frees with the sync of the bucket that ends the unit's reduction
 			}
 			if task < 0 && (alone(ev.Unit) || sc.Stage < 3) {
 				// Nothing to reduce (one rank): the unit's backward.

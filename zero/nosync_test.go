@@ -99,7 +99,9 @@ func TestNoSyncCollectives(t *testing.T) {
 // reduce-scatter at stage 3, its bucket's at stage 2), so when the
 // optimizer starts the rank holds only the sharded gradients: 4 × 100M /
 // 2 × 2 B = 400,000,000 B at stage 3 (FSDP casts the reduced shard back
-// to bf16), nothing beyond the shard at rest at stage 2. Its peak is the
+// to bf16) and at FSDP's stage 2, which handles gradients as its stage 3
+// (memory's shardsPerUnit), nothing beyond the shard at rest at stage 2
+// outside FSDP (boundary reshard). Its peak is the
 // memory model's: on four equal layers the last micro-step's, and with a
 // first layer of 400M parameters the earlier micro-steps', which hold
 // every gradient through l0's backward: 7,900,000,000 B
@@ -114,8 +116,9 @@ func TestNoSyncReplayFreesHeldGradients(t *testing.T) {
 	}{
 		{"stage 3 fsdp1", 100000000, []string{"communication.boundary=fsdp1"}, 400000000, 0},
 		{"stage 3 fsdp2 reduce fp32", 100000000, []string{"communication.boundary=fsdp2", "training.reduce_dtype=fp32"}, 400000000, 0},
-		{"stage 2 fsdp1", 100000000, []string{"parallelism.zero_stage=2", "communication.boundary=fsdp1"}, 0, 0},
-		{"stage 2 fsdp2", 100000000, []string{"parallelism.zero_stage=2", "communication.boundary=fsdp2"}, 0, 0},
+		{"stage 2 fsdp1", 100000000, []string{"parallelism.zero_stage=2", "communication.boundary=fsdp1"}, 400000000, 0},
+		{"stage 2 fsdp2", 100000000, []string{"parallelism.zero_stage=2", "communication.boundary=fsdp2"}, 400000000, 0},
+		{"stage 2 reshard", 100000000, []string{"parallelism.zero_stage=2", "communication.boundary=reshard"}, 0, 0},
 		{"stage 3 fsdp1 big first layer", 400000000, []string{"communication.boundary=fsdp1"}, 0, 7900000000},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -85,27 +85,36 @@ func TestReduceDTypeBytes(t *testing.T) {
 // TestReduceDTypeOptimizerBytes: at stages 0–2 the fp32 grad buffer is the
 // optimizer's grad, so seed 000's count loses the cast's 2 + 4 (30 B) and
 // a set implementation beside a 16-bit shard keeps only the copy back,
-// 4 + 2, of the master's 16 B; at stage 3 (the gradient shard is in the
-// shard's dtype) and with fp32 params nothing changes.
+// 4 + 2, of the master's 16 B; at stage 3 and FSDP's stage 2 (the
+// gradient shard is in the shard's dtype: memory.FSDPStage2, 36 B, or the
+// master's 16 B beside a 16-bit shard, 28 + 16) and with fp32 params
+// nothing changes.
 func TestReduceDTypeOptimizerBytes(t *testing.T) {
 	for _, c := range []struct {
-		impl  scenarios.OptimizerImpl
-		param scenarios.DType
-		shard scenarios.DType
-		stage int
-		want  int64
+		impl     scenarios.OptimizerImpl
+		param    scenarios.DType
+		shard    scenarios.DType
+		stage    int
+		boundary scenarios.Boundary
+		want     int64
 	}{
-		{"", scenarios.BF16, "", 1, 30},
-		{"", scenarios.BF16, "", 0, 30},
-		{scenarios.OptimizerFused, scenarios.BF16, "", 2, 28 + 6},
-		{"", scenarios.BF16, "", 3, 36},
-		{scenarios.OptimizerFused, scenarios.BF16, scenarios.ShardFP32, 3, 28},
-		{"", scenarios.FP32, "", 1, 36},
+		{"", scenarios.BF16, "", 1, "", 30},
+		{"", scenarios.BF16, "", 0, "", 30},
+		{scenarios.OptimizerFused, scenarios.BF16, "", 2, "", 28 + 6},
+		{"", scenarios.BF16, "", 2, scenarios.BoundaryReshard, 30},
+		{"", scenarios.BF16, "", 2, scenarios.BoundaryFSDP1, 36},
+		{"", scenarios.BF16, "", 2, scenarios.BoundaryFSDP2, 36},
+		{scenarios.OptimizerFused, scenarios.BF16, "", 2, scenarios.BoundaryFSDP2, 28 + 16},
+		{scenarios.OptimizerFused, scenarios.BF16, scenarios.ShardFP32, 2, scenarios.BoundaryFSDP2, 28},
+		{"", scenarios.BF16, "", 3, "", 36},
+		{scenarios.OptimizerFused, scenarios.BF16, scenarios.ShardFP32, 3, "", 28},
+		{"", scenarios.FP32, "", 1, "", 36},
 	} {
 		s := scenarios.Scenario{Training: scenarios.Training{OptimizerImpl: c.impl, ParamDType: c.param, ShardDType: c.shard, ReduceDType: scenarios.ReduceFP32}}
 		s.Parallelism.Stage = c.stage
+		s.Communication.Boundary = c.boundary
 		if got := OptimizerBytesPerElem(&s); got != c.want {
-			t.Errorf("%q, %s params, shard %q, stage %d: %d B, want %d", c.impl, c.param, c.shard, c.stage, got, c.want)
+			t.Errorf("%q, %s params, shard %q, stage %d, boundary %q: %d B, want %d", c.impl, c.param, c.shard, c.stage, c.boundary, got, c.want)
 		}
 	}
 }
