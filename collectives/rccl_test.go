@@ -354,6 +354,56 @@ func TestXGMILinksPerGroup(t *testing.T) {
 	}
 }
 
+// TestRCCLCDNA4RanksAtWidthTimesAtLink: the MI355X preset's node (7 xGMI
+// links × 76.8 GB/s per direction, 537.6 GB/s: AMD's 153.6 GB/s a link,
+// bidirectional) keeps RCCL's tuner at GFX95X_XGMI_WIDTH 48 GB/s a link
+// (7 × 48 = 336 GB/s, as on MI300X), so RCCL picks what it picks on
+// MI300X, while the time runs at the same share of the faster links
+// (537.6 × 48/64 = 403.2 GB/s). A 1 GiB ring/Simple all-reduce over 8
+// ranks: algbw = busBw × 8/14, so the cost is 17 µs + 14 hops' latency +
+// 2^30 B / (336 × 8/14 = 192 GB/s) and the time the same latency +
+// 2^30 / (403.2 × 8/14 = 230.4 GB/s): 5,592.41 µs against 4,660.34 µs of
+// bandwidth term, 932.07 µs less.
+func TestRCCLCDNA4RanksAtWidthTimesAtLink(t *testing.T) {
+	def, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=MI355X", "cluster.intra.preset=xGMI-CDNA4", "cluster.inter.preset=RoCE400", "cluster.nodes=1",
+		"cluster.gpus_per_node=8", "parallelism.dp=8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := HardwareOf(s)
+	if hw.IntraBW != 537_600e6 || hw.GFX != "gfx950" {
+		t.Fatalf("MI355X preset: intra %d B/s on %q, want 537.6 GB/s on gfx950", hw.IntraBW, hw.GFX)
+	}
+	m := NewModel(hw)
+	if got := m.rcclIntraBW(8); math.Abs(got-336) > 1e-9 {
+		t.Errorf("RCCL's ranking bandwidth %.2f GB/s, want 7 × 48 = 336", got)
+	}
+	if got := m.intraBW(8); math.Abs(got-403.2) > 1e-9 {
+		t.Errorf("timing bandwidth %.2f GB/s, want 537.6 × 48/64 = 403.2", got)
+	}
+	const n = 1 << 30
+	c, ok := m.Cost(AllReduce, Shape{Ranks: 8, Nodes: 1}, Ring, Simple, n)
+	if !ok {
+		t.Fatal("ring/Simple not run on 8 × MI355X")
+	}
+	rank := math.Ceil(n / (336e9 * 8 / 14) * 1e12)
+	timed := math.Ceil(n / (403.2e9 * 8 / 14) * 1e12)
+	lat := float64(c.Latency)
+	if float64(c.cost) != lat+rank || float64(c.Time) != lat+timed {
+		t.Errorf("ring/Simple 1 GiB: cost %d ps, time %d ps; want %.0f and %.0f (latency %d ps)", c.cost, c.Time, lat+rank, lat+timed, c.Latency)
+	}
+	// The choice is MI300X's at every size: the ranking bandwidth is the same.
+	m3 := NewModel(mi300x())
+	for b := units.Bytes(1 << 10); b <= 1<<30; b <<= 2 {
+		got, err1 := m.Choose(AllReduce, Shape{Ranks: 8, Nodes: 1}, Auto, b)
+		want, err2 := m3.Choose(AllReduce, Shape{Ranks: 8, Nodes: 1}, Auto, b)
+		if err1 != nil || err2 != nil || got.Algo != want.Algo || got.Proto != want.Proto {
+			t.Errorf("%d B: MI355X picks %v/%v, MI300X %v/%v (%v, %v)", b, got.Algo, got.Proto, want.Algo, want.Proto, err1, err2)
+		}
+	}
+}
+
 // TestRCCLCalibrationRoundTrip: a calibration made on an AMD cluster
 // keeps its GPU target, so read back it is measured on that cluster (its
 // curves apply) and describes it as gfx942 over xGMI (final read A1: the

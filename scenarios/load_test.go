@@ -80,7 +80,7 @@ func TestLoadErrors(t *testing.T) {
 		{"size overflow", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_memory: 99999999999PiB"),
 			"s.yaml:6:15: gpu_memory: \"99999999999PiB\": value does not fit in 64 bits (the largest size is 9223372036854775807 bytes)"},
 		{"unknown link preset", rep("gpu: A100-80GB", "gpu: A100-80GB\n  intra: {preset: NVLink9}"),
-			"s.yaml:6:11: preset \"NVLink9\" is unknown (use NVLink2, NVSwitch, NVLink3, NVLink3-A800, NVLink4, NVLink5, xGMI, PCIe3, PCIe4, PCIe5, EDR, HDR, NDR, XDR, RoCE400, RoCE200, RoCE100, EFA-p4d, EFA-p5, TCPXO, Eth40 or Eth100)"},
+			"s.yaml:6:11: preset \"NVLink9\" is unknown (use NVLink2, NVSwitch, NVLink3, NVLink3-A800, NVLink4, NVLink5, xGMI, xGMI-CDNA4, PCIe3, PCIe4, PCIe5, EDR, HDR, NDR, XDR, RoCE400, RoCE200, RoCE100, EFA-p4d, EFA-p5, TCPXO, Eth40 or Eth100)"},
 		{"bandwidth not whole bytes", rep("gpu: A100-80GB", "gpu: A100-80GB\n  inter: {bandwidth: 1bps}"),
 			"s.yaml:6:22: bandwidth: \"1bps\" is not a whole number of bytes per second (zerosim counts whole bytes per second; round it)"},
 		{"bad nics", rep("gpu: A100-80GB", "gpu: A100-80GB\n  nics: per_rack"),

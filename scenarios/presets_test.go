@@ -232,8 +232,8 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		{"GB300", 284208 << 20, 360e15 / 72 / 2, 576e12 / 72, "NVLink5", "XDR"},
 		// ROCm gpu-specs: 288 GiB (no rocm-smi printout), 256 CUs; CDNA 4 bf16 4,096 FLOPs per CU
 		// per clock at 2.2 GHz (MI350X) and 2.4 GHz (MI355X), to 0.1 TFLOPS.
-		{"MI350X", 288 << 30, 2_306_900e9, 8e12, "xGMI", "RoCE400"},
-		{"MI355X", 288 << 30, 2_516_600e9, 8e12, "xGMI", "RoCE400"},
+		{"MI350X", 288 << 30, 2_306_900e9, 8e12, "xGMI-CDNA4", "RoCE400"},
+		{"MI355X", 288 << 30, 2_516_600e9, 8e12, "xGMI-CDNA4", "RoCE400"},
 	} {
 		s, err := Load("g.yaml", []byte(rep("gpu: A100-80GB", "gpu: "+tc.gpu)), nil)
 		if err != nil {
@@ -282,6 +282,9 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		// 0aa238db and 3094ccfb), to the whole µs.
 		{"EFA-p5", 50e9, 18 * units.Microsecond}, {"TCPXO", 25e9, 10 * units.Microsecond},
 		{"NVLink3-A800", 400e9 / 2, 500 * units.Nanosecond},
+		// AMD's MI350X/MI355X pages: 153.6 GB/s a link, bidirectional, 7
+		// links: 7 × 153.6 / 2.
+		{"xGMI-CDNA4", 7 * 153_600e6 / 2, 500 * units.Nanosecond},
 	} {
 		s, err := Load("l.yaml", []byte(rep("gpu: A100-80GB", "gpu: A100-80GB\n  inter: {preset: "+tc.link+"}")), nil)
 		if err != nil {
@@ -291,7 +294,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
 		}
 	}
-	if len(GPUPresets()) != 20 || len(LinkPresets()) != 22 || len(ModelPresets()) != 31 {
+	if len(GPUPresets()) != 20 || len(LinkPresets()) != 23 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
 	// The network plugin's latency: aws-ofi-nccl's 75 µs on p4d and p5

@@ -145,7 +145,7 @@ func (l *loader) warnWindows(s *Scenario) {
 // its preset names, never another. PCIe presets are not in the list: most
 // GPUs are also sold as PCIe cards.
 var gpuBoundLinks = map[string]bool{"NVLink2": true, "NVSwitch": true, "NVLink3": true, "NVLink3-A800": true,
-	"NVLink4": true, "NVLink5": true, "xGMI": true}
+	"NVLink4": true, "NVLink5": true, "xGMI": true, XGMICDNA4: true}
 
 // warnIntraLink warns when cluster.intra.preset names a GPU-bound
 // interconnect other than the GPU preset's own: NVLink4 (450 GB/s) on an
@@ -158,10 +158,10 @@ var gpuBoundLinks = map[string]bool{"NVLink2": true, "NVSwitch": true, "NVLink3"
 // link too.
 func (l *loader) warnIntraLink(s *Scenario) {
 	c := &s.Cluster
-	if c.GPU == "" && c.GFX == "" && c.Intra.Preset == "xGMI" {
+	if c.GPU == "" && c.GFX == "" && (c.Intra.Preset == "xGMI" || c.Intra.Preset == XGMICDNA4) {
 		// A GPU described by its figures is NVIDIA's unless cluster.gfx
 		// says otherwise (Cluster.AMD): AMD's link, NVIDIA's model.
-		l.warn(s, "cluster.intra.preset", "intra preset xGMI is AMD's Infinity Fabric, but a GPU described by its figures is taken as NVIDIA's: "+
+		l.warn(s, "cluster.intra.preset", "intra preset "+c.Intra.Preset+" is AMD's Infinity Fabric, but a GPU described by its figures is taken as NVIDIA's: "+
 			"its collectives run zerosim's alpha–beta model, not RCCL's, on an Intel host; add gfx: gfx942 or gfx950 (--set cluster.gfx=gfx950) for an AMD GPU")
 		return
 	}
