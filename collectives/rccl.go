@@ -88,11 +88,12 @@ package collectives
 // its time matches a measured one (TestRCCLMeasured8MiB), so there
 // RCCL's time is the prediction; across nodes the prediction is the NCCL
 // path's model (NCCL's latencies, bandwidth from the links at the share
-// xgmiFraction gives) of the algorithm and protocol RCCL's ranking picks. For that
-// 64 MiB point it picks tree/Simple, which the later RCCL ran too (the
-// PR's sweep: TREE/SIMPLE at 190.33 GB/s after its tuning, RING/LL128 at
-// 155.58 before), and times it at 934.39 µs on RoCE400: 41 % above the
-// measured 661.1 µs (TestRCCLMeasured2NodeMI350X; docs/collectives.md).
+// xgmiFraction gives) of the algorithm and protocol RCCL's ranking picks.
+// For that 64 MiB point it picks tree/Simple, which the later RCCL ran too
+// (the PR's sweep: TREE/SIMPLE at 190.33 GB/s after its tuning, RING/LL128
+// at 155.58 before), and times it at 794.73 µs on the MI350X's xGMI
+// (xGMI-CDNA4) and RoCE400: 20 % above the measured 661.1 µs
+// (TestRCCLMeasured2NodeMI350X; docs/collectives.md).
 
 import (
 	"fmt"
@@ -129,7 +130,7 @@ const (
 func RCCL2NodeReference() (measured, model units.Duration, err error) {
 	measured = sat(math.Round(BusFactor(AllReduce, rccl2NodeRanks) * rccl2NodeBytes / rccl2NodeBusBW * 1e12))
 	def, _ := scenarios.Example("default")
-	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + rccl2NodeGPU, "cluster.intra.preset=xGMI",
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + rccl2NodeGPU, "cluster.intra.preset=" + scenarios.XGMICDNA4,
 		"cluster.inter.preset=" + rccl2NodeFabric, "cluster.nodes=2", "cluster.gpus_per_node=8", "parallelism.dp=16"})
 	if err != nil {
 		return 0, 0, fmt.Errorf("the 2-node MI350X reference cluster: %w", err)
