@@ -90,6 +90,25 @@ var gpuPresets = []GPUPreset{
 	// @ 1ec01b8cd823902e8000837e8bb4b07b10d983d9; also huggingface/diffusers
 	// tests/quantization/torchao/README.md @ 01b6b66267ac746e63c22fa28bde214a3e721aec).
 	{"H100-80GB", 81559 * units.MiB, 989e12, 1979e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989) and fp8 (1,978.9 rounded to 1,979)"},
+	// H100-PCIe: no nvidia-smi printout of it with a source to cite was
+	// found, so the datasheet's 80GB is kept as 80 GiB (81,920 MiB); the
+	// SXM5 part's printout is 81,559 MiB, and OpenXLA's H100 PCIe target
+	// spec gives CUDA's total as device_memory_size 84,942,979,072 B
+	// (81,007 MiB, xla/backends/gpu/target_config/specs/h100_pcie.txtpb at
+	// 4336d12e0706168f6a382ddb231f3a83853b0657), so expect this row high by
+	// about 360 MiB. Peaks: NVIDIA's H100 page, PCIe column, as tabulated in
+	// stas00/ml-engineering compute/accelerator/README.md at
+	// 744d01e18b79512572f64a6bbd8b5f4a725203a7 (row "NVIDIA H100 PCIe":
+	// bf16 756, fp8 1,513 dense; its HBM table: 80GB at 2.00 TB/s), which
+	// XLA's spec reproduces: 114 SMs × 4 tensor cores × 1,024 bf16 FLOPs a
+	// clock at 1.62 GHz = 757 TFLOPS (karpathy/llm.c llmc/mfu.h at
+	// 0e69e3ae466694915e9f7e5742b3c55edacc20fd: "NVIDIA H100 PCIe", 456
+	// tensor cores at 1,620 MHz). Intra is the card's PCIe 5.0 x16: an
+	// NVLink bridge joins pairs of cards only (the H100 page's NVLink
+	// 600 GB/s for the PCIe card), so a node's collectives cross PCIe;
+	// for two bridged cards set intra: {preset: NVLink4, bandwidth:
+	// 300GB/s}.
+	{"H100-PCIe", 80 * units.GiB, 756e12, 1513e12, 2000e9, "PCIe5", "NDR", "H100 PCIe: NVIDIA's H100 page (PCIe column) as stas00/ml-engineering tabulates it: 80GB HBM2e at 2 TB/s, dense bf16 756 and fp8 1,513 TFLOPS (1,513 and 3,026 with sparsity); 114 SMs; memory: the datasheet's 80GB as GiB (no nvidia-smi printout cited); intra: the card's PCIe 5.0 x16 (an NVLink bridge joins two cards: set intra for it)"},
 	// H200: 143,771 MiB, nvidia-smi "NVIDIA H200 … 1MiB / 143771MiB" and -q
 	// "Total : 143771 MiB, Reserved : 700 MiB" (thamada/gls gls/H200_smi.py
 	// @ c0bed08d0e20bb1abccfee5aeedb80bc63b493a6).
@@ -428,7 +447,7 @@ func modelNames() []string {
 // block print it: "A100-SXM4-40GB", "NVIDIA H100 80GB HBM3", "Tesla
 // V100-SXM2-32GB") to the GPU presets, first match wins: each entry's words
 // must all appear in the upper-cased name. Parts zerosim has no preset for
-// (H800, H100 PCIe and NVL, A100 PCIe) match nothing.
+// (H800, H20, H100 NVL, A100 PCIe) match nothing.
 var deviceGPUs = []struct {
 	words []string
 	gpu   string
@@ -439,6 +458,7 @@ var deviceGPUs = []struct {
 	{[]string{"B200"}, "B200"},
 	{[]string{"H200"}, "H200"},
 	{[]string{"H100", "HBM3"}, "H100-80GB"},
+	{[]string{"H100", "PCIE"}, "H100-PCIe"},
 	{[]string{"A800", "SXM4", "80GB"}, "A800-80GB"},
 	{[]string{"A100", "SXM4", "80GB"}, "A100-80GB"},
 	{[]string{"A100", "SXM4", "40GB"}, "A100-40GB"},

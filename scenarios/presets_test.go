@@ -205,13 +205,16 @@ func TestGPUAndLinkPresets(t *testing.T) {
 	}{
 		// Memory: nvidia-smi's memory.total (rocm-smi's VRAM Total on AMD)
 		// as the printouts cited at each preset show it, in MiB.
-		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"},        // Tesla V100-SXM2-16GB, 16384MiB
-		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"},        // Tesla V100-SXM2-32GB, 32768MiB
-		{"A100-40GB", 40960 << 20, 312e12, 1555e9, "NVLink3", "HDR"},       // NVIDIA A100-SXM4-40GB, 40960 MiB
-		{"A100-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3", "HDR"},       // NVIDIA A100-SXM4-80GB, 81920MiB
-		{"H100-80GB", 81559 << 20, 989e12, 3350e9, "NVLink4", "NDR"},       // NVIDIA H100 80GB HBM3, 81559MiB
-		{"RTX4090", 24564 << 20, 165_200e9, 1008e9, "PCIe4", "Eth100"},     // NVIDIA GeForce RTX 4090, 24564MiB
-		{"H200", 143771 << 20, 989e12, 4800e9, "NVLink4", "NDR"},           // NVIDIA H200, 143771MiB
+		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"},    // Tesla V100-SXM2-16GB, 16384MiB
+		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"},    // Tesla V100-SXM2-32GB, 32768MiB
+		{"A100-40GB", 40960 << 20, 312e12, 1555e9, "NVLink3", "HDR"},   // NVIDIA A100-SXM4-40GB, 40960 MiB
+		{"A100-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3", "HDR"},   // NVIDIA A100-SXM4-80GB, 81920MiB
+		{"H100-80GB", 81559 << 20, 989e12, 3350e9, "NVLink4", "NDR"},   // NVIDIA H100 80GB HBM3, 81559MiB
+		{"RTX4090", 24564 << 20, 165_200e9, 1008e9, "PCIe4", "Eth100"}, // NVIDIA GeForce RTX 4090, 24564MiB
+		{"H200", 143771 << 20, 989e12, 4800e9, "NVLink4", "NDR"},       // NVIDIA H200, 143771MiB
+		// H100 PCIe: no printout, the datasheet's 80GB as GiB; NVIDIA's H100
+		// page, PCIe column: 756 TFLOPS bf16 dense, 2 TB/s; the card's PCIe 5.0.
+		{"H100-PCIe", 80 << 30, 756e12, 2000e9, "PCIe5", "NDR"},
 		{"B200", 183359 << 20, 2250e12, 8000e9, "NVLink5", "NDR"},          // NVIDIA B200, 183359MiB
 		{"GB200", 189471 << 20, 2500e12, 8000e9, "NVLink5", "NDR"},         // NVIDIA GB200, 189471MiB
 		{"MI300X", 205_822_885_888, 1307_400e9, 5300e9, "xGMI", "RoCE400"}, // rocm-smi VRAM Total Memory (B)
@@ -294,7 +297,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
 		}
 	}
-	if len(GPUPresets()) != 20 || len(LinkPresets()) != 23 || len(ModelPresets()) != 31 {
+	if len(GPUPresets()) != 21 || len(LinkPresets()) != 23 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
 	// The network plugin's latency: aws-ofi-nccl's 75 µs on p4d and p5
@@ -397,8 +400,9 @@ func TestGPUOfDevice(t *testing.T) {
 		{"AMD Instinct MI300X", "MI300X"},
 		{"NVIDIA GeForce RTX 4090", "RTX4090"},
 		{"NVIDIA L40S", "L40S"},
-		{"NVIDIA H800", ""},      // no preset: NVLink cut, not an H100's
-		{"NVIDIA H100 PCIe", ""}, // a PCIe part, not the SXM preset
+		{"NVIDIA H800", ""},               // no preset: NVLink cut, not an H100's
+		{"NVIDIA H100 PCIe", "H100-PCIe"}, // the PCIe card's own preset, not the SXM's
+		{"NVIDIA H100 NVL", ""},           // no preset: neither the SXM's nor the PCIe's
 		{"NVIDIA A100-PCIE-40GB", ""},
 		{"", ""},
 	} {

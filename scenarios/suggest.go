@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -78,13 +79,25 @@ func unknownGPUValue(v string) string {
 // preset.
 func nearGPUs(v string) []string {
 	nv := normName(v)
+	// A card form (PCIe, NVL) is suggested only for a name that says it,
+	// and only that form for such a name: "h100" is the SXM part, "H100
+	// PCIe" the PCIe card (H100-PCIe), "H100 NVL" neither.
+	form := func(s string) string {
+		for _, f := range []string{"pcie", "nvl"} {
+			if strings.Contains(normName(s), f) {
+				return f
+			}
+		}
+		return ""
+	}
+	names := slices.DeleteFunc(gpuNames(), func(n string) bool { return form(n) != form(v) })
 	var near []string
-	for _, n := range nearNames(v, gpuNames()) {
+	for _, n := range nearNames(v, names) {
 		if normName(n) == nv || prefixAtSeparator(n, len(nv)) {
 			near = append(near, n)
 		}
 	}
-	if len(near) > 0 || strings.Contains(nv, "pcie") || strings.Contains(nv, "nvl") {
+	if len(near) > 0 || form(v) != "" {
 		return near
 	}
 	model := gpuModel(v)
@@ -92,7 +105,7 @@ func nearGPUs(v string) []string {
 		return nil
 	}
 	var same []string
-	for _, n := range gpuNames() {
+	for _, n := range names {
 		if m := gpuModel(n); m == model || strings.HasPrefix(m, model) && strings.Trim(m[len(model):], "abcdefghijklmnopqrstuvwxyz") == "" {
 			same = append(same, n)
 		}
