@@ -102,8 +102,8 @@ var unseenLogs = []unseenLog{
 		gap:  "no GB10 preset: B200"},
 	{file: "h100pcie_1node_2gpu_allreduce_nvlbridge.log", excerpt: true,
 		held: []float64{-53.2, -53.0, -52.9}, class: undescribed, label: "1 × 2 H100 PCIe, NVLink bridge, -g 2",
-		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=2", "cluster.intra.bandwidth=300GB/s"}, gpt: 2,
-		gap: "no H100 PCIe preset, no bridge: H100-80GB SXM at 300 GB/s"},
+		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=2", "cluster.gpu=H100-PCIe", "cluster.intra.preset=NVLink4", "cluster.intra.bandwidth=300GB/s"}, gpt: 2,
+		gap: "no bridge preset: H100-PCIe over NVLink4 at 300 GB/s"},
 }
 
 // statedNCCL is the NCCL version an unseen log's "## software:" line
