@@ -204,7 +204,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	switch {
 	case strings.HasPrefix(gpu, "V100"):
 		hw.Arch = Volta
-	case strings.HasPrefix(gpu, "H100"), strings.HasPrefix(gpu, "H200"), strings.HasPrefix(gpu, "H800"):
+	case strings.HasPrefix(gpu, "H100"), strings.HasPrefix(gpu, "H200"), strings.HasPrefix(gpu, "H800"), strings.HasPrefix(gpu, "GH200"):
 		hw.Arch = Hopper
 	case strings.HasPrefix(gpu, "B100"), strings.HasPrefix(gpu, "B200"), strings.HasPrefix(gpu, "GB200"),
 		strings.HasPrefix(gpu, "B300"), strings.HasPrefix(gpu, "GB300"):

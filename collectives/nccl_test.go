@@ -415,6 +415,7 @@ func TestHardwareOfPresets(t *testing.T) {
 		{"A100-80GB", Ampere, scenarios.HostAMD},
 		{"A800-80GB", Ampere, scenarios.HostAMD},
 		{"H100-80GB", Hopper, ""},
+		{"GH200-96GB", Hopper, scenarios.HostArm}, // Hopper beside its Grace
 		{"B200", Blackwell, ""},
 		{"B300", Blackwell, ""},
 		{"GB200", Blackwell, scenarios.HostArm},

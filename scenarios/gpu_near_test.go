@@ -27,7 +27,9 @@ func TestNearGPUs(t *testing.T) {
 		{"B20", nil},
 		{"GB3", nil},
 		{"H800", nil},
-		{"GH200", nil},
+		{"GH200", []string{"GH200-96GB"}},
+		{"GH200 144GB", nil}, // another memory size: another part
+		{"GH200 96G", []string{"GH200-96GB"}},
 		// The same model past a separator, or without the preset's
 		// trailing letters: one preset of that model.
 		{"H100-80G", []string{"H100-80GB"}},

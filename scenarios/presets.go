@@ -113,6 +113,21 @@ var gpuPresets = []GPUPreset{
 	// "Total : 143771 MiB, Reserved : 700 MiB" (thamada/gls gls/H200_smi.py
 	// @ c0bed08d0e20bb1abccfee5aeedb80bc63b493a6).
 	{"H200", 143771 * units.MiB, 989e12, 1979e12, 4800e9, "NVLink4", "NDR", "H200 SXM datasheet: 141GB HBM3e, 4.8 TB/s; dense bf16 989 and fp8 1,979 TFLOPS (the datasheet's sparse 1,979 and 3,958 halved)"},
+	// GH200-96GB: the GH200 Grace Hopper superchip's Hopper GPU with 96GB
+	// HBM3 at 4 TB/s and dense bf16 989 and fp8 1,979 TFLOPS, NVIDIA's
+	// GH200 page as tabulated in stas00/ml-engineering
+	// compute/accelerator/README.md at
+	// 744d01e18b79512572f64a6bbd8b5f4a725203a7 (row "NVIDIA GH200 SXM":
+	// 989, 1,979 dense; its HBM table's "NVIDIA GH200 SXM (1)": 96GB HBM3,
+	// 4.00 TB/s; the HBM3e variant, 141 or 144GB, is another part); NVLink
+	// 4 as the H100's (network/README.md's NVLink table lists GH200 under
+	// NVLink 4, 450 GB/s per direction). No nvidia-smi printout with a
+	// source to cite was found: the datasheet's 96GB is kept as 96 GiB
+	// (98,304 MiB; OpenCL on a "NVIDIA GH200 480GB" reports 97,280 MB of
+	// VRAM, mredenti/PowerCapping configuration/OpenCL_benchmark.md at
+	// f57c11cb406bf98084e6f92e7a0e1193d55462e3, so expect it about 1 GiB
+	// high). The Grace beside it is the host (hosts: graceHopper).
+	{"GH200-96GB", 96 * units.GiB, 989e12, 1979e12, 4000e9, "NVLink4", "NDR", "GH200 Grace Hopper superchip, 96GB HBM3 variant: NVIDIA's GH200 page as stas00/ml-engineering tabulates it: 96GB HBM3 at 4 TB/s, dense bf16 989 and fp8 1,979 TFLOPS (the H100 SXM's peaks); NVLink 4; memory: the datasheet's 96GB as GiB (no nvidia-smi printout cited); host: its Grace (NVLink-C2C)"},
 	// B200: 183,359 MiB, nvidia-smi "NVIDIA B200 … 0MiB / 183359MiB"
 	// (modal-labs/gpu-glossary gpu-glossary/host-software/nvidia-smi.md @ e05d085c31d37fb3704719784709ed792108c445).
 	{"B200", 183359 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
@@ -455,6 +470,8 @@ var deviceGPUs = []struct {
 	{[]string{"GB300"}, "GB300"},
 	{[]string{"B300"}, "B300"},
 	{[]string{"GB200"}, "GB200"},
+	{[]string{"GH200", "480GB"}, "GH200-96GB"},
+	{[]string{"GH200"}, ""}, // another GH200 memory variant: no preset (not the H200 its name contains)
 	{[]string{"B200"}, "B200"},
 	{[]string{"H200"}, "H200"},
 	{[]string{"H100", "HBM3"}, "H100-80GB"},
@@ -484,7 +501,7 @@ func GPUOfDevice(name string) (string, bool) {
 			all = all && strings.Contains(u, w)
 		}
 		if all {
-			return d.gpu, true
+			return d.gpu, d.gpu != ""
 		}
 	}
 	return "", false

@@ -215,6 +215,9 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		// H100 PCIe: no printout, the datasheet's 80GB as GiB; NVIDIA's H100
 		// page, PCIe column: 756 TFLOPS bf16 dense, 2 TB/s; the card's PCIe 5.0.
 		{"H100-PCIe", 80 << 30, 756e12, 2000e9, "PCIe5", "NDR"},
+		// GH200, 96GB HBM3: no printout, the datasheet's 96GB as GiB; NVIDIA's
+		// GH200 page: 989 TFLOPS bf16 dense, 4 TB/s; NVLink 4.
+		{"GH200-96GB", 96 << 30, 989e12, 4000e9, "NVLink4", "NDR"},
 		{"B200", 183359 << 20, 2250e12, 8000e9, "NVLink5", "NDR"},          // NVIDIA B200, 183359MiB
 		{"GB200", 189471 << 20, 2500e12, 8000e9, "NVLink5", "NDR"},         // NVIDIA GB200, 189471MiB
 		{"MI300X", 205_822_885_888, 1307_400e9, 5300e9, "xGMI", "RoCE400"}, // rocm-smi VRAM Total Memory (B)
@@ -297,7 +300,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
 		}
 	}
-	if len(GPUPresets()) != 21 || len(LinkPresets()) != 23 || len(ModelPresets()) != 31 {
+	if len(GPUPresets()) != 22 || len(LinkPresets()) != 23 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
 	// The network plugin's latency: aws-ofi-nccl's 75 µs on p4d and p5
@@ -403,6 +406,8 @@ func TestGPUOfDevice(t *testing.T) {
 		{"NVIDIA H800", ""},               // no preset: NVLink cut, not an H100's
 		{"NVIDIA H100 PCIe", "H100-PCIe"}, // the PCIe card's own preset, not the SXM's
 		{"NVIDIA H100 NVL", ""},           // no preset: neither the SXM's nor the PCIe's
+		{"NVIDIA GH200 480GB", "GH200-96GB"},
+		{"NVIDIA GH200 120GB", ""}, // another memory variant
 		{"NVIDIA A100-PCIE-40GB", ""},
 		{"", ""},
 	} {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -106,6 +107,9 @@ func nearGPUs(v string) []string {
 	}
 	var same []string
 	for _, n := range names {
+		if s, sn := gpuMemSize(v), gpuMemSize(n); s != "" && sn != "" && s != sn {
+			continue // another memory size is another part (GH200 144GB is not GH200-96GB)
+		}
 		if m := gpuModel(n); m == model || strings.HasPrefix(m, model) && strings.Trim(m[len(model):], "abcdefghijklmnopqrstuvwxyz") == "" {
 			same = append(same, n)
 		}
@@ -127,6 +131,18 @@ func nearGPUs(v string) []string {
 	}
 	return same
 }
+
+// gpuMemSize is the memory size a GPU name states ("80" of H100-80GB and
+// of "H100 80G"), "" when it states none.
+func gpuMemSize(name string) string {
+	m := gpuMemRe.FindStringSubmatch(strings.ToLower(name))
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var gpuMemRe = regexp.MustCompile(`[-_. ]([0-9]+) ?gb?$`)
 
 // gpuModel is a GPU name's model, lower case: its part before the first
 // separator ("h100" of H100-80GB, "mi355x" of MI355X).
