@@ -204,7 +204,7 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	switch {
 	case strings.HasPrefix(gpu, "V100"):
 		hw.Arch = Volta
-	case strings.HasPrefix(gpu, "H100"), strings.HasPrefix(gpu, "H200"), strings.HasPrefix(gpu, "H800"):
+	case strings.HasPrefix(gpu, "H100"), strings.HasPrefix(gpu, "H200"), strings.HasPrefix(gpu, "H800"), strings.HasPrefix(gpu, "GH200"):
 		hw.Arch = Hopper
 	case strings.HasPrefix(gpu, "B100"), strings.HasPrefix(gpu, "B200"), strings.HasPrefix(gpu, "GB200"),
 		strings.HasPrefix(gpu, "B300"), strings.HasPrefix(gpu, "GB300"):
@@ -226,8 +226,9 @@ func HardwareOf(s *scenarios.Scenario) Hardware {
 	// SXM Hopper/Blackwell node on NVLink4 or later: no NVLS graph when
 	// there is no NVS node or ccMin < 90 (src/graph/search.cc line 1124
 	// at 5067397c2676d5aed50042fc39e5c8ee96eb0027), and none on fewer
-	// than 2 GPUs (src/transport/nvls.cc line 262).
-	hw.NVLS = hw.Arch >= Hopper && !hw.PCI && c.GPUsPerNode > 1
+	// than 2 GPUs (src/transport/nvls.cc line 262). A PCIe card
+	// (H100-PCIe) has no NVSwitch even over an NVLink bridge.
+	hw.NVLS = hw.Arch >= Hopper && !hw.PCI && c.GPUsPerNode > 1 && !strings.HasSuffix(gpu, "-PCIe")
 	if c.NICs == scenarios.NICPerNode {
 		hw.NICsPerNode = max(c.NICsPerNode, 1)
 	}

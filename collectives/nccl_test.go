@@ -415,6 +415,7 @@ func TestHardwareOfPresets(t *testing.T) {
 		{"A100-80GB", Ampere, scenarios.HostAMD},
 		{"A800-80GB", Ampere, scenarios.HostAMD},
 		{"H100-80GB", Hopper, ""},
+		{"GH200-96GB", Hopper, scenarios.HostArm}, // Hopper beside its Grace
 		{"B200", Blackwell, ""},
 		{"B300", Blackwell, ""},
 		{"GB200", Blackwell, scenarios.HostArm},
@@ -427,6 +428,18 @@ func TestHardwareOfPresets(t *testing.T) {
 		}
 		if hw := HardwareOf(s); hw.Arch != c.arch || hw.CPU != c.cpu {
 			t.Errorf("%s: arch %v, host %q; want %v, %q", c.gpu, hw.Arch, hw.CPU, c.arch, c.cpu)
+		}
+	}
+	// The H100 PCIe card is Hopper (compute capability 9.0: NCCL's Hopper
+	// tables) on an Intel host (the DGX H100 host assumed), and has no
+	// NVSwitch, so no NVLS, over PCIe or two cards' NVLink bridge.
+	for _, intra := range [][]string{{"cluster.intra.preset=PCIe5"}, {"cluster.intra.preset=NVLink4", "cluster.intra.bandwidth=300GB/s"}} {
+		s, err := scenarios.Load("default.yaml", def, append([]string{"cluster.gpu=H100-PCIe", "cluster.nodes=1", "cluster.gpus_per_node=2", "parallelism.dp=2"}, intra...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hw := HardwareOf(s); hw.Arch != Hopper || hw.CPU != "" || hw.NVLS {
+			t.Errorf("H100-PCIe %v: arch %v, host %q, NVLS %v; want Hopper, NCCL's default host, no NVLS", intra, hw.Arch, hw.CPU, hw.NVLS)
 		}
 	}
 }

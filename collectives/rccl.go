@@ -87,12 +87,13 @@ package collectives
 // tuning_model_5's ring/Simple has bwRatio 1 and no ring correction, and
 // its time matches a measured one (TestRCCLMeasured8MiB), so there
 // RCCL's time is the prediction; across nodes the prediction is the NCCL
-// path's model (NCCL's latencies, bandwidth from the links at RCCL's xGMI
-// width) of the algorithm and protocol RCCL's ranking picks. For that
-// 64 MiB point it picks tree/Simple, which the later RCCL ran too (the
-// PR's sweep: TREE/SIMPLE at 190.33 GB/s after its tuning, RING/LL128 at
-// 155.58 before), and times it at 934.39 µs on RoCE400: 41 % above the
-// measured 661.1 µs (TestRCCLMeasured2NodeMI350X; docs/collectives.md).
+// path's model (NCCL's latencies, bandwidth from the links at the share
+// xgmiFraction gives) of the algorithm and protocol RCCL's ranking picks.
+// For that 64 MiB point it picks tree/Simple, which the later RCCL ran too
+// (the PR's sweep: TREE/SIMPLE at 190.33 GB/s after its tuning, RING/LL128
+// at 155.58 before), and times it at 794.73 µs on the MI350X's xGMI
+// (xGMI-CDNA4) and RoCE400: 20 % above the measured 661.1 µs
+// (TestRCCLMeasured2NodeMI350X; docs/collectives.md).
 
 import (
 	"fmt"
@@ -129,7 +130,7 @@ const (
 func RCCL2NodeReference() (measured, model units.Duration, err error) {
 	measured = sat(math.Round(BusFactor(AllReduce, rccl2NodeRanks) * rccl2NodeBytes / rccl2NodeBusBW * 1e12))
 	def, _ := scenarios.Example("default")
-	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + rccl2NodeGPU, "cluster.intra.preset=xGMI",
+	s, err := scenarios.Load("default.yaml", def, []string{"cluster.gpu=" + rccl2NodeGPU, "cluster.intra.preset=" + scenarios.XGMICDNA4,
 		"cluster.inter.preset=" + rccl2NodeFabric, "cluster.nodes=2", "cluster.gpus_per_node=8", "parallelism.dp=16"})
 	if err != nil {
 		return 0, 0, fmt.Errorf("the 2-node MI350X reference cluster: %w", err)
@@ -145,12 +146,37 @@ func RCCL2NodeReference() (measured, model units.Duration, err error) {
 // scenarios.GPUTarget, which gives its source.
 func RCCLArch(gpu string) string { return scenarios.GPUTarget(gpu) }
 
-// xgmiFraction is RCCL's bandwidth of one xGMI link, GFX94X_XGMI_WIDTH
-// 48.0 GB/s (topo.h:33 at 0cbce2a7; GFX95X_XGMI_WIDTH is the same at
-// 08814b0a), against the 64 GB/s per direction per link of the xGMI
-// preset (7 links × 64 = 448 GB/s, MI300X datasheet): an 8-GPU node's
-// totalBw is 7 × 48 = 336 GB/s.
-const xgmiFraction = 48.0 / 64
+// rcclXGMIWidth is RCCL's bandwidth of one xGMI link, GB/s, the figure its
+// tuner builds the bus bandwidth from whatever the link's rate:
+// GFX94X_XGMI_WIDTH 48.0 (topo.h:33 at 0cbce2a7) and GFX95X_XGMI_WIDTH
+// 48.0 for gfx950 (src/graph/topo.h at
+// 08814b0a9e0245c64cdc7317a4981681295643f8, ncclTopoXGMISpeed).
+const rcclXGMIWidth = 48.0
+
+// xgmiFraction is the share of an xGMI link's rate a collective reaches
+// (intraBW, which times it): RCCL's width against the 64 GB/s per
+// direction per link of the MI300X's xGMI preset (7 links × 64 = 448 GB/s,
+// MI300X datasheet), 48/64, so an 8-GPU MI300X node's bus bandwidth is
+// 7 × 48 = 336 GB/s, which the ROCm blog below calls the usable rate
+// ("about 48 GB/s"). The MI350 series' links run at 76.8 GB/s (the
+// xGMI-CDNA4 preset); no measured MI350-series xGMI rate was found, so
+// the same share of it is taken (57.6 GB/s a link, 403.2 for 7), while
+// RCCL's tuner still ranks at 48 (rcclIntraBW).
+const xgmiFraction = rcclXGMIWidth / 64
+
+// rcclIntraBW is the xGMI bandwidth RCCL's tuner ranks algorithms and
+// protocols by (rcclBusBW), GB/s, for a communicator with ppn ranks on its
+// node: rcclXGMIWidth for each of the ppn−1 links it reaches, whatever the
+// links' rate (RCCL reads no rate off the link), times any calibrated
+// efficiency. It is intraBW on the MI300X preset's 64 GB/s links; on the
+// MI350 series' 76.8 GB/s links (xGMI-CDNA4) intraBW is 1.2 times it.
+// Over PCIe it is intraBW.
+func (m *Model) rcclIntraBW(ppn int) float64 {
+	if m.HW.PCI {
+		return m.intraBW(ppn)
+	}
+	return rcclXGMIWidth * float64(min(max(ppn-1, 1), xgmiLinks)) * m.Params.IntraEff
+}
 
 // xgmiLinks is an MI300X-class GPU's xGMI links, one to each of the 7
 // other GPUs of its fully connected node (the xGMI link preset: AMD
@@ -274,7 +300,7 @@ func (m *Model) rcclMatched(sh Shape) (model string, t *rcclTuningModel) {
 // bandwidths over the ranks' graphs (src/init.cc lines 1591–1594 at the
 // commit above).
 func (m *Model) rcclBusBW(sh Shape, matched bool) float64 {
-	intra := m.intraBW(sh.minPPN())
+	intra := m.rcclIntraBW(sh.minPPN())
 	if matched || max(sh.Nodes, 1) == 1 {
 		return intra
 	}
@@ -352,9 +378,16 @@ func (m *Model) rcclCost(op Op, sh Shape, a Algo, p Proto, nBytes units.Bytes) (
 		lat += float64(2 * (float64(float64(ppn-1)*intraLat) + float64(float64(log2i(nodes))*interLat)))
 	}
 	latD := sat(lat * 1e6)
-	c := Choice{Algo: a, Proto: p, Latency: latD, AlgBW: bw * 1e9}
-	c.Time = sat(float64(latD) + math.Ceil(float64(nBytes)/(bw*1e9)*1e12))
-	c.cost = c.Time
+	// RCCL ranks at its link width (cost); the time runs at the links'
+	// share (intraBW over rcclIntraBW: 1 on the MI300X preset, 1.2 on the
+	// MI350 series'). Across nodes rcclPhys replaces the time.
+	timeBW := bw
+	if r := m.rcclIntraBW(sh.minPPN()); r > 0 && nodes == 1 {
+		timeBW = bw * m.intraBW(sh.minPPN()) / r
+	}
+	c := Choice{Algo: a, Proto: p, Latency: latD, AlgBW: timeBW * 1e9}
+	c.cost = sat(float64(latD) + math.Ceil(float64(nBytes)/(bw*1e9)*1e12))
+	c.Time = sat(float64(latD) + math.Ceil(float64(nBytes)/(timeBW*1e9)*1e12))
 	return c, true
 }
 

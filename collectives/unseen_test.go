@@ -114,8 +114,8 @@ var unseenLogs = []unseenLog{
 		gap:  "none"},
 	{file: "gh200_2node_allreduce_alps_slingshot.log",
 		held: []float64{-76.9, -64.6, -53.6, -28.1, -10.8, -5.8, -4.5, -3.9}, class: undescribed, label: "2 × 1 GH200, Slingshot-11 200 Gb/s (aws-ofi-nccl), NCCL 2.30.7",
-		sets: []string{"cluster.nodes=2", "cluster.gpus_per_node=1", "cluster.inter.bandwidth=200Gbps"},
-		gap:  "no GH200 preset, no Slingshot link: H100-80GB, 200 Gb/s at NDR's latency"},
+		sets: []string{"cluster.nodes=2", "cluster.gpus_per_node=1", "cluster.gpu=GH200-96GB", "cluster.inter.bandwidth=200Gbps"},
+		gap:  "no preset of its 120GB variant, no Slingshot link: GH200-96GB (Hopper, Grace host), 200 Gb/s at NDR's latency"},
 	{file: "gb300_2node_allgather_gcp_a4xmax.log",
 		held: []float64{-46.0, -44.9, -45.1, -47.5, -49.6, -49.6, -45.0, -82.2, -48.7, -44.7, -37.0, -29.8, -57.3, -52.8, -21.9, -11.6, -8.8, -10.9, -10.6, -8.5, -7.1, -6.6, -6.9}, class: undescribed, label: "2 × 4 GB300 across NVLink domains, GCP gIB, NCCL 2.28.9",
 		sets: []string{"cluster.nodes=2", "cluster.gpus_per_node=4", "cluster.gpu=GB300", "cluster.intra.preset=NVLink5", "cluster.inter.preset=XDR"},
@@ -126,8 +126,8 @@ var unseenLogs = []unseenLog{
 		gap:  "no GB10 preset: B200"},
 	{file: "h100pcie_1node_2gpu_allreduce_nvlbridge.log", excerpt: true,
 		held: []float64{-53.2, -53.0, -52.9}, class: undescribed, label: "1 × 2 H100 PCIe, NVLink bridge, -g 2",
-		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=2", "cluster.intra.bandwidth=300GB/s"}, gpt: 2,
-		gap: "no H100 PCIe preset, no bridge: H100-80GB SXM at 300 GB/s"},
+		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=2", "cluster.gpu=H100-PCIe", "cluster.intra.preset=NVLink4", "cluster.intra.bandwidth=300GB/s"}, gpt: 2,
+		gap: "no bridge preset: H100-PCIe over NVLink4 at 300 GB/s"},
 }
 
 // statedNCCL is the NCCL version an unseen log's "## software:" line

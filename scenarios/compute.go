@@ -57,8 +57,10 @@ const (
 )
 
 // HopperGPU reports whether a GPU preset is a Hopper part (GH100: the
-// H100 SXM5 and the H200).
-func HopperGPU(gpu string) bool { return gpu == "H100-80GB" || gpu == "H200" }
+// H100 SXM5 and PCIe, the H200 and the GH200's GPU).
+func HopperGPU(gpu string) bool {
+	return gpu == "H100-80GB" || gpu == "H100-PCIe" || gpu == "H200" || gpu == "GH200-96GB"
+}
 
 // VoltaGPU reports whether a GPU preset is a Volta part (GV100: the V100
 // SXM2), on which neither FlashAttention-2 ("currently supports: Ampere,

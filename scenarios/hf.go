@@ -278,6 +278,11 @@ type HFModel struct {
 	// Notes name what the import approximates or leaves out, one line each
 	// (zerosim import hf prints them; a scenario's Load warns with them).
 	Notes []string
+	// Unread are the config.json keys the import did not read and does not
+	// know to change nothing it models (hfConfig.unreadKeys), for zerosim
+	// import hf's note; a near-miss of a key the file lacks is refused
+	// instead.
+	Unread []string
 	// routing is the model's node-limited routing (groupNote), whose note
 	// (Notes[routing.at]) a scenario words for its MoE dispatcher.
 	routing *nodeLimited
@@ -348,6 +353,19 @@ type hfConfig struct {
 	// mtp is the multi-token-prediction modules the stack builds
 	// (mtpModules); shared with the text_config sub-config.
 	mtp *hfMTP
+	// read holds the keys the import looked up (with prefix), whether
+	// the file has them or not: unreadKeys names the file's others.
+	// Shared with the text_config sub-config.
+	read map[string]bool
+}
+
+// get is c.m[k], recorded as read.
+func (c *hfConfig) get(k string) (any, bool) {
+	if c.read != nil {
+		c.read[c.prefix+k] = true
+	}
+	v, ok := c.m[k]
+	return v, ok
 }
 
 // MTPUnusedError is the error of an import asked to build
@@ -380,7 +398,7 @@ func (c *hfConfig) errorf(format string, a ...any) error {
 // the attribute_map aliases transformers accepts for it).
 func (c *hfConfig) lookup(keys []string) (string, any, bool) {
 	for _, k := range keys {
-		if v, ok := c.m[k]; ok && v != nil {
+		if v, ok := c.get(k); ok && v != nil {
 			return c.prefix + k, v, true
 		}
 	}
@@ -466,7 +484,7 @@ func (c *hfConfig) boolOr(def bool, keys ...string) (bool, error) {
 
 // intList reads a list of whole numbers, nil when absent or null.
 func (c *hfConfig) intList(key string, lo, hi int64) ([]int64, error) {
-	v, ok := c.m[key]
+	v, ok := c.get(key)
 	if !ok || v == nil {
 		return nil, nil
 	}
@@ -608,7 +626,7 @@ func ImportHF(file string, data []byte) (*HFModel, error) {
 // model); mtp >= 0 builds that many multi-token-prediction modules
 // (hfMTP), mtp < 0 none.
 func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*HFModel, error) {
-	c := &hfConfig{file: file, keys: newJSONKeys(data), m: m, mtp: &hfMTP{layers: mtp}}
+	c := &hfConfig{file: file, keys: newJSONKeys(data), m: m, mtp: &hfMTP{layers: mtp}, read: map[string]bool{}}
 	if layers > 0 {
 		top := m["num_hidden_layers"]
 		if top == nil {
@@ -672,13 +690,19 @@ func importHF(file string, data []byte, m map[string]any, layers, mtp int64) (*H
 	hm.Architecture = arch
 	hm.ModelType, _ = m["model_type"].(string)
 	hm.RopeScaled = hfRopeScaled(m)
-	return hm, hm.finish(c)
+	if err := hm.finish(c); err != nil {
+		return nil, err
+	}
+	if hm.Unread, err = c.checkUnread(arch); err != nil {
+		return nil, err
+	}
+	return hm, nil
 }
 
 // architecture returns architectures[0], or the causal-LM class of
 // model_type when the list is absent (AutoModelForCausalLM's mapping).
 func (c *hfConfig) architecture() (string, error) {
-	if v, ok := c.m["architectures"]; ok && v != nil {
+	if v, ok := c.get("architectures"); ok && v != nil {
 		xs, isList := v.([]any)
 		if !isList || len(xs) == 0 {
 			return "", c.errorf("architectures is %s (use a list such as [\"LlamaForCausalLM\"])", describeJSON(v))
@@ -689,7 +713,8 @@ func (c *hfConfig) architecture() (string, error) {
 		}
 		return s, nil
 	}
-	mt, ok := c.m["model_type"].(string)
+	v, _ := c.get("model_type")
+	mt, ok := v.(string)
 	if !ok {
 		return "", c.errorf("architectures is missing (add \"architectures\": [\"LlamaForCausalLM\"] or a model_type)")
 	}
@@ -706,7 +731,7 @@ func (c *hfConfig) architecture() (string, error) {
 // Qwen3_5ForConditionalGeneration …): its text_config object, read with
 // the "text_config." prefix in messages.
 func (c *hfConfig) textConfig(arch string) (*hfConfig, error) {
-	v, present := c.m["text_config"]
+	v, present := c.get("text_config")
 	if !present {
 		return nil, c.errorf("text_config is missing (%s needs the text decoder's text_config object)", arch)
 	}
@@ -714,7 +739,7 @@ func (c *hfConfig) textConfig(arch string) (*hfConfig, error) {
 	if !ok {
 		return nil, c.errorf("text_config is %s (%s needs the text decoder's text_config object)", describeJSON(v), arch)
 	}
-	return &hfConfig{file: c.file, keys: c.keys, m: sub, prefix: "text_config.", mtp: c.mtp}, nil
+	return &hfConfig{file: c.file, keys: c.keys, m: sub, prefix: "text_config.", mtp: c.mtp, read: c.read}, nil
 }
 
 // hfModelTypes maps each supported class to its model_type.
@@ -939,7 +964,8 @@ var hfDropoutKeys = []string{"resid_pdrop", "embd_pdrop", "attn_pdrop", "dropout
 // warns when the config has dropout and the scenario does not say.
 func (hm *HFModel) readDropout(c *hfConfig) {
 	for _, k := range hfDropoutKeys {
-		f, ok := c.m[k].(json.Number)
+		v, _ := c.get(k)
+		f, ok := v.(json.Number)
 		if !ok {
 			continue
 		}
@@ -1207,6 +1233,8 @@ func hfLlamaLike(c *hfConfig) (*HFModel, error) {
 			if w, err = c.window(4096, "sliding_window"); err != nil {
 				return nil, err
 			}
+		} else {
+			c.get("sliding_window") // read and dropped, as Qwen2Config drops it
 		}
 		if err := c.windowsFrom(hm, w, 28); err != nil {
 			return nil, err

@@ -28,6 +28,7 @@ func FuzzImport(f *testing.F) {
 	}
 	for _, s := range []string{"", "{}", "[]", "null", `{"architectures": []}`, `{"architectures": [1]}`,
 		`{"model_type": "llama", "vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 1, "num_attention_heads": 1, "intermediate_size": 1}`,
+		`{"model_type": "llama", "vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 1, "num_attention_heads": 1, "intermediate_size": 1, "num_key_value_head": 1, "a\nb": 1, "num_experts": 2}`,
 		`{"model_type": "deepseek_v2", "vocab_size": 1, "hidden_size": 1048576, "num_hidden_layers": 1024, "num_attention_heads": 1048576, "intermediate_size": 16777216, "n_routed_experts": 4096, "num_experts_per_tok": 4096, "moe_intermediate_size": 16777216}`,
 		`{"model_type": "qwen3_moe", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 0, "num_experts": 0}`,
 		`{"model_type": "opt", "vocab_size": 5, "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "ffn_dim": 4, "do_layer_norm_before": false, "layer_norm_elementwise_affine": false, "word_embed_proj_dim": 8}`,
@@ -75,7 +76,7 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("layers add up to %d, total %d, active %d", sum, hm.Total, hm.Active)
 		}
 		checkUnitShapes(t, hm)
-		for _, n := range append(hm.Notes, hm.WindowSummary()) {
+		for _, n := range append(hm.Notes, hm.WindowSummary(), hm.UnreadNote()) {
 			if strings.ContainsAny(n, "\n\r") {
 				t.Fatalf("note %q is not one line", n)
 			}

@@ -234,7 +234,7 @@ func hfMistral3(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	sub := tc.m
-	if mt, ok := sub["model_type"]; ok && mt != nil && mt != "mistral" {
+	if mt, ok := tc.get("model_type"); ok && mt != nil && mt != "mistral" {
 		return nil, c.errorf("text_config.model_type is %s: zerosim imports Mistral3ForConditionalGeneration with a \"mistral\" text decoder (Mistral Small 3.1/3.2) only", describeJSON(mt))
 	}
 	text := make(map[string]any, len(sub)+1)
@@ -248,7 +248,7 @@ func hfMistral3(c *hfConfig) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := c.m["vision_config"]; ok {
+	if _, ok := c.get("vision_config"); ok {
 		hm.note("vision_config: the Pixtral vision tower and multi-modal projector of Mistral3ForConditionalGeneration are not imported; zerosim simulates the text decoder (language_model and lm_head) on text tokens")
 	}
 	hm.quantizationNote(c, "Mistral publishes the bf16 weights as well")
@@ -329,7 +329,7 @@ func hfMiniMaxM2(c *hfConfig) (*HFModel, error) {
 	if shared > 0 {
 		return nil, c.errorf("shared_intermediate_size=%d: MiniMaxM2ForCausalLM builds no shared expert, so transformers would drop it (set it to 0)", shared)
 	}
-	if v, ok := c.m["attn_type_list"]; ok && v != nil {
+	if v, ok := c.get("attn_type_list"); ok && v != nil {
 		xs, isList := v.([]any)
 		if !isList {
 			return nil, c.errorf("attn_type_list is %s, not a list (use one 1, softmax attention, per layer)", describeJSON(v))

@@ -34,7 +34,7 @@ func (hm *HFModel) windowPhrase() string {
 // isNull reports whether config.json gives key as null, which
 // transformers reads as None (not as the key's default).
 func (c *hfConfig) isNull(key string) bool {
-	v, ok := c.m[key]
+	v, ok := c.get(key)
 	return ok && v == nil
 }
 
@@ -43,7 +43,7 @@ func (c *hfConfig) isNull(key string) bool {
 // not None): on when key is a number > 0, off when it is null, def when it
 // is absent.
 func (c *hfConfig) softcap(def bool, key string) (bool, error) {
-	v, ok := c.m[key]
+	v, ok := c.get(key)
 	if !ok {
 		return def, nil
 	}
@@ -82,7 +82,7 @@ func (c *hfConfig) layerTypes(key string, layers int64, sliding func(i int64) bo
 // layerKinds is layerTypes with windowed the name of the windowed kind
 // (Llama 4: "chunked_attention"); the other is "full_attention".
 func (c *hfConfig) layerKinds(key, windowed string, layers int64, sliding func(i int64) bool) ([]bool, error) {
-	v, ok := c.m[key]
+	v, ok := c.get(key)
 	if !ok || v == nil {
 		out := make([]bool, layers)
 		for i := range layers {
@@ -114,7 +114,8 @@ func (c *hfConfig) layerKinds(key, windowed string, layers int64, sliding func(i
 // import does not carry: parameters are counted unquantized and train in
 // the scenario's precision.
 func (hm *HFModel) quantizationNote(c *hfConfig, trainedIn string) {
-	q, ok := c.m["quantization_config"].(map[string]any)
+	qv, _ := c.get("quantization_config")
+	q, ok := qv.(map[string]any)
 	if !ok {
 		return
 	}
@@ -232,7 +233,7 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, present := c.m["q_lora_rank"]; !present {
+	if _, present := c.get("q_lora_rank"); !present {
 		qLora, qLoraSet = 1536, true
 	}
 	kvLora, err := c.intOr(512, 1, maxHidden, "kv_lora_rank")
@@ -267,7 +268,7 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 		return nil, err
 	}
 	if !moeSet && def.routed > 0 {
-		if _, present := c.m["n_routed_experts"]; !present {
+		if _, present := c.get("n_routed_experts"); !present {
 			routed, moeSet = def.routed, true
 		}
 	}
@@ -329,7 +330,8 @@ func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
 		// "group_limited_greedy", including the DeepseekV2Config default
 		// 'gready' (configuration_deepseek_v2.py @ 43e8548f), it leaves
 		// topk_weight unset: that router is not modelled.
-		switch v, _ := c.m["topk_method"].(string); v {
+		tm, _ := c.get("topk_method")
+		switch v, _ := tm.(string); v {
 		case "greedy":
 			d.Router = RouterDeepseekV2
 		case "group_limited_greedy":
@@ -749,7 +751,7 @@ func hfGemma3(c *hfConfig) (*HFModel, error) {
 	embed := p.mul(hm.Vocab, h)
 	hm.assemble(&p, embed, uniform(hm.Layers, block, *d), h, hm.untied(embed))
 	if tc != c {
-		if _, ok := c.m["vision_config"]; ok {
+		if _, ok := c.get("vision_config"); ok {
 			hm.note("vision_config: the SigLIP vision tower and multi-modal projector of Gemma3ForConditionalGeneration are not imported; zerosim simulates the text decoder (language_model and lm_head) on text tokens")
 		}
 	}
@@ -911,7 +913,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := tc.m["moe_layers"]; !ok || v == nil {
+	if v, ok := tc.get("moe_layers"); !ok || v == nil {
 		moeLayers = nil
 		for i := step - 1; i < hm.Layers; i += step {
 			moeLayers = append(moeLayers, i)
@@ -989,7 +991,7 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 	embed := p.mul(hm.Vocab, h)
 	hm.assemble(&p, embed, blocks, h, hm.untied(embed))
 	if tc != c {
-		if _, ok := c.m["vision_config"]; ok {
+		if _, ok := c.get("vision_config"); ok {
 			hm.note("vision_config: the vision model and multi-modal projector of Llama4ForConditionalGeneration are not imported; zerosim simulates the text decoder (language_model) on text tokens")
 		}
 	}
@@ -1003,8 +1005,9 @@ func hfLlama4(c *hfConfig) (*HFModel, error) {
 // (Llama4TextConfig: int((i+1) % interval != 0)).
 func (c *hfConfig) ropeLayers(layers int64) ([]bool, error) {
 	rope := make([]bool, layers)
-	xs, isList := c.m["no_rope_layers"].([]any)
-	if v, ok := c.m["no_rope_layers"]; ok && v != nil && !isList {
+	v, ok := c.get("no_rope_layers")
+	xs, isList := v.([]any)
+	if ok && v != nil && !isList {
 		return nil, c.errorf("%sno_rope_layers is %s, not a list (use one 1 or 0 per layer)", c.prefix, describeJSON(v))
 	}
 	if len(xs) == 0 {

@@ -254,7 +254,7 @@ func TestMemoryUnitWarning(t *testing.T) {
 		{"gpu: A100-40GB, gpu_memory: 40GB", "w.yaml:2:55: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40.00 GiB (40GiB, as its driver reports it: a GPU sold as 40 GB of memory has about 40 GiB); use 40GiB unless you mean decimal gigabytes"},
 		{"gpu: H100-80GB, gpu_memory: 80GB", "w.yaml:2:55: gpu_memory 80GB is 74.51 GiB, but H100-80GB has 79.65 GiB (81559MiB, as its driver reports it: a GPU sold as 80 GB of memory has about 80 GiB); use 81559MiB unless you mean decimal gigabytes"},
 		{"gpu: MI300X, gpu_memory: 192GB", "w.yaml:2:52: gpu_memory 192GB is 178.81 GiB, but MI300X has 191.69 GiB (196288MiB, "},
-		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB (80GiB), A800-80GB (80GiB) or H100-80GB (81559MiB) have about 80 GiB"},
+		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB (80GiB), A800-80GB (80GiB), H100-80GB (81559MiB) or H100-PCIe (80GiB) have about 80 GiB"},
 		// GDDR with ECC: nvidia-smi's 46,068 MiB is nearer 48GB than 48 GiB.
 		{"gpu: L40S, gpu_memory: 48GB", ""},
 		{"gpu: A100-40GB, gpu_memory: 40GiB", ""},

@@ -13,7 +13,7 @@ func TestDefaultHostCPU(t *testing.T) {
 	want := map[string]HostCPU{
 		"V100-16GB": HostIntel, "V100-32GB": HostIntel,
 		"A100-40GB": HostAMD, "A100-80GB": HostAMD, "A800-80GB": HostAMD,
-		"H100-80GB": HostIntel, "H200": HostIntel, "B200": HostIntel, "B300": HostIntel,
+		"H100-80GB": HostIntel, "H100-PCIe": HostIntel, "H200": HostIntel, "GH200-96GB": HostArm, "B200": HostIntel, "B300": HostIntel,
 		"GB200": HostArm, "GB300": HostArm,
 		"MI300X": HostAMD, "MI325X": HostAMD, "MI350X": HostAMD, "MI355X": HostAMD,
 		"L40S": HostIntel, "A10G": HostAMD, "L4": HostAMD,

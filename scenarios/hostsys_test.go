@@ -23,6 +23,8 @@ import (
 //     DDR5-4800 × 8 B = 921.6 GB/s, PCIe5.
 //   - AMD's MI355X system: 24 × 128 GiB = 3 TiB, the MI300X platform's
 //     921.6 GB/s (its DIMM speed not published), PCIe5.
+//   - GH200: one Grace a GPU, 480GB at 512 GB/s and C2C 450 GB/s per
+//     direction each.
 //   - B300 and L40S: no host table found, DGX A100's.
 func TestHostDefaultsFollowTheSystem(t *testing.T) {
 	const doc = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}\nmodel: {preset: gpt3-125m}\nparallelism: {dp: auto, zero_stage: 3}\noffload: {optimizer: cpu}\n"
@@ -52,6 +54,10 @@ func TestHostDefaultsFollowTheSystem(t *testing.T) {
 		{[]string{"cluster.gpu=MI355X", "cluster.intra.preset=xGMI"}, 3072 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
 		{[]string{"cluster.gpu=MI350X", "cluster.intra.preset=xGMI"}, 3072 * units.GiB, 921_600_000_000, 63_015_384_615, 2},
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=3", "cluster.nodes=1"}, 720_000_000_000, 768_000_000_000, 225_000_000_000, 2},
+		// GH200: one Grace a GPU (480GB, 512 GB/s, C2C 450 GB/s per
+		// direction its GPU's alone); a CSCS Alps node of 4: 1.92 TB,
+		// 2.048 TB/s, 4 sockets.
+		{[]string{"cluster.gpu=GH200-96GB", "cluster.gpus_per_node=4"}, 1_920_000_000_000, 2_048_000_000_000, 450_000_000_000, 4},
 		{[]string{"cluster.gpu=B300"}, units.TiB, 409_600_000_000, 31_507_692_307, 2},
 		{[]string{"cluster.gpu=L40S"}, units.TiB, 409_600_000_000, 31_507_692_307, 2},
 		{[]string{"cluster.gpu=GB200", "cluster.gpus_per_node=72", "cluster.host.memory=2TiB", "cluster.host.memory_bandwidth=1TB/s", "cluster.host.sockets=4"}, 2 * units.TiB, 1e12, 225_000_000_000, 4},

@@ -144,11 +144,13 @@ var hosts = []hostRow{
 	{"V100", nil, HostIntel, "DGX-1 2 × Xeon E5-2698 v4, DGX-2 2 × Xeon Platinum 8168 (vengineer.hatenablog.com 2023-01-21, listing the DGX datasheets)"},
 	{"A100", &dgxA100, HostAMD, "DGX A100: 2 × AMD EPYC 7742 (DGX A100 datasheet, as hardwaretimes.com's DGX A100 launch article and DefaultHostSockets quote it)"},
 	{"A800", &dgxA100, HostAMD, "the A100 with NVLink cut: no DGX A800 datasheet found, so DGX A100's 2 × AMD EPYC 7742"},
+	{"H100-PCIe", &dgxH100, HostIntel, "no H100 PCIe server's host table found: DGX H100's (2 × Intel Xeon Platinum 8480C, a PCIe Gen5 x16 link per GPU), an assumption"},
 	{"H100", &dgxH100, HostIntel, "DGX H100: 2 × Intel Xeon Platinum 8480C (vengineer.hatenablog.com's DGX H100/B200 datasheet comparison, 2024-06-25)"},
 	{"H800", &dgxH100, HostIntel, "the H100 with NVLink cut: DGX H100's 2 × Intel Xeon Platinum 8480C"},
 	{"H200", &dgxH100, HostIntel, "DGX H200: 'Dual Intel Xeon Platinum 8480C Processors, 112 cores total' (the DGX H200 datasheet as quoted in the huggingface dataset adelineclarissa/MMLU-Bench; NVIDIA's MLPerf Inference v4.1 H200 system, H200-SXM-141GBx8_TRT_MaxQ.json in mlcommons/inference_results_v4.1, also 2 × 8480C)"},
 	{"B200", &hgxB200, HostIntel, "DGX B200: 2 × Intel Xeon 8570 (NVIDIA DGX B200 User Guide, docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html)"},
 	{"B300", nil, HostIntel, "DGX B300: 2 × Intel Xeon 6776P (STH as reposted by vuink.com, 'Intel Xeon 6 priority cores as a big NVIDIA GPU AI server feature'; no NVIDIA DGX B300 page found)"},
+	{"GH200", &graceHopper, HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip, one per GPU (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
 	{"GB200", &graceBlackwell, HostArm, "NVIDIA Grace (72 Arm Neoverse V2 cores) on the superchip (NVIDIA developer blog, 'NVIDIA Grace CPU Superchip Architecture In Depth')"},
 	{"GB300", &graceBlackwell, HostArm, "NVIDIA Grace on the superchip, as GB200"},
 	{"MI35", &mi355xPlatform, HostAMD, "AMD's 8 × MI355X system: 2 × AMD EPYC 9575F (AMD's MLPerf Inference v6.1 system file 8xMI355X_2xEPYC_9575F.json); RCCL's getNetOverhead reads it (collectives/rccl.go)"},
@@ -217,6 +219,18 @@ var graceBlackwell = HostSystem{Name: "GB200/GB300 NVL72 (Grace)", MemoryPerGPU:
 		"at up to 18.4 TB/s, 480GB at 512 GB/s a Grace (36 × 512 = 18.4 TB/s), and NVLink-C2C at 900 GB/s bidirectional between a Grace and " +
 		"its superchip's 2 GPUs: 450 GB/s per direction a Grace, taken as shared by the 2 (pcie_sharing: per_socket, or 225 GB/s a GPU per_gpu). " +
 		"Per GPU: 240GB and 256 GB/s. The C2C latency is not published: PCIe's 1 µs. GB300 NVL72: the same Grace, its own table not found"}
+
+// graceHopper is a GH200 superchip's host: its one Grace, the Grace of the
+// GB200 NVL72 specifications above (480GB of LPDDR5X at 512 GB/s), and
+// NVLink-C2C at 900 GB/s bidirectional between it and its one GPU (the
+// same link: stas00/ml-engineering network/README.md at
+// 744d01e18b79512572f64a6bbd8b5f4a725203a7, "NVLink-C2C": "a
+// high-bandwidth connection between Grace CPU and GPUs on GH200 and
+// GB200+ modules"), 450 GB/s per direction, the GPU's alone.
+var graceHopper = HostSystem{Name: "GH200 (Grace)", MemoryPerGPU: 480_000_000_000, BandwidthPerGPU: 512_000_000_000,
+	LinkBandwidth: 450_000_000_000, LinkLatency: pcieHopLatency, GPUsPerSocket: 1,
+	Source: "the Grace of the GB200 NVL72 specifications (480GB of LPDDR5X at 512 GB/s a Grace) and NVLink-C2C at 900 GB/s bidirectional, one Grace a GH200: " +
+		"per GPU 480GB, 512 GB/s and 450 GB/s per direction. The C2C latency is not published: PCIe's 1 µs"}
 
 // DefaultHostSystem is the host side of the system gpu (a GPU preset name)
 // ships in (hosts), DGX A100's when none was found (V100, L40S, the RTX

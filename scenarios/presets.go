@@ -135,10 +135,44 @@ var gpuPresets = []GPUPreset{
 	// @ 1ec01b8cd823902e8000837e8bb4b07b10d983d9; also huggingface/diffusers
 	// tests/quantization/torchao/README.md @ 01b6b66267ac746e63c22fa28bde214a3e721aec).
 	{"H100-80GB", 81559 * units.MiB, 989e12, 1979e12, 3350e9, "NVLink4", "NDR", "H100 SXM5 datasheet, dense bf16 (989.4 rounded to 989) and fp8 (1,978.9 rounded to 1,979)"},
+	// H100-PCIe: no nvidia-smi printout of it with a source to cite was
+	// found, so the datasheet's 80GB is kept as 80 GiB (81,920 MiB); the
+	// SXM5 part's printout is 81,559 MiB, and OpenXLA's H100 PCIe target
+	// spec gives CUDA's total as device_memory_size 84,942,979,072 B
+	// (81,007 MiB, xla/backends/gpu/target_config/specs/h100_pcie.txtpb at
+	// 4336d12e0706168f6a382ddb231f3a83853b0657), so expect this row high by
+	// about 360 MiB. Peaks: NVIDIA's H100 page, PCIe column, as tabulated in
+	// stas00/ml-engineering compute/accelerator/README.md at
+	// 744d01e18b79512572f64a6bbd8b5f4a725203a7 (row "NVIDIA H100 PCIe":
+	// bf16 756, fp8 1,513 dense; its HBM table: 80GB at 2.00 TB/s), which
+	// XLA's spec reproduces: 114 SMs × 4 tensor cores × 1,024 bf16 FLOPs a
+	// clock at 1.62 GHz = 757 TFLOPS (karpathy/llm.c llmc/mfu.h at
+	// 0e69e3ae466694915e9f7e5742b3c55edacc20fd: "NVIDIA H100 PCIe", 456
+	// tensor cores at 1,620 MHz). Intra is the card's PCIe 5.0 x16: an
+	// NVLink bridge joins pairs of cards only (the H100 page's NVLink
+	// 600 GB/s for the PCIe card), so a node's collectives cross PCIe;
+	// for two bridged cards set intra: {preset: NVLink4, bandwidth:
+	// 300GB/s}.
+	{"H100-PCIe", 80 * units.GiB, 756e12, 1513e12, 2000e9, "PCIe5", "NDR", "H100 PCIe: NVIDIA's H100 page (PCIe column) as stas00/ml-engineering tabulates it: 80GB HBM2e at 2 TB/s, dense bf16 756 and fp8 1,513 TFLOPS (1,513 and 3,026 with sparsity); 114 SMs; memory: the datasheet's 80GB as GiB (no nvidia-smi printout cited); intra: the card's PCIe 5.0 x16 (an NVLink bridge joins two cards: set intra for it)"},
 	// H200: 143,771 MiB, nvidia-smi "NVIDIA H200 … 1MiB / 143771MiB" and -q
 	// "Total : 143771 MiB, Reserved : 700 MiB" (thamada/gls gls/H200_smi.py
 	// @ c0bed08d0e20bb1abccfee5aeedb80bc63b493a6).
 	{"H200", 143771 * units.MiB, 989e12, 1979e12, 4800e9, "NVLink4", "NDR", "H200 SXM datasheet: 141GB HBM3e, 4.8 TB/s; dense bf16 989 and fp8 1,979 TFLOPS (the datasheet's sparse 1,979 and 3,958 halved)"},
+	// GH200-96GB: the GH200 Grace Hopper superchip's Hopper GPU with 96GB
+	// HBM3 at 4 TB/s and dense bf16 989 and fp8 1,979 TFLOPS, NVIDIA's
+	// GH200 page as tabulated in stas00/ml-engineering
+	// compute/accelerator/README.md at
+	// 744d01e18b79512572f64a6bbd8b5f4a725203a7 (row "NVIDIA GH200 SXM":
+	// 989, 1,979 dense; its HBM table's "NVIDIA GH200 SXM (1)": 96GB HBM3,
+	// 4.00 TB/s; the HBM3e variant, 141 or 144GB, is another part); NVLink
+	// 4 as the H100's (network/README.md's NVLink table lists GH200 under
+	// NVLink 4, 450 GB/s per direction). No nvidia-smi printout with a
+	// source to cite was found: the datasheet's 96GB is kept as 96 GiB
+	// (98,304 MiB; OpenCL on a "NVIDIA GH200 480GB" reports 97,280 MB of
+	// VRAM, mredenti/PowerCapping configuration/OpenCL_benchmark.md at
+	// f57c11cb406bf98084e6f92e7a0e1193d55462e3, so expect it about 1 GiB
+	// high). The Grace beside it is the host (hosts: graceHopper).
+	{"GH200-96GB", 96 * units.GiB, 989e12, 1979e12, 4000e9, "NVLink4", "NDR", "GH200 Grace Hopper superchip, 96GB HBM3 variant: NVIDIA's GH200 page as stas00/ml-engineering tabulates it: 96GB HBM3 at 4 TB/s, dense bf16 989 and fp8 1,979 TFLOPS (the H100 SXM's peaks); NVLink 4; memory: the datasheet's 96GB as GiB (no nvidia-smi printout cited); host: its Grace (NVLink-C2C)"},
 	// B200: 183,359 MiB, nvidia-smi "NVIDIA B200 … 0MiB / 183359MiB"
 	// (modal-labs/gpu-glossary gpu-glossary/host-software/nvidia-smi.md @ e05d085c31d37fb3704719784709ed792108c445).
 	{"B200", 183359 * units.MiB, 2250e12, 4500e12, 8000e9, "NVLink5", "NDR", "DGX B200 datasheet: 1,440GB HBM3e and 64 TB/s for 8 GPUs; HGX B200 per GPU 4.5 PFLOPS bf16 and 9 PFLOPS fp8 sparse, halved for dense"},
@@ -174,8 +208,8 @@ var gpuPresets = []GPUPreset{
 	// printout is 320 MiB (0.16 %) below its 192 GiB: expect these to be
 	// high by as much.
 	{"MI325X", 256 * units.GiB, 1307_400e9, 2614_900e9, 6000e9, "xGMI", "RoCE400", "AMD Instinct MI325X datasheet: 256GB HBM3E, 6 TB/s, dense bf16 1,307.4 and fp8 2,614.9 TFLOPS"},
-	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; AMD's Hot Chips 2025 talk gives 7 Infinity Fabric links per GPU, and no per-link rate of AMD's was found; third-party pages' ~153.6 GB/s bidirectional a link would be 537.6 GB/s per direction: intra.bandwidth)"},
-	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI300X platform's xGMI (see the xGMI link preset: RCCL gives gfx95x the same link width as gfx942; AMD's Hot Chips 2025 talk gives 7 Infinity Fabric links per GPU, and no per-link rate of AMD's was found; third-party pages' ~153.6 GB/s bidirectional a link would be 537.6 GB/s per direction: intra.bandwidth)"},
+	{"MI350X", 288 * units.GiB, 2306_900e9, 4613_700e9, 8000e9, "xGMI-CDNA4", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; 288GB HBM3E at 8 TB/s; the MI355X's silicon at 2.2 GHz (AMD at Hot Chips 2025): 256 × 2.2 GHz × 4,096 and 8,192 FLOPs per CU per clock = dense bf16 2,306.9 and fp8 4,613.7 TFLOPS (AMD rounds to 2.3 and 4.6 PFLOPS); intra is the MI350 series' xGMI (the xGMI-CDNA4 link preset: 7 links × 76.8 GB/s per direction)"},
+	{"MI355X", 288 * units.GiB, 2516_600e9, 5033_200e9, 8000e9, "xGMI-CDNA4", "RoCE400", "AMD ROCm GPU specifications (reference/gpu-specs): 288 GiB, 256 CUs; AMD Instinct MI355X page as tabulated in stas00/ml-engineering: 288GB HBM3E, 8 TB/s, dense FP16/BF16 2.5 and OCP-FP8 5 PFLOPS (10.1 with sparsity), exactly 256 × 2.4 GHz × 4,096 and 8,192 FLOPs per CU per clock (CDNA 4 doubles CDNA 3's; MI300X's 1,307.4 is 304 × 2.1 GHz × 2,048) = 2,516.6 and 5,033.2 TFLOPS; intra is the MI350 series' xGMI (the xGMI-CDNA4 link preset: 7 links × 76.8 GB/s per direction)"},
 	// L40S: 46,068 MiB, nvidia-smi "NVIDIA L40S … 1MiB / 46068MiB" and -q
 	// "Total : 46068 MiB, Reserved : 479 MiB", ECC on (thamada/nvidia-smi
 	// nvsim/L40S_smi.py @ c768aedc1e0bf705fc91b08e8d9403bf53760365).
@@ -196,6 +230,9 @@ var gpuPresets = []GPUPreset{
 	// 32607MiB" (thamada/gls gls/RTX5090_smi.py @ 5d64b880942758ed4de2b107422a3f31bb609fac).
 	{"RTX5090", 32607 * units.MiB, 209_500e9, 419e12, 1792e9, "PCIe5", "Eth100", "GeForce RTX 5090 (Blackwell RTX whitepaper): 32GB GDDR7, 1,792 GB/s; dense bf16 and fp8 with fp32 accumulate"},
 }
+
+// XGMICDNA4 is the MI350 series' xGMI link preset.
+const XGMICDNA4 = "xGMI-CDNA4"
 
 // pcieHopLatency is the PCIe presets' latency, NCCL's 1.0 µs per PCIe hop
 // (linkPresets' latency section), also a host link's whose latency is not
@@ -286,17 +323,30 @@ var linkPresets = []LinkPreset{
 	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, 0, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction; latency as NVLink2"},
 	{"NVLink4", 450e9, 500 * units.Nanosecond, 0, "H100 SXM: 18 links × 25 GB/s per direction; latency as NVLink2"},
 	{"NVLink5", 900e9, 500 * units.Nanosecond, 0, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets); latency as NVLink2"},
-	// xGMI on MI350X/MI355X platforms: kept at MI300X's 448 GB/s. AMD's
-	// RCCL models the MI350 series' (gfx95x) xGMI links as MI300X's
-	// (gfx942): GFX95X_XGMI_WIDTH 48.0 = GFX94X_XGMI_WIDTH 48.0 GB/s
-	// (ROCm/rccl src/graph/topo.h at 08814b0a9e0245c64cdc7317a4981681295643f8,
-	// ncclTopoXGMISpeed). The only other figure found is a third-party
-	// page, humeconsulting.co "AMD MI355X: Strong Node-Level Inference, but
-	// Not Yet Rack-Scale": "Infinity Fabric/XGMI provides ~153 GB/s of
-	// bidirectional bandw…", cut off in the copy found before it says per
-	// link or per GPU; too weak to set the link (7 × 76.8 = 537.6 GB/s per
-	// direction if per link). Set intra.bandwidth for a measured figure.
-	{"xGMI", 448e9, 500 * units.Nanosecond, 0, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); MI350X/MI355X keep it (RCCL's gfx95x link width is gfx942's); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
+	{"xGMI", 448e9, 500 * units.Nanosecond, 0, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
+	// xGMI-CDNA4, the MI350X's and MI355X's: AMD's product pages list a
+	// "Peak Infinity Fabric Link Bandwidth" of 153.6 GB/s for the MI350X
+	// and MI355X against 128 GB/s for the MI300X and MI325X, 7 links to
+	// peers (https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html
+	// and .../mi350/mi350x.html, as quoted in stas00/ml-engineering
+	// network/README.md "Infinity Fabric / xGMI" at
+	// 744d01e18b79512572f64a6bbd8b5f4a725203a7, whose footnote reads AMD's
+	// figure as bidirectional and rounds it to 153 (76.5 GB/s a direction,
+	// 535.5 for 7); TechPowerUp's Hot Chips 2025 write-up, as copied at
+	// techaiapp.com "AMD Instinct MI350X series AI GPU silicon detailed":
+	// "a point-to-point network of 153.6 GB/s links connecting each package
+	// with every other package on the node"). Per direction 153.6 / 2 =
+	// 76.8 GB/s a link, 7 × 76.8 = 537.6 GB/s, read as the MI300X's 128 is
+	// (64 a direction). amd.com itself could not be read here. Two AMD
+	// sources say otherwise and are not link rates: RCCL's tuner gives
+	// gfx95x gfx942's link width, GFX95X_XGMI_WIDTH 48.0 (ROCm/rccl
+	// src/graph/topo.h at 08814b0a9e0245c64cdc7317a4981681295643f8), which
+	// collectives keeps for RCCL's ranking; and the amdgpu driver's
+	// amdgpu_xgmi_early_init puts GC 9.5.0 with 9.4.3 at max_speed 32 GT/s
+	// × 16 lanes (64 GB/s; ROCm/amdgpu drivers/gpu/drm/amd/amdgpu/amdgpu_xgmi.c
+	// at 011c9aff8ada0c246554644738117e5213af7bfd), a ceiling it reports,
+	// not AMD's published rate. Set intra.bandwidth for a measured figure.
+	{XGMICDNA4, 537_600e6, 500 * units.Nanosecond, 0, "AMD Infinity Fabric (xGMI) on MI350X/MI355X platforms: 7 links × 76.8 GB/s per direction (153.6 GB/s a link as AMD's MI350X/MI355X pages list it, read as bidirectional); latency as xGMI"},
 	{"PCIe3", 16e9, pcieHopLatency, 0, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
 	{"PCIe4", 32e9, pcieHopLatency, 0, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
 	{"PCIe5", 64e9, pcieHopLatency, 0, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
@@ -469,7 +519,7 @@ func modelNames() []string {
 // block print it: "A100-SXM4-40GB", "NVIDIA H100 80GB HBM3", "Tesla
 // V100-SXM2-32GB") to the GPU presets, first match wins: each entry's words
 // must all appear in the upper-cased name. Parts zerosim has no preset for
-// (H800, H100 PCIe and NVL, A100 PCIe) match nothing.
+// (H800, H20, H100 NVL, A100 PCIe) match nothing.
 var deviceGPUs = []struct {
 	words []string
 	gpu   string
@@ -477,9 +527,12 @@ var deviceGPUs = []struct {
 	{[]string{"GB300"}, "GB300"},
 	{[]string{"B300"}, "B300"},
 	{[]string{"GB200"}, "GB200"},
+	{[]string{"GH200", "480GB"}, "GH200-96GB"},
+	{[]string{"GH200"}, ""}, // another GH200 memory variant: no preset (not the H200 its name contains)
 	{[]string{"B200"}, "B200"},
 	{[]string{"H200"}, "H200"},
 	{[]string{"H100", "HBM3"}, "H100-80GB"},
+	{[]string{"H100", "PCIE"}, "H100-PCIe"},
 	{[]string{"A800", "SXM4", "80GB"}, "A800-80GB"},
 	{[]string{"A100", "SXM4", "80GB"}, "A100-80GB"},
 	{[]string{"A100", "SXM4", "40GB"}, "A100-40GB"},
@@ -505,7 +558,7 @@ func GPUOfDevice(name string) (string, bool) {
 			all = all && strings.Contains(u, w)
 		}
 		if all {
-			return d.gpu, true
+			return d.gpu, d.gpu != ""
 		}
 	}
 	return "", false

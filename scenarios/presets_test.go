@@ -205,13 +205,19 @@ func TestGPUAndLinkPresets(t *testing.T) {
 	}{
 		// Memory: nvidia-smi's memory.total (rocm-smi's VRAM Total on AMD)
 		// as the printouts cited at each preset show it, in MiB.
-		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"},        // Tesla V100-SXM2-16GB, 16384MiB
-		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"},        // Tesla V100-SXM2-32GB, 32768MiB
-		{"A100-40GB", 40960 << 20, 312e12, 1555e9, "NVLink3", "HDR"},       // NVIDIA A100-SXM4-40GB, 40960 MiB
-		{"A100-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3", "HDR"},       // NVIDIA A100-SXM4-80GB, 81920MiB
-		{"H100-80GB", 81559 << 20, 989e12, 3350e9, "NVLink4", "NDR"},       // NVIDIA H100 80GB HBM3, 81559MiB
-		{"RTX4090", 24564 << 20, 165_200e9, 1008e9, "PCIe4", "Eth100"},     // NVIDIA GeForce RTX 4090, 24564MiB
-		{"H200", 143771 << 20, 989e12, 4800e9, "NVLink4", "NDR"},           // NVIDIA H200, 143771MiB
+		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"},    // Tesla V100-SXM2-16GB, 16384MiB
+		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"},    // Tesla V100-SXM2-32GB, 32768MiB
+		{"A100-40GB", 40960 << 20, 312e12, 1555e9, "NVLink3", "HDR"},   // NVIDIA A100-SXM4-40GB, 40960 MiB
+		{"A100-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3", "HDR"},   // NVIDIA A100-SXM4-80GB, 81920MiB
+		{"H100-80GB", 81559 << 20, 989e12, 3350e9, "NVLink4", "NDR"},   // NVIDIA H100 80GB HBM3, 81559MiB
+		{"RTX4090", 24564 << 20, 165_200e9, 1008e9, "PCIe4", "Eth100"}, // NVIDIA GeForce RTX 4090, 24564MiB
+		{"H200", 143771 << 20, 989e12, 4800e9, "NVLink4", "NDR"},       // NVIDIA H200, 143771MiB
+		// H100 PCIe: no printout, the datasheet's 80GB as GiB; NVIDIA's H100
+		// page, PCIe column: 756 TFLOPS bf16 dense, 2 TB/s; the card's PCIe 5.0.
+		{"H100-PCIe", 80 << 30, 756e12, 2000e9, "PCIe5", "NDR"},
+		// GH200, 96GB HBM3: no printout, the datasheet's 96GB as GiB; NVIDIA's
+		// GH200 page: 989 TFLOPS bf16 dense, 4 TB/s; NVLink 4.
+		{"GH200-96GB", 96 << 30, 989e12, 4000e9, "NVLink4", "NDR"},
 		{"B200", 183359 << 20, 2250e12, 8000e9, "NVLink5", "NDR"},          // NVIDIA B200, 183359MiB
 		{"GB200", 189471 << 20, 2500e12, 8000e9, "NVLink5", "NDR"},         // NVIDIA GB200, 189471MiB
 		{"MI300X", 205_822_885_888, 1307_400e9, 5300e9, "xGMI", "RoCE400"}, // rocm-smi VRAM Total Memory (B)
@@ -232,8 +238,8 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		{"GB300", 284208 << 20, 360e15 / 72 / 2, 576e12 / 72, "NVLink5", "XDR"},
 		// ROCm gpu-specs: 288 GiB (no rocm-smi printout), 256 CUs; CDNA 4 bf16 4,096 FLOPs per CU
 		// per clock at 2.2 GHz (MI350X) and 2.4 GHz (MI355X), to 0.1 TFLOPS.
-		{"MI350X", 288 << 30, 2_306_900e9, 8e12, "xGMI", "RoCE400"},
-		{"MI355X", 288 << 30, 2_516_600e9, 8e12, "xGMI", "RoCE400"},
+		{"MI350X", 288 << 30, 2_306_900e9, 8e12, "xGMI-CDNA4", "RoCE400"},
+		{"MI355X", 288 << 30, 2_516_600e9, 8e12, "xGMI-CDNA4", "RoCE400"},
 	} {
 		s, err := Load("g.yaml", []byte(rep("gpu: A100-80GB", "gpu: "+tc.gpu)), nil)
 		if err != nil {
@@ -282,6 +288,9 @@ func TestGPUAndLinkPresets(t *testing.T) {
 		// 0aa238db and 3094ccfb), to the whole µs.
 		{"EFA-p5", 50e9, 18 * units.Microsecond}, {"TCPXO", 25e9, 10 * units.Microsecond},
 		{"NVLink3-A800", 400e9 / 2, 500 * units.Nanosecond},
+		// AMD's MI350X/MI355X pages: 153.6 GB/s a link, bidirectional, 7
+		// links: 7 × 153.6 / 2.
+		{"xGMI-CDNA4", 7 * 153_600e6 / 2, 500 * units.Nanosecond},
 	} {
 		s, err := Load("l.yaml", []byte(rep("gpu: A100-80GB", "gpu: A100-80GB\n  inter: {preset: "+tc.link+"}")), nil)
 		if err != nil {
@@ -291,7 +300,7 @@ func TestGPUAndLinkPresets(t *testing.T) {
 			t.Errorf("%s: %+v", tc.link, s.Cluster.Inter)
 		}
 	}
-	if len(GPUPresets()) != 20 || len(LinkPresets()) != 22 || len(ModelPresets()) != 31 {
+	if len(GPUPresets()) != 22 || len(LinkPresets()) != 23 || len(ModelPresets()) != 31 {
 		t.Errorf("preset counts %d %d %d", len(GPUPresets()), len(LinkPresets()), len(ModelPresets()))
 	}
 	// The network plugin's latency: aws-ofi-nccl's 75 µs on p4d and p5
@@ -394,8 +403,11 @@ func TestGPUOfDevice(t *testing.T) {
 		{"AMD Instinct MI300X", "MI300X"},
 		{"NVIDIA GeForce RTX 4090", "RTX4090"},
 		{"NVIDIA L40S", "L40S"},
-		{"NVIDIA H800", ""},      // no preset: NVLink cut, not an H100's
-		{"NVIDIA H100 PCIe", ""}, // a PCIe part, not the SXM preset
+		{"NVIDIA H800", ""},               // no preset: NVLink cut, not an H100's
+		{"NVIDIA H100 PCIe", "H100-PCIe"}, // the PCIe card's own preset, not the SXM's
+		{"NVIDIA H100 NVL", ""},           // no preset: neither the SXM's nor the PCIe's
+		{"NVIDIA GH200 480GB", "GH200-96GB"},
+		{"NVIDIA GH200 120GB", ""}, // another memory variant
 		{"NVIDIA A100-PCIE-40GB", ""},
 		{"", ""},
 	} {

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -78,13 +80,25 @@ func unknownGPUValue(v string) string {
 // preset.
 func nearGPUs(v string) []string {
 	nv := normName(v)
+	// A card form (PCIe, NVL) is suggested only for a name that says it,
+	// and only that form for such a name: "h100" is the SXM part, "H100
+	// PCIe" the PCIe card (H100-PCIe), "H100 NVL" neither.
+	form := func(s string) string {
+		for _, f := range []string{"pcie", "nvl"} {
+			if strings.Contains(normName(s), f) {
+				return f
+			}
+		}
+		return ""
+	}
+	names := slices.DeleteFunc(gpuNames(), func(n string) bool { return form(n) != form(v) })
 	var near []string
-	for _, n := range nearNames(v, gpuNames()) {
+	for _, n := range nearNames(v, names) {
 		if normName(n) == nv || prefixAtSeparator(n, len(nv)) {
 			near = append(near, n)
 		}
 	}
-	if len(near) > 0 || strings.Contains(nv, "pcie") || strings.Contains(nv, "nvl") {
+	if len(near) > 0 || form(v) != "" {
 		return near
 	}
 	model := gpuModel(v)
@@ -92,7 +106,10 @@ func nearGPUs(v string) []string {
 		return nil
 	}
 	var same []string
-	for _, n := range gpuNames() {
+	for _, n := range names {
+		if s, sn := gpuMemSize(v), gpuMemSize(n); s != "" && sn != "" && s != sn {
+			continue // another memory size is another part (GH200 144GB is not GH200-96GB)
+		}
 		if m := gpuModel(n); m == model || strings.HasPrefix(m, model) && strings.Trim(m[len(model):], "abcdefghijklmnopqrstuvwxyz") == "" {
 			same = append(same, n)
 		}
@@ -114,6 +131,18 @@ func nearGPUs(v string) []string {
 	}
 	return same
 }
+
+// gpuMemSize is the memory size a GPU name states ("80" of H100-80GB and
+// of "H100 80G"), "" when it states none.
+func gpuMemSize(name string) string {
+	m := gpuMemRe.FindStringSubmatch(strings.ToLower(name))
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var gpuMemRe = regexp.MustCompile(`[-_. ]([0-9]+) ?gb?$`)
 
 // gpuModel is a GPU name's model, lower case: its part before the first
 // separator ("h100" of H100-80GB, "mi355x" of MI355X).

@@ -145,7 +145,7 @@ func (l *loader) warnWindows(s *Scenario) {
 // its preset names, never another. PCIe presets are not in the list: most
 // GPUs are also sold as PCIe cards.
 var gpuBoundLinks = map[string]bool{"NVLink2": true, "NVSwitch": true, "NVLink3": true, "NVLink3-A800": true,
-	"NVLink4": true, "NVLink5": true, "xGMI": true}
+	"NVLink4": true, "NVLink5": true, "xGMI": true, XGMICDNA4: true}
 
 // warnIntraLink warns when cluster.intra.preset names a GPU-bound
 // interconnect other than the GPU preset's own: NVLink4 (450 GB/s) on an
@@ -158,10 +158,10 @@ var gpuBoundLinks = map[string]bool{"NVLink2": true, "NVSwitch": true, "NVLink3"
 // link too.
 func (l *loader) warnIntraLink(s *Scenario) {
 	c := &s.Cluster
-	if c.GPU == "" && c.GFX == "" && c.Intra.Preset == "xGMI" {
+	if c.GPU == "" && c.GFX == "" && (c.Intra.Preset == "xGMI" || c.Intra.Preset == XGMICDNA4) {
 		// A GPU described by its figures is NVIDIA's unless cluster.gfx
 		// says otherwise (Cluster.AMD): AMD's link, NVIDIA's model.
-		l.warn(s, "cluster.intra.preset", "intra preset xGMI is AMD's Infinity Fabric, but a GPU described by its figures is taken as NVIDIA's: "+
+		l.warn(s, "cluster.intra.preset", "intra preset "+c.Intra.Preset+" is AMD's Infinity Fabric, but a GPU described by its figures is taken as NVIDIA's: "+
 			"its collectives run zerosim's alpha–beta model, not RCCL's, on an Intel host; add gfx: gfx942 or gfx950 (--set cluster.gfx=gfx950) for an AMD GPU")
 		return
 	}
@@ -494,17 +494,18 @@ var nvlinkDomains = map[string]struct {
 	// Fabric Manager User Guide DU-09883-001 v1.3, October 2023: "Added
 	// support language for NVIDIA HGX A800"). No 16-GPU A800 system (two
 	// baseboards, as HGX A100 16-GPU) was found, so 8, not A100's 16.
-	"A800-80GB": {8, "HGX A800 8-GPU on NVSwitches, NVIDIA Data Center GPU Driver Release Notes 580"},
-	"H100-80GB": {256, "NVLink4's Switch System, up to 256 connected Hopper GPUs (DGX GH200), NVIDIA's NVLink page"},
-	"H200":      {256, "NVLink4's Switch System, up to 256 connected H200s (DGX GH200), NVIDIA's NVLink page"},
-	"B200":      {8, "HGX B200, 8 GPUs on NVLink5 switches, NVIDIA DGX B200 datasheet"},
-	"B300":      {8, "HGX B300, 8 GPUs on NVLink5 switches, NVIDIA DGX B300 datasheet"},
-	"GB200":     {NVL72GPUs, "GB200 NVL72 rack, NVIDIA GB200 NVL72 datasheet; NVIDIA's NVLink page: 9× an eight-GPU system"},
-	"GB300":     {NVL72GPUs, "GB300 NVL72 rack, NVIDIA GB300 NVL72 datasheet"},
-	"MI300X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI300X platform"},
-	"MI325X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI325X platform"},
-	"MI350X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI350 series platform"},
-	"MI355X":    {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI350 series platform"},
+	"A800-80GB":  {8, "HGX A800 8-GPU on NVSwitches, NVIDIA Data Center GPU Driver Release Notes 580"},
+	"H100-80GB":  {256, "NVLink4's Switch System, up to 256 connected Hopper GPUs (DGX GH200), NVIDIA's NVLink page"},
+	"H200":       {256, "NVLink4's Switch System, up to 256 connected H200s (DGX GH200), NVIDIA's NVLink page"},
+	"GH200-96GB": {256, "NVLink4's Switch System, 256 GH200s in a DGX GH200, NVIDIA's NVLink page"},
+	"B200":       {8, "HGX B200, 8 GPUs on NVLink5 switches, NVIDIA DGX B200 datasheet"},
+	"B300":       {8, "HGX B300, 8 GPUs on NVLink5 switches, NVIDIA DGX B300 datasheet"},
+	"GB200":      {NVL72GPUs, "GB200 NVL72 rack, NVIDIA GB200 NVL72 datasheet; NVIDIA's NVLink page: 9× an eight-GPU system"},
+	"GB300":      {NVL72GPUs, "GB300 NVL72 rack, NVIDIA GB300 NVL72 datasheet"},
+	"MI300X":     {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI300X platform"},
+	"MI325X":     {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI325X platform"},
+	"MI350X":     {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI350 series platform"},
+	"MI355X":     {8, "8 GPUs fully connected by Infinity Fabric, AMD Instinct MI350 series platform"},
 }
 
 // warnImpossibleHardware warns of typed-in hardware that no one sells

@@ -342,6 +342,14 @@ func SMCount(gpu string) int {
 		return 108
 	case "H100-80GB", "H200":
 		return 132
+	case "GH200-96GB":
+		// OpenCL on a GH200 480GB: "Compute Units 132"
+		// (mredenti/PowerCapping configuration/OpenCL_benchmark.md at f57c11cb).
+		return 132
+	case "H100-PCIe":
+		// OpenXLA's H100 PCIe target spec: core_count 114
+		// (xla/backends/gpu/target_config/specs/h100_pcie.txtpb at 4336d12e).
+		return 114
 	case "V100-16GB", "V100-32GB":
 		return 80
 	case "RTX4090":

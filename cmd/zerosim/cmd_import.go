@@ -31,7 +31,8 @@ the import approximates or leaves out (a multimodal model's vision tower;
 DeepSeek-V3's multi-token-prediction module, which transformers drops, so
 that it is left out unless --mtp-layers says the stack trains it) and which blocks attend over a sliding window or within
 attention chunks: their dims carry window or attention_chunk, and
-training.attention flash counts only the pairs the mask keeps. A scenario
+training.attention flash counts only the pairs the mask keeps; a last note
+names the keys it did not read (a near-miss of one it reads is refused). A scenario
 can also name the file directly with model: {hf_config: path/to/config.json};
 Load then warns with the same notes (on windows only under sdpa, whose
 kernel computes every score and whose mask each block keeps, both counted,
@@ -184,7 +185,7 @@ type hfJSON struct {
 }
 
 // hfNotes are the import's notes: its approximations and omissions, then
-// the sliding-window line.
+// the sliding-window and dropout lines, then the keys it did not read.
 func hfNotes(hm *scenarios.HFModel) []string {
 	n := append([]string(nil), hm.Notes...)
 	if w := hm.WindowSummary(); w != "" {
@@ -192,6 +193,9 @@ func hfNotes(hm *scenarios.HFModel) []string {
 	}
 	if d := hm.DropoutNote(); d != "" {
 		n = append(n, d)
+	}
+	if u := hm.UnreadNote(); u != "" {
+		n = append(n, u)
 	}
 	return n
 }

@@ -23,17 +23,17 @@ func TestImportHF(t *testing.T) {
 		mtp           int64
 	}{
 		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248, 0, 0},
-		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 1, 0},
+		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 2, 0},
 		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208, 0, 0},
 		// DeepSeek-V3 as transformers builds it (DeepseekV3Model: 61
 		// layers, no MTP module): the published main-model count
 		// (scenarios.TestHFDeepseekV3); active is the total less 58 MoE
 		// layers × 248 of 256 experts of 3·7168·2048.
-		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 671_026_419_200, 671_026_419_200 - 58*248*3*7168*2048, 3, 0},
+		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 671_026_419_200, 671_026_419_200 - 58*248*3*7168*2048, 4, 0},
 		// With --mtp-layers 1: the checkpoint's total with its MTP layer.
-		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 3, 1},
-		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 2, 0},
-		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 2, 0},
+		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 4, 1},
+		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 3, 0},
+		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 3, 0},
 		// Active: the total less 24 layers × (60 − 4) routed experts of 3·2048·1408.
 		{"../../scenarios/testdata/hf-extra/qwen1.5-moe-a2.7b.json", 14_315_784_192, 14_315_784_192 - 24*56*3*2048*1408, 0, 0},
 		// Qwen3-Next: the Gated DeltaNet blocks' linear_* dims and the
@@ -42,15 +42,15 @@ func TestImportHF(t *testing.T) {
 		// 3·2048·512. Without the MTP module: Qwen3-Coder-Next's
 		// published 79,674,391,296 (scenarios.TestHFQwen3Next); with it
 		// (--mtp-layers 1, 49 MoE layers) the published 81,324,862,720.
-		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 79_674_391_296, 79_674_391_296 - 48*502*3*2048*512, 2, 0},
-		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 81_324_862_720, 81_324_862_720 - 49*502*3*2048*512, 2, 1},
+		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 79_674_391_296, 79_674_391_296 - 48*502*3*2048*512, 3, 0},
+		{"../../scenarios/testdata/hf-extra/qwen3-next-80b-a3b-instruct.json", 81_324_862_720, 81_324_862_720 - 49*502*3*2048*512, 3, 1},
 		// Qwen3.6-35B-A3B: the safetensors total 35,951,822,704 less the
 		// vision tower's 446,571,248 (scenarios.TestHFQwen35) and, as
 		// transformers builds it, less the MTP module's 844,640,768;
 		// active is that less 40 (41 with the module) MoE layers × 248 of
 		// 256 experts of 3·2048·512.
-		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 34_660_610_688, 34_660_610_688 - 40*248*3*2048*512, 3, 0},
-		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 35_505_251_456, 35_505_251_456 - 41*248*3*2048*512, 3, 1},
+		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 34_660_610_688, 34_660_610_688 - 40*248*3*2048*512, 4, 0},
+		{"../../scenarios/testdata/hf-extra/qwen3.6-35b-a3b.json", 35_505_251_456, 35_505_251_456 - 41*248*3*2048*512, 4, 1},
 	} {
 		args := []string{"import", "hf", c.file}
 		if c.mtp > 0 {
@@ -127,7 +127,7 @@ func TestImportHF(t *testing.T) {
 		t.Errorf("gemma-2-9b json: %v, code %d, %+v", err, code, g)
 	}
 	out, _, code = runValidateCLI(t, nil, "import", "hf", "--format", "json", "../../scenarios/testdata/hf-extra/gpt-oss-20b.json")
-	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || len(j.Notes) != 2 || !strings.Contains(j.Notes[1], "sliding window of 128 tokens") {
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || len(j.Notes) != 3 || !strings.Contains(j.Notes[1], "sliding window of 128 tokens") || !strings.HasPrefix(j.Notes[2], "keys not read: attention_bias, experts_per_token, initial_context_length, swiglu_limit (") {
 		t.Errorf("json: %v, code %d, notes %q", err, code, j.Notes)
 	}
 	// The JSON carries each block's window: gpt-oss-20b's 12 even layers

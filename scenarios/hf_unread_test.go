@@ -1,0 +1,72 @@
+package scenarios
+
+import (
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestHFUnreadKeys: a config.json key the import neither reads nor knows
+// to be inert is named in a note, never dropped silently (QA34 M4), and a
+// key one edit from a key the import reads, which the file lacks, is
+// refused at its position: Llama 3.1 8B with num_key_value_head (its 8
+// kv heads' key misspelt) would import as multi-head attention,
+// 8,030,261,248 + 32 layers × 2 × 4,096 × (4,096 − 1,024) = 8,835,567,616
+// parameters, the count transformers builds from that file.
+func TestHFUnreadKeys(t *testing.T) {
+	read := func(name string) string {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	llama := read("testdata/hf/llama-3.1-8b/config.json")
+	at := func(doc, key string) string { // "LINE:COL" of key's opening quote, 1-based
+		i := strings.Index(doc, `"`+key+`"`)
+		line := strings.Count(doc[:i], "\n") + 1
+		col := i - strings.LastIndex(doc[:i], "\n")
+		return strconv.Itoa(line) + ":" + strconv.Itoa(col)
+	}
+	// The file as published: every key read or inert.
+	hm, err := ImportHF("l.json", []byte(llama))
+	if err != nil || len(hm.Unread) != 0 || hm.UnreadNote() != "" {
+		t.Fatalf("Llama 3.1 8B as published: %v, unread %q", err, hm.Unread)
+	}
+	// The misspelt key alone: refused where it stands.
+	typo := strings.Replace(llama, `"num_key_value_heads"`, `"num_key_value_head"`, 1)
+	_, err = ImportHF("l.json", []byte(typo))
+	want := "l.json:" + at(typo, "num_key_value_head") + ": num_key_value_head is not a key zerosim's LlamaForCausalLM import reads (did you mean num_key_value_heads? transformers keeps an unknown key as an attribute and builds the model with num_key_value_heads's default: rename it to num_key_value_heads)"
+	if err == nil || err.Error() != want {
+		t.Errorf("misspelt kv heads:\n got %v\nwant %s", err, want)
+	}
+	// Beside the real key: noted with the did-you-mean, the count the real key's.
+	both := strings.Replace(llama, `"num_key_value_heads": 8,`, `"num_key_value_heads": 8, "num_key_value_head": 4,`, 1)
+	hm, err = ImportHF("l.json", []byte(both))
+	if err != nil || hm.Total != 8_030_261_248 || !reflect.DeepEqual(hm.Unread, []string{"num_key_value_head (did you mean num_key_value_heads? it is given too)"}) {
+		t.Errorf("both spellings: %v, %d, %q", err, hm.Total, hm.Unread)
+	}
+	// MoE keys on a dense class: LlamaConfig does not define them, the
+	// count stays Llama 3.1 8B's, and the note names them.
+	moe := strings.Replace(llama, `"num_key_value_heads": 8,`, `"num_key_value_heads": 8, "num_experts_per_tok": 2, "num_experts": 8,`, 1)
+	hm, err = ImportHF("l.json", []byte(moe))
+	if err != nil || hm.Total != 8_030_261_248 || !reflect.DeepEqual(hm.Unread, []string{"num_experts", "num_experts_per_tok"}) ||
+		!strings.HasPrefix(hm.UnreadNote(), "keys not read: num_experts, num_experts_per_tok (") {
+		t.Errorf("experts on Llama: %v, %d, %q, %q", err, hm.Total, hm.Unread, hm.UnreadNote())
+	}
+	// Inert keys say nothing: a token id, a dtype, generation's.
+	inert := strings.Replace(llama, `"num_key_value_heads": 8,`, `"num_key_value_heads": 8, "image_token_id": 7, "dtype": "bfloat16", "top_p": 0.9,`, 1)
+	if hm, err = ImportHF("l.json", []byte(inert)); err != nil || len(hm.Unread) != 0 {
+		t.Errorf("inert keys: %v, %q", err, hm.Unread)
+	}
+	// In a multimodal class's text_config: refused with the path.
+	gemma := read("testdata/hf-extra/gemma-3-4b-it.json")
+	typo = strings.Replace(gemma, `"num_key_value_heads"`, `"num_key_value_head"`, 1)
+	_, err = ImportHF("g.json", []byte(typo))
+	want = "g.json:" + at(typo, "num_key_value_head") + ": text_config.num_key_value_head is not a key zerosim's Gemma3ForConditionalGeneration import reads (did you mean num_key_value_heads?"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("misspelt text_config kv heads:\n got %v\nwant %s…", err, want)
+	}
+}
