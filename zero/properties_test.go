@@ -360,13 +360,12 @@ func init() {
 				lo: "sdpa", hi: "eager training.attention_kernel=eager", reason: opPolicyEager})
 		}
 	}
-	// The MI300X and B200 templates (torchtitan 2c8b5947 and 6fc499f6f)
-	// keep fewer activations the same way; their allocated peak does not
-	// fall with them.
-	for _, subject := range []string{"torchao-float8-llama3-8b-mi300x", "torchao-float8-llama3-8b-b200"} {
-		propExceptions = append(propExceptions, propException{subject: subject, key: "training.attention", quantity: qActs.name,
-			lo: "sdpa", hi: "eager training.attention_kernel=eager", reason: opPolicyEager})
-	}
+	// The MI300X template (torchtitan 2c8b5947) keeps fewer activations the
+	// same way; its allocated peak does not fall with them. (The B200's,
+	// cuDNN's attention under op_recompute_attention, recomputes it: no
+	// exception.)
+	propExceptions = append(propExceptions, propException{subject: "torchao-float8-llama3-8b-mi300x", key: "training.attention", quantity: qActs.name,
+		lo: "sdpa", hi: "eager training.attention_kernel=eager", reason: opPolicyEager})
 }
 
 // exceptionFor is the exception that excuses quantity q between a and b
@@ -581,6 +580,11 @@ var monotoneLaws = []monotoneLaw{
 	{"training.attention", func(s *scenarios.Scenario) []string {
 		if !isTransformer(s) {
 			return nil
+		}
+		if s.Training.OpRecomputeAttention {
+			// op_recompute_attention describes cuDNN's attention alone
+			// (the loader refuses it beside eager attention).
+			return []string{"flash", "sdpa", "eager training.attention_kernel=eager training.op_recompute_attention=false"}
 		}
 		return []string{"flash", "sdpa", "eager training.attention_kernel=eager"}
 	}, laws(qActs, nonDecreasing, qAlloc, nonDecreasing)},
@@ -1216,8 +1220,8 @@ func TestContextParallelShrinksActivations(t *testing.T) {
 	for i, sub := range subs {
 		s := bases[i].s
 		if !isTransformer(s) || s.Parallelism.Stage != 3 || s.Parallelism.K != 1 || s.Parallelism.CP > 1 || s.Parallelism.DP < s.Cluster.GPUsPerNode ||
-			s.Communication.ZeroPP() || s.Parallelism.EP > 1 {
-			continue // (ZeRO++ and expert parallelism are modelled over dp only)
+			s.Communication.ZeroPP() || s.Parallelism.EP > 1 || s.Training.OpRecomputeAttention {
+			continue // (ZeRO++ and expert parallelism are modelled over dp only; op_recompute_attention not under cp)
 		}
 		var prev propPoint
 		for j, cp := range []int{1, 2, 4} {
