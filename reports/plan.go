@@ -265,15 +265,7 @@ func PlanReason(p *sweep.Plan) string {
 	diff("waiting for peers", w.Wait, r.Wait, planDurAt, "")
 	diff("network traffic per GPU", w.NetworkBusiest, r.NetworkBusiest, gbsAt, "")
 	diff("memory", w.PeakMemory, r.PeakMemory, gibAt, "memory per GPU")
-	prec := 1
-	if faster < 1 {
-		prec = 2
-	}
-	pct := fmt.Sprintf("%.*f %%", prec, faster)
-	if faster < 0.005 { // "0.00 % faster"
-		pct = "under 0.01 %"
-	}
-	s := fmt.Sprintf("%s faster than the best alternative (#%d: %s)", pct, next+1, describe(r.Candidate, p))
+	s := fmt.Sprintf("%s faster than the best alternative (#%d: %s)", pctApart(faster), next+1, describe(r.Candidate, p))
 	if faster < 1 {
 		s = "a near tie, " + s
 	}
@@ -663,6 +655,20 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	return err
 }
 
+// pctApart is a percentage by which two rows differ as plan's gives and
+// why lines write it: one decimal, two under 1 %, and "under 0.01 %" for
+// a difference that would print as none ("0.0 % faster" read as no
+// reason).
+func pctApart(pct float64) string {
+	switch {
+	case pct < 0.005:
+		return "under 0.01 %"
+	case pct < 1:
+		return fmt.Sprintf("%.2f %%", pct)
+	}
+	return fmt.Sprintf("%.1f %%", pct)
+}
+
 // deviceAlternative is, for a winner whose device peak (the caching
 // allocator's reserve, the CUDA context and NCCL's buffers added:
 // zero.Result.DevicePeak) passes the GPU's memory, the fastest
@@ -674,7 +680,7 @@ func deviceAlternative(p *sweep.Plan) string {
 	for i := range p.Rows {
 		r := &p.Rows[i]
 		if r.DeviceFit {
-			return fmt.Sprintf("; #%d has room, %.1f %% slower", i+1, 100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU))
+			return fmt.Sprintf("; #%d has room, %s slower", i+1, pctApart(100*(1-r.TokensPerSecPerGPU/best.TokensPerSecPerGPU)))
 		}
 	}
 	return "; none found has room"
@@ -691,7 +697,7 @@ func fasterWithRetries(p *sweep.Plan) string {
 			if r.StepTime >= best.StepTime {
 				return ""
 			}
-			return fmt.Sprintf("; #%d is %.1f %% faster but needs allocator retries", i+1, 100*(r.TokensPerSecPerGPU/best.TokensPerSecPerGPU-1))
+			return fmt.Sprintf("; #%d is %s faster but needs allocator retries", i+1, pctApart(100*(r.TokensPerSecPerGPU/best.TokensPerSecPerGPU-1)))
 		}
 	}
 	return ""

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,6 +80,18 @@ func TestPlanReasonSkipsRetryRows(t *testing.T) {
 	checkContains(t, "reason", PlanReason(p), []string{"5.0 % faster than the best alternative (#2: ZeRO stage 3 with"}, []string{"#3"})
 	if got, want := fasterWithRetries(p), "; #3 is 5.3 % faster but needs allocator retries"; got != want {
 		t.Errorf("fasterWithRetries %q, want %q", got, want)
+	}
+	// A row faster by less than the table shows is named with the
+	// decimals that tell it apart, not as "0.0 % faster".
+	for _, tc := range []struct {
+		tokens float64
+		want   string
+	}{{2500.5, "; #3 is 0.02 % faster but needs allocator retries"}, {2500.01, "; #3 is under 0.01 % faster but needs allocator retries"}} {
+		near := slices.Clone(p.Rows)
+		near[2].StepTime, near[2].TokensPerSecPerGPU = near[0].StepTime-1, tc.tokens
+		if got := fasterWithRetries(&sweep.Plan{N: 32, Rows: near}); got != tc.want {
+			t.Errorf("fasterWithRetries %q, want %q", got, tc.want)
+		}
 	}
 	p.Rows = p.Rows[:2]
 	checkContains(t, "reason", PlanReason(p), []string{"#2"}, nil)
