@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	goldenfile "github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // fitsExample is a step at two published fits, figures chosen so that each
@@ -74,4 +76,23 @@ func TestFitsRange(t *testing.T) {
 			t.Errorf("fitsRange(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
 	}
+}
+
+// docs/compute-model.md quotes run's compute efficiency line and the
+// headline's range on the default example (an H100) in its prose; both
+// come from zero.PublishedRange, which TestValidation rewrites when a
+// published run's fit moves.
+func TestComputeModelDocQuotesPublishedFits(t *testing.T) {
+	run := exampleRun(t, "default")
+	line, _, ok := strings.Cut(efficiencyText(run.Scenario), "; calibrate")
+	if !ok {
+		t.Fatalf("efficiency line %q names no calibration", efficiencyText(run.Scenario))
+	}
+	lo, hi, n, onGPU := zero.PublishedRange(run.Scenario.Cluster.GPU, false)
+	if !onGPU {
+		t.Fatalf("no published bf16 run on %s", run.Scenario.Cluster.GPU)
+	}
+	f := sweep.PublishedFits{Runs: n, GPU: run.Scenario.Cluster.GPU, Low: sweep.FitSpeed{Efficiency: lo}, High: sweep.FitSpeed{Efficiency: hi}}
+	goldenfile.CheckQuotes(t, "../docs/compute-model.md", "efficiencyText and fitsWho of the default example (zerosim run)",
+		line, "at "+fitsWho(&f)+" (calibrate to narrow it)")
 }
