@@ -812,9 +812,15 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	}
 	sp.bucketsAsked = sp.buckets != nil
 	if sp.buckets == nil {
-		sp.buckets = []string{units.Bytes(s.Communication.BucketSize).Exact(), "25MiB", "200MB"}
-		if s.Communication.BucketSize == 25e6 || s.Communication.BucketSize == 200e6 {
-			sp.buckets = sp.buckets[1:]
+		// The file's, then PlanOptions.BucketSizes' defaults it is not:
+		// compared as bytes, so a file's 25MiB is searched once and its
+		// 25MB is searched beside 25MiB.
+		own := s.Communication.BucketSize
+		sp.buckets = []string{units.Bytes(own).Exact()}
+		for _, b := range []units.Bytes{25 * units.MiB, 200 * units.MB} {
+			if b != own {
+				sp.buckets = append(sp.buckets, b.Exact())
+			}
 		}
 	} else {
 		// One spelling for every size (plan.csv's bucket_size column, the

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -756,20 +757,42 @@ func TestPlanRowSlowedAndWaitAreRunsFigures(t *testing.T) {
 // given as --bucket-sizes are spelled the same way (26,214,400 B is 25MiB).
 func TestPlanBucketSizesOneSpelling(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		opt  PlanOptions
-		want []string
+		name, file string // file: the scenario's bucket_size, "" for its 40MB
+		opt        PlanOptions
+		want       []string
 	}{
-		{"the file's and the defaults", PlanOptions{}, []string{"40MB", "25MiB", "200MB"}},
-		{"given", PlanOptions{BucketSizes: []string{"26214400B", "25MB", "1000000000B"}}, []string{"25MiB", "25MB", "1GB"}},
+		{"the file's and the defaults", "", PlanOptions{}, []string{"40MB", "25MiB", "200MB"}},
+		{"given", "", PlanOptions{BucketSizes: []string{"26214400B", "25MB", "1000000000B"}}, []string{"25MiB", "25MB", "1GB"}},
+		// A file's size equal to a default is searched once; 25MB is not
+		// 25MiB and stays (it was dropped, and 25MiB searched twice).
+		{"the file's 25MiB", "25MiB", PlanOptions{}, []string{"25MiB", "200MB"}},
+		{"the file's 25MB", "25MB", PlanOptions{}, []string{"25MB", "25MiB", "200MB"}},
+		{"the file's 200MB", "200MB", PlanOptions{}, []string{"200MB", "25MiB"}},
 	} {
-		grids, err := PlanGrids(exampleSource(t, "default"), tc.opt)
+		src := exampleSource(t, "default")
+		if tc.file != "" {
+			data := bytes.Replace(src.Data, []byte("bucket_size: 40MB"), []byte("bucket_size: "+tc.file), 1)
+			if bytes.Equal(data, src.Data) {
+				t.Fatal("the default example sets no bucket_size: 40MB")
+			}
+			src.Data = data
+		}
+		grids, err := PlanGrids(src, tc.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		i := slices.IndexFunc(grids, func(g Grid) bool { return g.Key == "communication.bucket_size" })
 		if i < 0 || !slices.Equal(grids[i].Values, tc.want) {
 			t.Errorf("%s: bucket sizes %v, want %v", tc.name, grids, tc.want)
+		}
+		// The sizes the candidates take, each once (a size twice replayed
+		// every configuration at it twice).
+		sp, err := newPlanSpace(src, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(sp.buckets, tc.want) {
+			t.Errorf("%s: plan searches bucket sizes %v, want %v", tc.name, sp.buckets, tc.want)
 		}
 	}
 }
