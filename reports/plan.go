@@ -73,13 +73,19 @@ func commWords(r sweep.PlanRow) string {
 	return buckets + ", " + algo
 }
 
-// bucketWords is a candidate's bucket size as a person reads it: the
-// file's size comes as exact bytes ("40000000B", the form a --set takes)
-// and prints "40 MB", as the searched "25MB" prints "25 MB".
+// bucketWords is a candidate's bucket size as a person reads it, in the
+// unit the --set on the reproduce line takes: the file's exact bytes
+// ("40000000B") print "40 MB", the searched 25MiB (PyTorch DDP's
+// bucket_cap_mb=25) "25 MiB", not "26.21 MB"; a size no unit divides
+// prints as a decimal figure.
 func bucketWords(size string) string {
 	b, err := units.ParseBytes(size)
 	if err != nil {
 		return size
+	}
+	e := b.Exact()
+	if i := strings.IndexFunc(e, func(r rune) bool { return r < '0' || r > '9' }); i > 0 && e[i:] != "B" {
+		return e[:i] + " " + e[i:]
 	}
 	return strings.Replace(b.SI(), ".00 ", " ", 1)
 }

@@ -350,3 +350,16 @@ func TestPlanManifestListsEverySearched(t *testing.T) {
 		}
 	}
 }
+
+// A bucket size reads in the unit its --set takes: the searched 25MiB
+// (PyTorch DDP's default) is "25 MiB", not "26.21 MB".
+func TestBucketWords(t *testing.T) {
+	for in, want := range map[string]string{"25MiB": "25 MiB", "26214400B": "25 MiB", "40000000B": "40 MB", "200MB": "200 MB", "40000001B": "40 MB", "junk": "junk"} {
+		if got := bucketWords(in); got != want {
+			t.Errorf("bucketWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := commCell(sweep.PlanRow{Candidate: sweep.Candidate{Stage: 1, BucketSize: "25MiB"}}); got != "25MiB" {
+		t.Errorf("commCell of 25MiB: %q", got)
+	}
+}
