@@ -651,8 +651,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		}
 		fmt.Fprintf(&b, "%s\n", labelled("why:   ", PlanReason(p)))
 		if pr.Tokens > 0 {
-			fmt.Fprintf(&b, "train: %s tokens take %s on %d GPUs, %s GPU-hours\n", humanCount(pr.Tokens), trainTime(pr.Tokens, p, best),
-				p.GPUs, commas(int64(math.Round(gpuHours(pr.Tokens, p, best)))))
+			fmt.Fprintf(&b, "%s\n", labelled("train: ", fmt.Sprintf("%s tokens take %s on %d GPUs, %s GPU-hours%s", humanCount(pr.Tokens), trainTime(pr.Tokens, p, best.StepTime),
+				p.GPUs, commas(int64(math.Round(gpuHours(pr.Tokens, p, best)))), trainAtFits(pr.Tokens, p))))
 		}
 	} else {
 		b.WriteString("\n" + NoFitText(p) + "\n")
@@ -782,12 +782,23 @@ func stepsFor(tokens int64, p *sweep.Plan) float64 {
 	return math.Ceil(float64(tokens) / float64(p.TokensPerStep))
 }
 
-func trainTime(tokens int64, p *sweep.Plan, r *sweep.PlanRow) string {
-	secs := stepsFor(tokens, p) * float64(r.StepTime) / 1e12
+func trainTime(tokens int64, p *sweep.Plan, step int64) string {
+	secs := stepsFor(tokens, p) * float64(step) / 1e12
 	if days := secs / 86400; days >= 1 {
 		return fmt.Sprintf("%.1f days", days)
 	}
 	return fmt.Sprintf("%.1f hours", secs/3600)
+}
+
+// trainAtFits is the train line's time at the pick's published fits
+// (sweep.Plan.PickAtFits), as the gives line quotes its step there: the
+// default's days alone read as the time to budget. "" without them.
+func trainAtFits(tokens int64, p *sweep.Plan) string {
+	f := p.PickAtFits
+	if f == nil {
+		return ""
+	}
+	return "; " + fitsRange(trainTime(tokens, p, f.High.StepTime), trainTime(tokens, p, f.Low.StepTime)) + " at the published fits"
 }
 
 func gpuHours(tokens int64, p *sweep.Plan, r *sweep.PlanRow) float64 {

@@ -92,3 +92,18 @@ func TestComputeModelDocQuotesPublishedFits(t *testing.T) {
 	goldenfile.CheckQuotes(t, "../docs/compute-model.md", "fitsWho of the default example (zerosim run)",
 		"at "+fitsWho(&f)+" (calibrate to narrow it)")
 }
+
+// plan's train line gives the time at the pick's published fits beside
+// the default's, as its gives line gives the step: 1 T tokens in steps of
+// 2^20 are 953,675 steps, 24.3 days at 2.202 s and 30.1 at 2.731 s.
+func TestPlanTrainAtFits(t *testing.T) {
+	f := fitsExample
+	p := &sweep.Plan{TokensPerStep: 1 << 20, PickAtFits: &f}
+	if got, want := trainAtFits(1e12, p), "; 24.3–30.1 days at the published fits"; got != want {
+		t.Errorf("trainAtFits = %q, want %q", got, want)
+	}
+	p.PickAtFits = nil
+	if got := trainAtFits(1e12, p); got != "" {
+		t.Errorf("without fits: %q", got)
+	}
+}
