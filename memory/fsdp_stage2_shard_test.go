@@ -116,6 +116,65 @@ func TestFSDPStage2FP8Gather(t *testing.T) {
 	}
 }
 
+// TestForwardGatherUnit: at FSDP's ZeRO-2 unit v is gathered in the
+// forward step of unit v − prefetch_depth (1 by default), at least 0;
+// out of range, and at DeepSpeed's stage 2 (nothing gathered in forward),
+// v itself (fsdpStage2MLP's four units).
+func TestForwardGatherUnit(t *testing.T) {
+	for _, c := range []struct {
+		boundary string
+		want     string // v = -1 … 4
+	}{{"fsdp1", "-1 0 0 1 2 4"}, {"fsdp2", "-1 0 0 1 2 4"}, {"deepspeed", "-1 0 1 2 3 4"}} {
+		s, err := scenarios.Load("fsdp-stage2.yaml", []byte(fsdpStage2MLP(c.boundary)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for v := -1; v <= 4; v++ {
+			got = append(got, fmt.Sprint(r.ForwardGatherUnit(v)))
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s: ForwardGatherUnit(-1…4) = %s, want %s", c.boundary, g, c.want)
+		}
+	}
+}
+
+// TestOnlyInReducingMicroStepGathered: under FSDP1's no_sync the units
+// gathered from the micro-step before are held in every micro-step (the
+// forward's +ΣGather at unit 0 is the earlier micro-steps' too); only
+// the post-backward's four frees are the reducing micro-step's
+// (_should_free_in_backward is false while not syncing). FSDP2 reshards
+// after every backward: none of its gathered-params events is.
+func TestOnlyInReducingMicroStepGathered(t *testing.T) {
+	for _, c := range []struct {
+		boundary string
+		want     string
+	}{{"fsdp1", "F0+200:false B3-80:true B2-60:true B1-40:true B0-20:true"},
+		{"fsdp2", "F0+20:false F1+40:false F2+60:false F3+80:false B3-80:false B2-60:false B1-40:false B0-20:false"}} {
+		s, err := scenarios.Load("fsdp-stage2.yaml", []byte(fsdpStage2MLP(c.boundary)), []string{"training.grad_accum=2", "training.grad_sync=last"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range r.Timeline() {
+			if e.Component == CompGathered && e.Delta != 0 {
+				got = append(got, fmt.Sprintf("%s%d%+d:%v", map[Phase]string{PhaseForward: "F", PhaseBackward: "B"}[e.Phase], e.Unit, e.Delta/1_000_000, r.OnlyInReducingMicroStep(e)))
+			}
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s: %q, want %q", c.boundary, g, c.want)
+		}
+	}
+}
+
 // TestFSDPStage2GatherZerosimOnly: the seeds' conventions keep stage 2's
 // whole 16-bit parameters (model.fsdpStage2), so no unit of theirs
 // gathers (UnitGather 0) even under an FSDP boundary; convention zerosim
