@@ -1,6 +1,11 @@
 package memory
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
 
 // TestOpRecomputeAttentionMLA: under op_recompute_attention the op policy
 // keeps neither the fused kernel's output nor its log-sum-exp in a block
@@ -49,6 +54,40 @@ func TestOpRecomputeAttentionMLA(t *testing.T) {
 			if dk, dr := sum(keep)-sum(keep2), sum(rebuild2)-sum(rebuild); dk != want || dr != want {
 				t.Errorf("%s %s: op_recompute_attention keeps %d fewer bytes and rebuilds %d more, want %d and %d", c.attention, policy, dk, dr, want, want)
 			}
+		}
+	}
+}
+
+// TestOpRecomputeAttentionScenario: training.op_recompute_attention
+// reaches the blocks' activations through the scenario (baseDims). By
+// hand for Llama blocks of hidden 64, 4 heads, at seq 16 and micro-batch
+// 1 (t = 16): 2·t·h + 4·a·s·b = 2·16·64 + 4·4·16 = 2,048 + 256 = 2,304
+// bytes per block move from Activation to Recompute; the embedding, final
+// norm and lm_head do not move.
+func TestOpRecomputeAttentionScenario(t *testing.T) {
+	const moved = 2*16*64 + 4*4*16
+	var units [2][]UnitInfo
+	for i, extra := range []string{"", ", op_recompute_attention: true"} {
+		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu: H100-80GB}\n" +
+			"model: {kind: transformer, arch: llama, hidden: 64, layers: 2, heads: 4, kv_heads: 4, ffn: 128, vocab: 1000, seq_len: 16}\n" +
+			"parallelism: {dp: 4, zero_stage: 3}\ntraining: {micro_batch: 1, recompute: op, attention: flash, attention_kernel: cudnn" + extra + "}\n"
+		s, err := scenarios.Load("op.yaml", []byte(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		units[i] = r.Units
+	}
+	for u := range units[0] {
+		want := int64(0)
+		if strings.HasPrefix(units[0][u].Name, "block.") {
+			want = moved
+		}
+		if dk, dr := units[0][u].Activation-units[1][u].Activation, units[1][u].Recompute-units[0][u].Recompute; dk != want || dr != want {
+			t.Errorf("%s: %d fewer bytes kept, %d more rebuilt; want %d and %d", units[0][u].Name, dk, dr, want, want)
 		}
 	}
 }
