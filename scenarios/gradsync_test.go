@@ -20,6 +20,9 @@ func TestGradSync(t *testing.T) {
 		{[]string{"parallelism.zero_stage=0", "stack=llm-foundry", "training.grad_sync=last"}, false, "", ""},
 		{[]string{"parallelism.zero_stage=0", "stack=deepspeed"}, false, "", ""},
 		{[]string{"parallelism.zero_stage=1", "training.grad_sync=every"}, true, "", ""},
+		// torchtitan's every is its DDP's (stage 0); at stage 1, which no
+		// setting of the stack runs, the rule of the other stacks: last.
+		{[]string{"parallelism.zero_stage=1", "stack=torchtitan"}, false, "stack torchtitan does not run ZeRO stage 1", ""},
 		// Stages 2 and 3: every unset, whatever the stack; last is FSDP's
 		// no_sync, modelled, but DeepSpeed's engine refuses it (boundary
 		// deepspeed, its preset, or a ZeRO++ key) and warns.
