@@ -653,12 +653,41 @@ func (b *builder) bucketGathers(ph Phase, after []int32) [][]int32 {
 			continue
 		}
 		t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: -1, Bucket: i,
-			Group: g, Bytes: bk.ParamBytes, After: slices.Clone(after)})
+			Group: g, Bytes: b.bucketGatherBytes(i), After: slices.Clone(after)})
 		for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
 			first[u] = append(first[u], t)
 		}
 	}
 	return first
+}
+
+// bucketGatherBytes is the bytes bucket i's all-gather moves at stages 1
+// and 2: its parameters in their dtype, but under FSDP's stage 2
+// (memory.FSDPStage2) with torchao's fp8 all-gather (FP8Gather) one byte
+// per element of the fp8 units' weights, as FSDP2 gathers them at stage 3
+// and as the memory model holds them (memory's unitInfos); the padding
+// keeps the parameters' dtype.
+func (b *builder) bucketGatherBytes(i int) int64 {
+	sc := b.sc
+	bk := sc.Buckets[i]
+	g := sc.Groups[bk.Group]
+	if fp8GathersPerMicroStep(b.s) == 0 || sc.Stage == 3 || g.ParamBytes <= 1 || g.Layout == nil {
+		return bk.ParamBytes
+	}
+	l := g.Layout
+	lb := l.Buckets[bk.Bucket]
+	bytes := bk.ParamBytes
+	for p := lb.FirstParam; p <= lb.LastParam; p++ {
+		if u := l.Params[p].Unit; u < 0 || u >= len(b.s.Model.LayerList) || !scenarios.FP8Linear(b.s.Model.LayerList[u]) {
+			continue
+		}
+		for _, seg := range l.Segments(p) {
+			if seg.Bucket == bk.Bucket {
+				bytes -= seg.Numel * (g.ParamBytes - 1)
+			}
+		}
+	}
+	return bytes
 }
 
 // microStep3 adds one micro-step of stage 3 after task prev (-1: none):
