@@ -496,6 +496,28 @@ func fp8CastBytes(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int6
 	return fp8CastTraffic(s, l, blockFP8Linears(d, ffn, megatron, megatron && !moeBlock(l)))
 }
 
+// fp8GathersPerMicroStep is how many times a micro-step all-gathers a unit
+// whose weights torchao's fp8 all-gather casts (training.fp8_all_gather,
+// FP8Gather): fsdp_pre_all_gather runs before every FSDP2 all-gather,
+// whatever reshard_after_forward is (torchao/float8/fsdp_utils.py
+// WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather at pytorch/ao
+// 8c81863ba85cce742244c0151c6683c5696bbe04). Two at stage 3 (forward,
+// and backward's after reshard_after_forward); one at FSDP's stage 2
+// (memory.FSDPStage2: fully_shard(reshard_after_forward=False) keeps the
+// unit from its forward to its post-backward, which reshards it, so
+// every micro-step gathers it once: regathersAt); 0 otherwise.
+func fp8GathersPerMicroStep(s *scenarios.Scenario) int64 {
+	switch {
+	case !s.Training.FP8Gather():
+		return 0
+	case s.Parallelism.Stage == 3:
+		return 2
+	case memory.FSDPStage2(s):
+		return 1
+	}
+	return 0
+}
+
 // fp8CastTraffic is the HBM traffic of the fp8 casts of the linears ls of
 // layer l under s's recipe (FP8CastRuleOf, FP8CastBytes), forward and
 // backward, the weights' once-a-step casts charged to each micro-batch's
@@ -516,13 +538,15 @@ func fp8CastBytes(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int6
 // element for each of the unit's two gathers (forward, and backward's
 // after reshard_after_forward), and 2 B per shard element a step,
 // instead of the 8 B per weight element of a recipe casting the gathered
-// weight.
+// weight. FSDP's stage 2 gathers the unit once a micro-step
+// (fp8GathersPerMicroStep): 3 B per shard element.
 func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (fwd, bwd int64, err error) {
 	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), s.Stack == "megatron", s.Training.Compile.Blocks())
 	if err != nil {
 		return 0, 0, err
 	}
-	gathered := s.Training.FP8Gather() && s.Parallelism.Stage == 3
+	gathers := fp8GathersPerMicroStep(s)
+	gathered := gathers > 0
 	if gathered {
 		rule.Weight = 2
 	}
@@ -537,7 +561,7 @@ func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (f
 			elems = c.Add(elems, c.Mul(x.N, x.K, max(x.Weights, 1)))
 		}
 		shard := int64(max(s.Parallelism.DP*max(s.Parallelism.CP, 1)/s.Parallelism.K, 1))
-		f = c.Add(f, (c.Mul(6, elems)+shard-1)/shard)
+		f = c.Add(f, (c.Mul(3*gathers, elems)+shard-1)/shard)
 		step = c.Add(step, (c.Mul(2, elems)+shard-1)/shard)
 	}
 	ga := max(s.Training.GradAccum, 1)

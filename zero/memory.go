@@ -186,7 +186,7 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 				task = find(Forward, PhaseCompute, ev.Unit)
 			case sc.Stage < 3:
 				// FSDP's stage 2 (memory.FSDPStage2): the schedule
-				// times its gathers per bucket (after the optimizer, or
+				// times its gathers per bucket (at the step's start and
 				// at a micro-step's start after a reshard: regathersAt);
 				// the memory model has the unit's unsharded parameters
 				// from its pre-forward unshard, issued as the compute of

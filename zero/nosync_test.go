@@ -23,10 +23,12 @@ import (
 //   - stage 3 gathers: a forward and a backward all-gathers per unit under
 //     no_sync too (FULL_SHARD and FSDP2 reshard after every backward).
 //   - stage 2 gathers: zerosim's (DeepSpeed's) stage 2 gathers once, after
-//     the optimizer; FSDP's gathers again in the forward of every
-//     micro-step after a reshard: FSDP1 SHARD_GRAD_OP reshards only after
-//     a reducing backward (a gathers when every micro-step reduces, 1 under
-//     no_sync), FSDP2 after every backward (a either way).
+//     the optimizer; FSDP's gathers in the forward of the step's first
+//     micro-step (its pre-forward unshard, memory.FSDPStage2) and again in
+//     the forward of every micro-step after a reshard: FSDP1 SHARD_GRAD_OP
+//     reshards only after a reducing backward (a gathers when every
+//     micro-step reduces, 1 under no_sync), FSDP2 after every backward (a
+//     either way).
 func TestNoSyncCollectives(t *testing.T) {
 	const a = 4
 	for _, c := range []struct {
@@ -46,11 +48,11 @@ func TestNoSyncCollectives(t *testing.T) {
 		{3, "deepspeed", "last", 1, a, 0, a, a, 0},
 		{2, "reshard", "every", 1, a, 0, 0, 0, 1},
 		{2, "reshard", "last", 1, 1, 0, 0, 0, 1},
-		{2, "fsdp1", "every", 1, a, 0, a - 1, 0, 1},
-		{2, "fsdp1", "last", 1, 1, 0, 0, 0, 1},
-		{2, "fsdp2", "every", 1, a, 0, a - 1, 0, 1},
-		{2, "fsdp2", "last", 1, 1, 0, a - 1, 0, 1},
-		{2, "fsdp2_head", "last", 1, 1, 0, a - 1, 0, 1},
+		{2, "fsdp1", "every", 1, a, 0, a, 0, 0},
+		{2, "fsdp1", "last", 1, 1, 0, 1, 0, 0},
+		{2, "fsdp2", "every", 1, a, 0, a, 0, 0},
+		{2, "fsdp2", "last", 1, 1, 0, a, 0, 0},
+		{2, "fsdp2_head", "last", 1, 1, 0, a, 0, 0},
 	} {
 		name := fmt.Sprintf("stage %d %s %s k=%d", c.stage, c.boundary, c.sync, c.k)
 		t.Run(name, func(t *testing.T) {

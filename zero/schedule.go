@@ -595,11 +595,22 @@ func (b *builder) stage012() error {
 	sc := b.sc
 	L := len(sc.Costs)
 	gather := sc.Stage > 0 && sc.N/sc.K > 1 // an intra group of one rank holds everything
-	overlapAG := gather && b.s.Communication.OverlapParamGather && sc.Overlap
+	// FSDP's ZeRO-2 (memory.FSDPStage2) gathers each unit in its
+	// pre-forward unshard, prefetched while the unit before computes
+	// (FSDP1's _pre_forward_unshard, FSDP2's pre_forward; see
+	// memory.FSDPStage2), not after the optimizer: the step's first
+	// micro-step gathers in its forward, overlapped with it, as its later
+	// micro-steps regather (regathersAt).
+	fsdpAG := gather && memory.FSDPStage2(b.s)
+	overlapAG := gather && (b.s.Communication.OverlapParamGather || fsdpAG) && sc.Overlap
 	// Parameter all-gathers at the step start (pre-hook pipeline, seed 000).
 	agFirst := make([][]int32, L) // unit → all-gathers it waits for
 	if overlapAG {
-		agFirst = b.bucketGathers(PhasePostOptAG, nil)
+		ph := PhasePostOptAG
+		if fsdpAG {
+			ph = PhaseForwardAG
+		}
+		agFirst = b.bucketGathers(ph, nil)
 	}
 	// Buckets become ready when the backward of their first unit is done;
 	// within a unit they are reduced in each group's reduce order.
@@ -653,12 +664,41 @@ func (b *builder) bucketGathers(ph Phase, after []int32) [][]int32 {
 			continue
 		}
 		t := b.add(Task{Kind: AllGather, Stream: ParamComm, Phase: ph, Unit: -1, Bucket: i,
-			Group: g, Bytes: bk.ParamBytes, After: slices.Clone(after)})
+			Group: g, Bytes: b.bucketGatherBytes(i), After: slices.Clone(after)})
 		for u := bk.FirstUnit; u <= bk.LastUnit; u++ {
 			first[u] = append(first[u], t)
 		}
 	}
 	return first
+}
+
+// bucketGatherBytes is the bytes bucket i's all-gather moves at stages 1
+// and 2: its parameters in their dtype, but under FSDP's stage 2
+// (memory.FSDPStage2) with torchao's fp8 all-gather (FP8Gather) one byte
+// per element of the fp8 units' weights, as FSDP2 gathers them at stage 3
+// and as the memory model holds them (memory's unitInfos); the padding
+// keeps the parameters' dtype.
+func (b *builder) bucketGatherBytes(i int) int64 {
+	sc := b.sc
+	bk := sc.Buckets[i]
+	g := sc.Groups[bk.Group]
+	if fp8GathersPerMicroStep(b.s) == 0 || sc.Stage == 3 || g.ParamBytes <= 1 || g.Layout == nil {
+		return bk.ParamBytes
+	}
+	l := g.Layout
+	lb := l.Buckets[bk.Bucket]
+	bytes := bk.ParamBytes
+	for p := lb.FirstParam; p <= lb.LastParam; p++ {
+		if u := l.Params[p].Unit; u < 0 || u >= len(b.s.Model.LayerList) || !scenarios.FP8Linear(b.s.Model.LayerList[u]) {
+			continue
+		}
+		for _, seg := range l.Segments(p) {
+			if seg.Bucket == bk.Bucket {
+				bytes -= seg.Numel * (g.ParamBytes - 1)
+			}
+		}
+	}
+	return bytes
 }
 
 // microStep3 adds one micro-step of stage 3 after task prev (-1: none):
@@ -822,15 +862,16 @@ func reducesAt(s *scenarios.Scenario, m int) bool {
 // and left so by set_requires_gradient_sync (FSDPParamGroup.post_backward,
 // torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at
 // 002a76fbfea0ac0f199e4b8e2a0691074796c908; neither Accelerate's no_sync
-// nor torchtitan calls set_reshard_after_backward). Micro-step 0's gathers
-// are the step's post-optimizer all-gather: the step before ended in a
-// reducing micro-step, which resharded. zerosim's own stage 2, and
-// DeepSpeed's and Megatron-LM's, keep the whole 16-bit parameters and
-// gather once per step. FSDP's memory is its own (memory.FSDPStage2): the
-// shard at rest, each unit's unsharded parameters from its forward to its
-// post-backward; the replay binds them to the unit's compute (bindMemory),
-// these gathers stay the timing's. The one rule the schedule and
-// countTasks' bound share.
+// nor torchtitan calls set_reshard_after_backward). Micro-step 0 gathers
+// in its forward too (stage012: the step before ended in a reducing
+// micro-step, which resharded, and FSDP unshards a unit in its
+// pre-forward, memory.FSDPStage2). zerosim's own stage 2, and DeepSpeed's
+// and Megatron-LM's, keep the whole 16-bit parameters and gather once per
+// step, after the optimizer. FSDP's memory is its own: the shard at rest,
+// each unit's unsharded parameters from its forward to its post-backward;
+// the replay binds them to the unit's compute (bindMemory), the bucket
+// gathers stay the timing's. The one rule the schedule and countTasks'
+// bound share.
 func regathersAt(s *scenarios.Scenario, m int) bool {
 	bd := s.Communication.Boundary
 	if s.Parallelism.Stage != 2 || m == 0 || bd != scenarios.BoundaryFSDP1 && !bd.FSDP2() {
