@@ -93,6 +93,10 @@ func FP8GEMMs(l Layer, ep int) int64 {
 //     die's, B300's.
 //   - GB200: bf16 1,822.0 of 2,500, fp8 3,615.6 of 5,000 (both torch
 //     2.10.0.dev20250916+cu130): 0.99.
+//   - GH200-96GB: bf16 828.6 of 989, fp8 1,535.0 of 1,979 (both torch
+//     2.6.0+cu126): 0.93, measured on the 900 W 141GiB HBM3e variant,
+//     whose Hopper die and peaks are the 96GB one's (GEMMs at their best
+//     shape are bound by the tensor cores, not by HBM).
 //   - every other GPU: no fp8 row (the table's MI300X fp8 row is empty;
 //     no other same-source bf16 and fp8 GEMM figures for AMD's MI300X,
 //     MI325X, MI350X, MI355X or for L40S, L4, RTX4090, RTX5090 were
@@ -122,6 +126,8 @@ func DefaultFP8GEMMRatio(gpu string) (ratio float64, from string, ok bool) {
 		return 0.95, mamf, true
 	case "GB200":
 		return 0.99, mamf, true
+	case "GH200-96GB":
+		return 0.93, mamf, true
 	}
 	return 1, "", false
 }

@@ -29,6 +29,7 @@ func TestFP8GEMMRatioDerivation(t *testing.T) {
 		{"B300", ratio(3353.3, 4500, 1769.0, 2250)},
 		{"GB300", ratio(3353.3, 4500, 1769.0, 2250)},
 		{"GB200", ratio(3615.6, 5000, 1822.0, 2500)},
+		{"GH200-96GB", ratio(1535.0, 1979, 828.6, 989)},
 	} {
 		got, from, ok := DefaultFP8GEMMRatio(c.gpu)
 		if !ok || from == "" || math.Abs(got-c.want) > 0.005 {
