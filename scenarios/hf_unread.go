@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,20 +82,27 @@ func hfKeyText(key string) string {
 	return clip(key)
 }
 
+// hfKey is a key of config.json as the file spells it, with the prefix
+// of the object holding it ("" or "text_config.").
+type hfKey struct{ prefix, name string }
+
+// text is the key as a note or an error prints it (hfKeyText).
+func (k hfKey) text() string { return k.prefix + hfKeyText(k.name) }
+
 // unreadKeys returns the keys of config.json (and of its text_config,
 // prefixed, when the import read it) that the import neither read nor
 // knows to be inert (hfInertKey), sorted. transformers
 // keeps such a key as an attribute of the config and builds the model
 // without it, as zerosim counts it; the user is told (a near-miss of a key
 // that sizes the model is refused: nearMissKey).
-func (c *hfConfig) unreadKeys() []string {
-	var out []string
+func (c *hfConfig) unreadKeys() []hfKey {
+	var out []hfKey
 	add := func(m map[string]any, prefix string) {
 		for k := range m {
 			if c.read[prefix+k] || hfInertKey(k) {
 				continue
 			}
-			out = append(out, prefix+hfKeyText(k))
+			out = append(out, hfKey{prefix, k})
 		}
 	}
 	add(c.m, "")
@@ -103,21 +111,18 @@ func (c *hfConfig) unreadKeys() []string {
 			add(tc, "text_config.")
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].text() < out[j].text() })
 	return out
 }
 
-// nearRead is the key the import read, one edit from unread (both at the
-// same level, nearMin letters or more), "" when there is none or several.
-func (c *hfConfig) nearRead(unread string) string {
-	prefix, key := "", unread
-	if i := strings.LastIndex(unread, "."); i >= 0 {
-		prefix, key = unread[:i+1], unread[i+1:]
-	}
+// nearRead is the key the import read, one edit from the file's key k
+// as the file spells it (both at the same level, nearMin letters or
+// more), "" when there is none or several.
+func (c *hfConfig) nearRead(k hfKey) string {
 	near := ""
 	for r := range c.read {
-		rk, ok := strings.CutPrefix(r, prefix)
-		if !ok || strings.Contains(rk, ".") || len(rk) < nearMin || len(key) < nearMin || !editDistance1(rk, key) {
+		rk, ok := strings.CutPrefix(r, k.prefix)
+		if !ok || strings.Contains(rk, ".") || len(rk) < nearMin || len(k.name) < nearMin || !editDistance1(rk, k.name) {
 			continue
 		}
 		if near != "" && near != rk {
@@ -129,28 +134,35 @@ func (c *hfConfig) nearRead(unread string) string {
 }
 
 // checkUnread refuses a key one edit from a key the import of arch read
-// that the file lacks (num_key_value_head for num_key_value_heads:
-// transformers keeps the misspelt key as an attribute and builds with the
-// class default, so grouped queries silently become one key/value head per
-// query head), as the llm-foundry import refuses a near-miss of a
-// TrainConfig key, and returns the other unread keys for the import's
-// note, a near-miss of a key the file also gives with its did-you-mean.
+// that the file lacks (num_key_value_head for num_key_value_heads, or
+// "num_key_value_heads " with a trailing space: transformers keeps the
+// misspelt key as an attribute and builds with the class default, so
+// grouped queries silently become one key/value head per query head), as
+// the llm-foundry import refuses a near-miss of a TrainConfig key, and
+// returns the other unread keys for the import's note, a near-miss of a
+// key the file also gives with its did-you-mean.
 func (c *hfConfig) checkUnread(arch string) ([]string, error) {
 	var notes []string
 	for _, k := range c.unreadKeys() {
 		near := c.nearRead(k)
 		if near == "" {
-			notes = append(notes, k)
+			notes = append(notes, k.text())
 			continue
 		}
 		obj := c.m
-		if strings.HasPrefix(k, "text_config.") {
+		if k.prefix != "" {
 			obj, _ = c.m["text_config"].(map[string]any)
 		}
 		if _, given := obj[near]; !given {
-			return nil, c.errorf("%s is not a key zerosim's %s import reads (did you mean %s? transformers keeps an unknown key as an attribute and builds the model with %s's default: rename it to %s)", k, arch, near, near, near)
+			msg := fmt.Sprintf("%s is not a key zerosim's %s import reads (did you mean %s? transformers keeps an unknown key as an attribute and builds the model with %s's default: rename it to %s)", k.text(), arch, near, near, near)
+			if off, ok := c.keys.at[k.prefix+k.name]; ok {
+				// At the key as the file spells it, which a quoted
+				// text does not lead the message with (jsonKeys.where).
+				return nil, fmt.Errorf("%s: %s", jsonPos(c.file, c.keys.data, off), msg)
+			}
+			return nil, c.errorf("%s", msg)
 		}
-		notes = append(notes, k+" (did you mean "+near+"? it is given too)")
+		notes = append(notes, k.text()+" (did you mean "+near+"? it is given too)")
 	}
 	return notes, nil
 }

@@ -42,6 +42,14 @@ func TestHFUnreadKeys(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("misspelt kv heads:\n got %v\nwant %s", err, want)
 	}
+	// A trailing space is one edit too: refused at the quoted key, not
+	// noted while the count takes 32 kv heads.
+	typo = strings.Replace(llama, `"num_key_value_heads"`, `"num_key_value_heads "`, 1)
+	_, err = ImportHF("l.json", []byte(typo))
+	want = "l.json:" + at(typo, "num_key_value_heads ") + `: "num_key_value_heads " is not a key zerosim's LlamaForCausalLM import reads (did you mean num_key_value_heads?`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("kv heads with a trailing space:\n got %v\nwant %s…", err, want)
+	}
 	// Beside the real key: noted with the did-you-mean, the count the real key's.
 	both := strings.Replace(llama, `"num_key_value_heads": 8,`, `"num_key_value_heads": 8, "num_key_value_head": 4,`, 1)
 	hm, err = ImportHF("l.json", []byte(both))

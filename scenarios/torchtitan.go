@@ -765,8 +765,8 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 		t.note("model.flavor %s runs FlexAttention with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores), its speed taken as attention_kernel fa2's", t.Flavor)
 		return
 	}
-	switch t.Cluster.GPU {
-	case "A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H100-PCIe", "H200", "GH200-96GB", "B200", "GB200", "B300", "GB300":
+	switch {
+	case slices.Contains(ttCuDNNGPUs, t.Cluster.GPU):
 		t.AttentionKernel = KernelCuDNN
 		t.src("attention_kernel", "ScaledDotProductAttentionWrapper's sdpa_kernel priority: cuDNN, Flash, Math (torchtitan/models/attention.py at 238fa99)")
 		t.note("model.flavor %s attends through SDPA with enable_gqa under sdpa_kernel priority cuDNN, Flash, Math: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores) with attention_kernel cudnn", t.Flavor)

@@ -220,11 +220,11 @@ var ttPreCuDNNSaved = map[string]string{
 
 // ttBlackwell are the presets of compute capability 10.0 and up on which
 // zerosim runs cuDNN's attention (sm100, sm103); ttCuDNNGPUs every preset
-// it runs it on (gqaAttention's list: the NVIDIA data-centre GPUs from
-// the A100 on).
+// it runs it on, gqaAttention and readCuDNNEra alike: the NVIDIA
+// data-centre GPUs from the A100 on.
 var (
 	ttBlackwell = []string{"B200", "GB200", "B300", "GB300"}
-	ttCuDNNGPUs = []string{"A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H200", "B200", "GB200", "B300", "GB300"}
+	ttCuDNNGPUs = []string{"A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H100-PCIe", "H200", "GH200-96GB", "B200", "GB200", "B300", "GB300"}
 )
 
 // readCuDNNEra sets the attention kernel and the op policy's treatment of

@@ -120,6 +120,12 @@ func TestImportTorchtitanCuDNNEra(t *testing.T) {
 			"(set training.op_recompute_attention: true if yours is one)"},
 		{"238fa99 print_args H100", "llama3_8b.toml", "H100-80GB", []string{"[job]", "[job]\nprint_args = false"}, KernelFA2, AttentionSDPA, false,
 			"job.print_args dates the file before b39377f but not before 6a3a9da: the kernel stays fa2"},
+		// The presets added after the list was first written: Hopper,
+		// told of 6a3a9da's cuDNN as the H100 is.
+		{"238fa99 print_args H100-PCIe", "llama3_8b.toml", "H100-PCIe", []string{"[job]", "[job]\nprint_args = false"}, KernelFA2, AttentionSDPA, false,
+			"job.print_args dates the file before b39377f but not before 6a3a9da: the kernel stays fa2"},
+		{"238fa99 GH200-96GB", "llama3_8b.toml", "GH200-96GB", nil, KernelCuDNN, AttentionFlash, false,
+			"(set training.op_recompute_attention: true if yours is one)"},
 		{"238fa99 print_args B200", "llama3_8b.toml", "B200", []string{"[job]", "[job]\nprint_args = false"}, KernelCuDNN, AttentionSDPA, true,
 			"job.print_args dates it before b39377f"},
 	} {
