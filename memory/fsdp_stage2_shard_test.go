@@ -16,12 +16,13 @@ import (
 // 3 real ones, rank 3 holds element 9 alone, R = 1):
 //
 //	rank 0: params 3·2 = 6 B, padding 0
-//	rank 3: params 1·2 = 2 B, padding (3−1)·(2 params + 2 grads + 4 master
-//	        + 4 + 4 Adam) = 32 B
+//	rank 3: params 1·2 = 2 B, padding (3−1)·(2 params + 4 master + 4 + 4
+//	        Adam) = 28 B
 //
-// and both at rest 3·(2+2+4+4+4) + one 12-element bf16 staging bucket 24 =
-// 72 B. Dropping the parameter shard's padding would put rank 3 at 28 B of
-// padding, 68 B at rest.
+// and both at rest 3·(2+4+4+4) = 42 B: FSDP's ZeRO-2 keeps no gradients
+// and no staging bucket between steps, as its ZeRO-3 (unitGrads). Dropping
+// the parameter shard's padding would put rank 3 at 26 B of padding, 40 B
+// at rest.
 func TestFSDPStage2ShardPadding(t *testing.T) {
 	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu: A100-80GB}\n" +
 		"model:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n    - {name: l0, params: 10, fwd: 1ms, bwd: 2ms}\n" +
@@ -33,13 +34,13 @@ func TestFSDPStage2ShardPadding(t *testing.T) {
 	for _, c := range []struct {
 		rank            int
 		params, padding int64
-	}{{0, 6, 0}, {3, 2, 32}} {
+	}{{0, 6, 0}, {3, 2, 28}} {
 		r, err := Analyze(s, Options{Rank: c.rank})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p, pad := r.Component(CompParams).AtRest, r.Component(CompPadding).AtRest; p != c.params || pad != c.padding || r.AtRest != 72 {
-			t.Errorf("rank %d: params %d B, padding %d B, at rest %d B; want %d, %d, 72", c.rank, p, pad, r.AtRest, c.params, c.padding)
+		if p, pad := r.Component(CompParams).AtRest, r.Component(CompPadding).AtRest; p != c.params || pad != c.padding || r.AtRest != 42 {
+			t.Errorf("rank %d: params %d B, padding %d B, at rest %d B; want %d, %d, 42", c.rank, p, pad, r.AtRest, c.params, c.padding)
 		}
 	}
 }
@@ -48,8 +49,8 @@ func TestFSDPStage2ShardPadding(t *testing.T) {
 // parameters whole, so FSDP's ZeRO-2 gathers nothing (timeline.go's
 // unitInfos: Spec.Shards > 1). By hand for two bf16 layers of 1M and 2M
 // parameters on one GPU: no gathered-params event, UnitGather 0, and at
-// rest params 3M·2 = 6 MB, grads 6 MB, fp32 master 12 MB, Adam 24 MB, one
-// 3M-element bf16 staging bucket 6 MB = 54,000,000 B.
+// rest params 3M·2 = 6 MB, fp32 master 12 MB, Adam 24 MB = 42,000,000 B
+// (no gradients and no staging bucket between steps, as at ZeRO-3).
 func TestFSDPStage2OneRank(t *testing.T) {
 	y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 1, gpu: H100-80GB}\n" +
 		"model:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n" +
@@ -63,8 +64,8 @@ func TestFSDPStage2OneRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.AtRest != 54_000_000 {
-		t.Errorf("at rest %d B, want 54000000", r.AtRest)
+	if r.AtRest != 42_000_000 {
+		t.Errorf("at rest %d B, want 42000000", r.AtRest)
 	}
 	for u := range r.Units {
 		if g := r.UnitGather(u); g != 0 {
