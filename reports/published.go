@@ -69,14 +69,21 @@ func fitsRange(lo, hi string) string {
 }
 
 // planAtFits is plan's gives line's figures for its pick at the published
-// fits (sweep.Plan.PickAtFits), "" when the pick was not replayed there.
+// fits (sweep.Plan.PickAtFits), "" when the pick was not replayed there:
+// tokens/s per GPU, MFU and step in the order of the default's figures
+// before them, and the runs without their GPU (only runs on the plan's
+// GPU are replayed: sweep.AtPublishedFits, and plan's first line names
+// it). Terser than run's (fitsWho, "calibrate to narrow it"): the gives
+// line keeps to two lines, so that plan keeps to one screen
+// (TestPlanOneScreen).
 func planAtFits(f *sweep.PublishedFits) string {
 	if f == nil {
 		return ""
 	}
-	return fmt.Sprintf("; %s, MFU %s %%, step %s at %s (calibrate to narrow it)",
+	return fmt.Sprintf("; %s, %s %%, %s at the %s of %s",
 		fitsRange(tps(f.Low.TokensPerSecPerGPU), tps(f.High.TokensPerSecPerGPU)), fitsRange(fmt.Sprintf("%.1f", 100*f.Low.MFU), fmt.Sprintf("%.1f", 100*f.High.MFU)),
-		fitsRange(planDur(f.High.StepTime), planDur(f.Low.StepTime)), fitsWho(f))
+		fitsRange(planDur(f.High.StepTime), planDur(f.Low.StepTime)), zero.FittedRange(f.Low.Efficiency, f.High.Efficiency),
+		strings.TrimSpace(zero.PublishedRuns(f.Runs, f.FP8, "")))
 }
 
 // publishedFitsJSON is sweep.PublishedFits in run's result.json and

@@ -54,7 +54,7 @@ func TestRunHeadlineAtPublishedFits(t *testing.T) {
 // default's figures.
 func TestPlanAtFits(t *testing.T) {
 	f := fitsExample
-	want := "; 5,999–7,442, MFU 35.1–43.6 %, step 2.20–2.73 s at the 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted (calibrate to narrow it)"
+	want := "; 5,999–7,442, 35.1–43.6 %, 2.20–2.73 s at the 0.45–0.62 of 8 published bf16 runs"
 	if got := planAtFits(&f); got != want {
 		t.Errorf("planAtFits:\n got %q\nwant %q", got, want)
 	}

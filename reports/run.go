@@ -304,7 +304,7 @@ func (run *Run) headline() [][2]string {
 		{"fits in GPU memory", run.Fit().String()},
 		{"zerosim", ReadBuild().String()},
 	}
-	if e := efficiencyText(s); e != "" {
+	if e := efficiencyText(s, run.AtFits != nil); e != "" {
 		// Where the step's speed came from, next to the step time.
 		at := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "step time" })
 		rows = slices.Insert(rows, at, [2]string{"compute efficiency", e})
@@ -419,10 +419,11 @@ func groupText(s *scenarios.Scenario, n int) string {
 // which it sets beside what the published runs of docs/validation.md
 // fitted on the same GPU (zero.PublishedRange): a value above them makes
 // the step optimistic. An efficiency the replay fits to training.mfu
-// needs no line: "".
-func efficiencyText(s *scenarios.Scenario) string {
+// needs no line: "". atFits says that the headline's lines below it give
+// the step at the published fits too (sweep.AtPublishedFits).
+func efficiencyText(s *scenarios.Scenario, atFits bool) string {
 	t := &s.Training
-	line := efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU)
+	line := efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU, atFits)
 	if line == "" {
 		return ""
 	}
@@ -471,15 +472,15 @@ func calibratedHigh(s *scenarios.Scenario) string {
 // efficiencyLine is efficiencyText (run's headline, plan's summary) of
 // eff from a calibration (from), zerosim's default (byDefault) or the
 // scenario's training.compute_efficiency, fitted to training.mfu or not,
-// of the fp8 or the bf16 peak, on gpu.
-func efficiencyLine(eff float64, from string, byDefault, mfu, fp8 bool, gpu string) string {
+// of the fp8 or the bf16 peak, on gpu; atFits as efficiencyText's.
+func efficiencyLine(eff float64, from string, byDefault, mfu, fp8 bool, gpu string, atFits bool) string {
 	switch {
 	case from != "":
 		return fmtEff(eff) + " of the dense peak for large GEMMs, from " + from
 	case mfu || eff <= 0:
 		return ""
 	}
-	return publishedEfficiencyText(eff, byDefault, fp8, gpu)
+	return publishedEfficiencyText(eff, byDefault, fp8, gpu, atFits)
 }
 
 // efficiencyBrief is efficiencyLine in one line of plan's summary: the
@@ -505,18 +506,25 @@ func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu str
 }
 
 // publishedEfficiencyText is efficiencyLine for eff on gpu beside the
-// published runs.
-func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string) string {
+// published runs. With atFits (the headline's step time, tokens/s and
+// utilization lines give the step at the runs' fits too) it points at
+// those lines rather than saying which way to expect the step.
+func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string, atFits bool) string {
 	const calibrate = "calibrate: zerosim calibrate --train-log or --step-time"
 	c := comparePublished(eff, byDefault, fp8, gpu)
 	head := fmt.Sprintf("%s of the dense peak for large GEMMs (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
 		return fmt.Sprintf("%s; no published %s run in docs/validation.md to set it beside; %s", head, c.kind, calibrate)
-	case c.side > 0:
-		return fmt.Sprintf("%s: above %s, so expect a slower step; %s", head, c.rangeText(), calibrate)
-	case c.side < 0:
-		return fmt.Sprintf("%s: below %s, so expect a faster step; %s", head, c.rangeText(), calibrate)
+	case c.side != 0:
+		side, then := "above", ", so expect a slower step"
+		if c.side < 0 {
+			side, then = "below", ", so expect a faster step"
+		}
+		if atFits {
+			then = ": the lines below give the step at those fits"
+		}
+		return fmt.Sprintf("%s: %s %s%s; %s", head, side, c.rangeText(), then, calibrate)
 	}
 	return fmt.Sprintf("%s: %s fitted %s (docs/validation.md); %s", head, c.runs, c.fitted, calibrate)
 }

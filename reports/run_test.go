@@ -649,27 +649,38 @@ func TestPublishedEfficiencyText(t *testing.T) {
 			}
 			return tc.lo, tc.hi, tc.n, tc.onGPU
 		}
-		if got := efficiencyLine(tc.eff, "", tc.def, false, tc.fp8, tc.gpu); got != tc.want {
+		if got := efficiencyLine(tc.eff, "", tc.def, false, tc.fp8, tc.gpu, false); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 		if got := efficiencyBrief(tc.eff, "", tc.def, false, tc.fp8, tc.gpu); got != tc.brief {
 			t.Errorf("%s, plan:\n got %q\nwant %q", tc.name, got, tc.brief)
 		}
-		if got := efficiencyBrief(tc.eff, "", tc.def, true, tc.fp8, tc.gpu) + efficiencyLine(tc.eff, "", tc.def, true, tc.fp8, tc.gpu); got != "" {
+		if got := efficiencyBrief(tc.eff, "", tc.def, true, tc.fp8, tc.gpu) + efficiencyLine(tc.eff, "", tc.def, true, tc.fp8, tc.gpu, true); got != "" {
 			t.Errorf("%s under training.mfu: %q, want nothing", tc.name, got)
 		}
 	}
 }
 
 // TestEfficiencyLineDoc: docs/compute-model.md quotes the line of the
-// default efficiency on an H100 (up to its calibrate hint).
+// default efficiency on an H100 (up to its calibrate hint), as run prints
+// it: with the step at the published fits on the lines below.
 func TestEfficiencyLineDoc(t *testing.T) {
-	line := publishedEfficiencyText(scenarios.DefaultComputeEfficiency, true, false, "H100-80GB")
+	line := publishedEfficiencyText(scenarios.DefaultComputeEfficiency, true, false, "H100-80GB", true)
 	quote, _, ok := strings.Cut(line, "; calibrate:")
 	if !ok {
 		t.Fatalf("line %q has no calibrate hint", line)
 	}
 	goldenfile.CheckQuotes(t, "../docs/compute-model.md", "publishedEfficiencyText(0.8, bf16, H100-80GB)", quote)
+}
+
+// fitsWhoDefault is the published bf16 runs on the default example's
+// H100 and the range they fitted, as run's lines quote them.
+func fitsWhoDefault(t *testing.T) string {
+	lo, hi, n, onGPU := zero.PublishedRange("H100-80GB", false)
+	if !onGPU {
+		t.Fatal("no published bf16 run on H100-80GB")
+	}
+	return "the " + zero.FittedRange(lo, hi) + " that " + zero.PublishedRuns(n, false, "on H100-80GB") + " fitted"
 }
 
 // TestEfficiencyLine: the headline's compute efficiency line sets the
@@ -680,11 +691,14 @@ func TestEfficiencyLine(t *testing.T) {
 		sets []string
 		want string
 	}{
-		{nil, "compute efficiency:  " + publishedEfficiencyText(scenarios.DefaultComputeEfficiency, true, false, "H100-80GB") + "\n"},
-		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, false, "H100-80GB") + "\n"},
+		// At the default the step is replayed at the published fits too,
+		// and the line points at them (not "so expect a slower step").
+		{nil, "compute efficiency:  0.8 of the dense peak for large GEMMs (zerosim's default): above " + fitsWhoDefault(t) +
+			" (docs/validation.md): the lines below give the step at those fits; calibrate: zerosim calibrate --train-log or --step-time\n"},
+		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, false, "H100-80GB", false) + "\n"},
 		// 0.8 given is the scenario's, not the default (it said "zerosim's
 		// default", QA17 L9).
-		{[]string{"training.compute_efficiency=0.8"}, "compute efficiency:  " + publishedEfficiencyText(0.8, false, false, "H100-80GB") + "\n"},
+		{[]string{"training.compute_efficiency=0.8"}, "compute efficiency:  " + publishedEfficiencyText(0.8, false, false, "H100-80GB", false) + "\n"},
 		{[]string{"training.mfu=0.4"}, ""},
 	} {
 		data, _ := scenarios.Example("default")
@@ -696,8 +710,12 @@ func TestEfficiencyLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		fits, err := sweep.AtPublishedFits(s, res)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var b strings.Builder
-		if err := WriteRunTable(&b, &Run{Scenario: s, Result: res}); err != nil {
+		if err := WriteRunTable(&b, &Run{Scenario: s, Result: res, AtFits: fits}); err != nil {
 			t.Fatal(err)
 		}
 		has := strings.Contains(b.String(), "compute efficiency:")
@@ -1222,7 +1240,7 @@ func TestFP8RatioText(t *testing.T) {
 		if got := fp8RatioText(s); got != c.want {
 			t.Errorf("%s%s fp8 %s: %q, want %q", c.gpu, c.extra, c.fp8, got, c.want)
 		}
-		if line := efficiencyText(s); !strings.HasSuffix(line, c.want) {
+		if line := efficiencyText(s, false); !strings.HasSuffix(line, c.want) {
 			t.Errorf("%s%s fp8 %s: efficiency line %q does not end with it", c.gpu, c.extra, c.fp8, line)
 		}
 	}

@@ -543,11 +543,22 @@ func outsidePublished(s *scenarios.Scenario, eff float64) string {
 	case text == "" || side == 0:
 		return ""
 	case side < 0:
-		return fmt.Sprintf("the fitted compute efficiency %.4f is below %s: the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below cluster.peak_bf16, a slower network or host), and that time then scales with every what-if that moves the GEMMs (training.fp8, another cluster.gpu, the model's size): describe those parts of the step before trusting such what-ifs",
-			eff, text)
+		return fmt.Sprintf("the fitted compute efficiency %.4f is below %s: the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below %s, a slower network or host), and that time then scales with every what-if that moves the GEMMs (training.fp8, another cluster.gpu, the model's size): describe those parts of the step before trusting such what-ifs",
+			eff, text, gemmPeakKey(s))
 	}
 	return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the fit credits the GEMMs with time the scenario charges elsewhere (an attention kernel faster than training.attention_kernel's rate, a faster network or overlap than the scenario's), and that credit then scales with every what-if that moves the GEMMs (training.fp8, another cluster.gpu, the model's size): describe those parts of the step before trusting such what-ifs",
 		eff, text)
+}
+
+// gemmPeakKey is the scenario key of the peak the fitted efficiency is a
+// fraction of: cluster.peak_fp8 under training.fp8 (the GEMMs run at
+// peak_fp8 · compute_efficiency · fp8_gemm_ratio: scenarios.Cluster),
+// cluster.peak_bf16 otherwise.
+func gemmPeakKey(s *scenarios.Scenario) string {
+	if s.Training.FP8 != scenarios.FP8None {
+		return "cluster.peak_fp8"
+	}
+	return "cluster.peak_bf16"
 }
 
 // notFitting says when s does not fit in GPU memory by the memory model

@@ -25,22 +25,26 @@ import (
 // NIC per node, plan answers on one screen (≤ 40 lines of ≤ 120 columns):
 // stage, K, micro-batch, checkpointing, tokens/s and whether it fits,
 // without raw picoseconds; -o writes the files, plan.csv holding every row
-// of plan.json.
+// of plan.json. Llama-2-70B on 64 × 8 H100 and torchao's float8 Llama-3-8B
+// (a stack: line, a three-line why) keep to the screen too, with the pick
+// at the published fits on the gives line (both ran to 41 lines).
 func TestPlanOneScreen(t *testing.T) {
+	for _, args := range [][]string{
+		{"plan", "default", "--set", "model.preset=llama2-70b", "--set", "cluster.nodes=64", "--set", "parallelism.dp=512", "--global-batch", "2048", "--tokens", "2T"},
+		{"plan", "../../testdata/validation/torchao-float8-llama3-8b-h100.yaml", "--global-batch", "64", "--tokens", "1T"},
+	} {
+		out, errOut, code := sweepCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		checkOneScreen(t, out)
+	}
 	dir := t.TempDir()
 	out, errOut, code := sweepCLI(t, "plan", "llama2-13b-a100-eth", "--tokens", "1T", "-o", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) > 40 {
-		t.Errorf("%d lines, want ≤ 40:\n%s", len(lines), out)
-	}
-	for i, l := range lines {
-		if n := utf8.RuneCountInString(l); n > 120 {
-			t.Errorf("line %d has %d columns: %s", i+1, n, l)
-		}
-	}
+	checkOneScreen(t, out)
 	for _, want := range []string{"run:   ZeRO stage 3", "micro-batch", "checkpointing", "tokens/s per GPU", "fits: yes", "GPU-hours", "front: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -79,6 +83,24 @@ func TestPlanOneScreen(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// checkOneScreen fails t unless out is at most 40 lines of at most 120
+// columns, the picked configuration at the published fits on them.
+func checkOneScreen(t *testing.T, out string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) > 40 {
+		t.Errorf("%d lines, want ≤ 40:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("line %d has %d columns: %s", i+1, n, l)
+		}
+	}
+	if !strings.Contains(out, "published bf16 runs;") {
+		t.Errorf("gives no published fits:\n%s", out)
 	}
 }
 
