@@ -749,6 +749,16 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
 	}
+	// Above the range (400 ms fits 0.6322) the warning names the fp8 peak
+	// too, and so does the refusal of a step no efficiency reaches.
+	_, errOut, code = runCLI("calibrate", "--step-time", "400ms", "default", "--set", "training.fp8=torchao", "--file", file)
+	if code != 0 || !strings.Contains(errOut, "0.6322 is above the 0.30–0.51") || !strings.Contains(errOut, "or cluster.peak_fp8 is below the GPU's") {
+		t.Errorf("400ms: exit %d, stderr %q; want the above-range warning naming cluster.peak_fp8", code, errOut)
+	}
+	_, errOut, code = runCLI("calibrate", "--step-time", "150ms", "default", "--set", "training.fp8=torchao", "--file", file)
+	if code != 2 || !strings.Contains(errOut, "the scenario's cluster.peak_fp8, links and model") {
+		t.Errorf("150ms: exit %d, stderr %q; want a refusal naming cluster.peak_fp8", code, errOut)
+	}
 }
 
 // TestCalibrateOutsidePublished (QA33 MED-3): a --step-time fit outside

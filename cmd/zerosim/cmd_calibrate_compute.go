@@ -425,9 +425,9 @@ func unreachable(err error, s *scenarios.Scenario, trace bool) string {
 		return fmt.Sprintf("cannot be reached at efficiency ≥ %g: even at %g the %s of %s takes %v, less than %s; the measurement is likely of another workload: check the scenario's model, batch (micro_batch, grad_accum, seq_len) and GPUs against the measured run's",
 			zero.MinEfficiency, zero.MinEfficiency, u.What, s.Name, u.Best, what)
 	}
-	fix := "check that it is the time of one optimizer step (every micro-step) and the scenario's cluster.peak_bf16, links and model"
+	fix := "check that it is the time of one optimizer step (every micro-step) and the scenario's " + gemmPeakKey(s) + ", links and model"
 	if trace {
-		fix = "check that the trace is of this scenario's run, and the scenario's cluster.peak_bf16 and model"
+		fix = "check that the trace is of this scenario's run, and the scenario's " + gemmPeakKey(s) + " and model"
 	}
 	if trace {
 		return fmt.Sprintf("cannot be reached at efficiency ≤ 1: even at 1 the %s of %s takes %v, the trace %v; %s", u.What, s.Name, u.Best, u.Measured, fix)
@@ -589,10 +589,10 @@ func highEfficiency(s *scenarios.Scenario, eff float64, kernels bool) string {
 		return ""
 	}
 	if kernels {
-		return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the trace's GEMM kernels likely ran at another precision or size than the scenario's (training.fp8, model, micro_batch, seq_len), or cluster.peak_bf16 is below the GPU's; check them against the traced run", eff, what)
+		return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the trace's GEMM kernels likely ran at another precision or size than the scenario's (training.fp8, model, micro_batch, seq_len), or %s is below the GPU's; check them against the traced run", eff, what, gemmPeakKey(s))
 	}
-	return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the measured step is likely of a smaller run than %s (model, micro_batch × grad_accum × dp, seq_len) or of one micro-step rather than an optimizer step, or cluster.peak_bf16 is below the GPU's; check them against the measured run",
-		eff, what, s.Name)
+	return fmt.Sprintf("the fitted compute efficiency %.4f is above %s: the measured step is likely of a smaller run than %s (model, micro_batch × grad_accum × dp, seq_len) or of one micro-step rather than an optimizer step, or %s is below the GPU's; check them against the measured run",
+		eff, what, s.Name, gemmPeakKey(s))
 }
 
 // highAttention says when a fitted attention efficiency (0: not fitted) is
