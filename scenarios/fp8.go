@@ -175,6 +175,27 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 		}
 		return l.errPath("training.fp8", fmt.Sprintf("fp8 %s needs cluster.peak_fp8, and %s has no fp8 tensor cores (use a GPU with fp8 such as H100-80GB, or give peak_fp8)", t.FP8, gpu))
 	}
+	// torchao's float8 all-gather runs only under FSDP2: with
+	// enable_fsdp_float8_all_gather the weight is a
+	// WeightWithDynamicFloat8CastTensor (torchao/float8/fsdp_utils.py line
+	// 129 at 11ce634705af1972320a8488d3e2ca223dcb0372), whose
+	// fsdp_pre_all_gather (line 218) casts the shard to fp8 and
+	// fsdp_post_all_gather (line 238) wraps the gathered bytes: FSDP2's
+	// tensor-subclass extension hooks (config.py lines 182-184 there: "to
+	// do float8 all-gather with FSDP2"). FSDP1's FlatParameter and
+	// DeepSpeed's stage 3 call neither and gather the 16-bit weights. So
+	// under those boundaries an explicit fp8_all_gather: true is refused,
+	// and so is its default (true) where they gather weights at all
+	// (FSDP1 at stages 2 and 3, DeepSpeed at stage 3).
+	if b := s.Communication.Boundary; t.FP8 == FP8TorchAO && (b == BoundaryFSDP1 || b == BoundaryDeepSpeed) {
+		what := map[Boundary]string{BoundaryFSDP1: "FSDP1's FlatParameter", BoundaryDeepSpeed: "DeepSpeed's stage 3"}[b]
+		switch gathers := s.Parallelism.Stage == 3 || (b == BoundaryFSDP1 && s.Parallelism.Stage == 2); {
+		case l.has("training.fp8_all_gather") && t.FP8Gather():
+			return l.errPath("training.fp8_all_gather", fmt.Sprintf("fp8_all_gather is torchao's float8 all-gather, which only FSDP2 runs (fsdp_pre_all_gather/fsdp_post_all_gather of torchao/float8/fsdp_utils.py), and communication.boundary is %s: %s gathers 16-bit weights (set fp8_all_gather: false, or boundary: fsdp2)", b, what))
+		case !l.has("training.fp8_all_gather") && gathers:
+			return l.errPath("training.fp8", fmt.Sprintf("fp8 torchao gathers the weights in fp8 by default (training.fp8_all_gather true), which only FSDP2 does, and communication.boundary is %s: %s gathers 16-bit weights (add training.fp8_all_gather: false, or use boundary: fsdp2)", b, what))
+		}
+	}
 	// torchao's fp8 all-gather is FSDP2's (enable_fsdp_float8_all_gather
 	// casts the weight shards before fully_shard gathers them); ZeRO++ is
 	// DeepSpeed's stage 3, whose gathers move 16-bit or qwZ's int8

@@ -729,6 +729,11 @@ func ttKnownNames() []string {
 	return names
 }
 
+// ttFloat8Recipes are torchao's float8 recipe names, Float8LinearRecipeName's
+// values (torchao/float8/config.py lines 114-135 at pytorch/ao
+// 8c81863ba85cce742244c0151c6683c5696bbe04).
+var ttFloat8Recipes = []string{"tensorwise", "rowwise", "rowwise_with_gw_hp"}
+
 // gqaAttention is attention as torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1 runs it, for a file with
 // 25413d224c5a's keys that no key dates before b39377f (ttDoc.preSaved), as
 // the boundary is read (an older file, such as the validated runs' of
@@ -1410,9 +1415,22 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 	// torchao/float8/config.py at pytorch/ao
 	// 8c81863ba85cce742244c0151c6683c5696bbe04) scale per row, cast with a
 	// transpose kernel per operand and run other GEMMs, and are not
-	// modelled.
-	if recipe != "" && recipe != "tensorwise" {
+	// modelled. Any other name is none of torchao's
+	// (Float8LinearRecipeName, config.py lines 114-135 there, which
+	// from_recipe_name asserts, lines 296-300): named as such, with the
+	// recipe one edit away if there is one.
+	switch recipe {
+	case "", "tensorwise":
+	case "rowwise", "rowwise_with_gw_hp":
 		return d.errf(rk, "float8 recipe_name %s (torchao's row-wise scaling) is not modelled: zerosim models torchao's tensorwise scaling only (use recipe_name = \"tensorwise\", or remove the key)", strconv.Quote(recipe))
+	default:
+		fix := `use recipe_name = "tensorwise", the one zerosim models, or remove the key`
+		for _, n := range ttFloat8Recipes {
+			if editDistance(recipe, n) == 1 {
+				fix = "did you mean " + strconv.Quote(n) + "? zerosim models \"tensorwise\" only"
+			}
+		}
+		return d.errf(rk, "float8 recipe_name %s is not one of torchao's float8 recipes (%s: Float8LinearRecipeName, torchao/float8/config.py at 8c81863), which torchao refuses (%s)", strconv.Quote(recipe), strings.Join(ttFloat8Recipes, ", "), fix)
 	}
 	switch {
 	case !ag:

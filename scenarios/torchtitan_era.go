@@ -227,15 +227,44 @@ var (
 	ttCuDNNGPUs = []string{"A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H100-PCIe", "H200", "GH200-96GB", "B200", "GB200", "B300", "GB300"}
 )
 
+// ttModelAfterCuDNNB200 are the Hugging Face-path models whose train spec
+// torchtitan registered after 3b85aa3, with the commit that registered it
+// (register_train_spec(name=...) in the model's __init__.py there): a file
+// naming one is of 3b85aa3 or later whatever its keys. qwen3 came in as
+// torchtitan/experiments/qwen3 (f9e8897a6, 2025-08-18); deepseek_v3 as
+// torchtitan/models/deepseek_v3 (d54d05a5f, 2025-07-11; the experiment
+// before it registered "deepseek3"). llama4 (torchtitan/experiments/llama4,
+// e4e48349c, 2025-04-07) is older than 3b85aa3, and every gpt_oss flavor
+// runs FlexAttention.
+var ttModelAfterCuDNNB200 = map[string]string{
+	"qwen3":       "f9e8897a6 (2025-08-18)",
+	"deepseek_v3": "d54d05a5f (2025-07-11)",
+}
+
 // readCuDNNEra sets the attention kernel and the op policy's treatment of
-// it for a llama3 file the keys date before b39377f (preSaved), which
+// it for a file the keys date before b39377f (preSaved), which
 // gqaAttention leaves to the stack preset's sdpa (repeat_kv before
 // ff0829c): on a Blackwell preset, for a file dated from 3b85aa3 on
-// (ttAfterCuDNNB200), attention_kernel cudnn, and under recompute: op
-// op_recompute_attention, the _save_list of its era lacking cuDNN's op.
-// A file it cannot date so is noted. A file no key dates before b39377f
-// is read as TorchtitanCommit's (gqaAttention: its list saves cuDNN's
-// attention), with a note under the op policy.
+// (ttAfterCuDNNB200, or a model ttModelAfterCuDNNB200 names),
+// attention_kernel cudnn, and under recompute: op op_recompute_attention,
+// the _save_list of its era lacking cuDNN's op. A file it cannot date so
+// is noted. The Hugging Face-path models of that window that attend
+// through SDPA ran the same wrapper as llama3: qwen3's Attention built
+// self.sdpa = build_attention(model_args.use_flex_attn,
+// model_args.attn_mask_type) (torchtitan/experiments/qwen3/model/model.py
+// line 178 at f9e8897a6f09fbe932e4b1a4df9fc23ca08c2b5e), deepseek_v3's
+// and llama4's the same (torchtitan/models/deepseek_v3/model/model.py line
+// 178, torchtitan/experiments/llama4/model/model.py line 195, at
+// abbb47aa6129d4ef55bc63905786ef2ca4483bb0, 6a3a9da's parent) and, from
+// 6a3a9da, ScaledDotProductAttentionWrapper (torchtitan/models/{qwen3,
+// deepseek_v3,llama4}/model/model.py at befb7aed3e9604dcb0d05404a1b22952557ccc9e,
+// b39377f's parent); each kept its own _op_sac_save_list, which b39377f
+// gave cuDNN's attention (torchtitan/models/{qwen3,deepseek_v3,llama4}/
+// infra/parallelize.py, b39377f's diff).
+// A flavor on FlexAttention (t.flexAttn, or t.Attention set by its
+// flavor) is left alone. A file no key dates before b39377f is read as
+// TorchtitanCommit's (gqaAttention: its list saves cuDNN's attention),
+// with a note under the op policy.
 func (t *Torchtitan) readCuDNNEra(d *ttDoc) {
 	gpu := t.Cluster.GPU
 	if d.preSaved == "" {
@@ -244,10 +273,13 @@ func (t *Torchtitan) readCuDNNEra(d *ttDoc) {
 		}
 		return
 	}
-	if t.HF != nil || t.Attention != "" || t.flexAttn {
+	if t.Attention != "" || t.flexAttn {
 		return
 	}
 	after, by := d.ttEraKey(ttAfterCuDNNB200)
+	if added, ok := ttModelAfterCuDNNB200[t.ModelName]; ok && after == "" {
+		after, by = "model.name = "+strconv.Quote(t.ModelName), added
+	}
 	op := ""
 	if t.Recompute == RecomputeOp {
 		op = ", and training.op_recompute_attention: true under recompute: op"

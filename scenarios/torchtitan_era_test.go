@@ -128,6 +128,14 @@ func TestImportTorchtitanCuDNNEra(t *testing.T) {
 			"(set training.op_recompute_attention: true if yours is one)"},
 		{"238fa99 print_args B200", "llama3_8b.toml", "B200", []string{"[job]", "[job]\nprint_args = false"}, KernelCuDNN, AttentionSDPA, true,
 			"job.print_args dates it before b39377f"},
+		// A Hugging Face-path model runs the same wrapper (qwen3's
+		// Attention: self.sdpa = build_attention(...), model.py line 178
+		// at f9e8897a6): read as llama3's file is (rev29 F1: it imported
+		// as sdpa, fa2 with no note).
+		{"qwen3 print_args B200", "qwen3_0.6b.toml", "B200", []string{"[job]", "[job]\nprint_args = false"}, KernelCuDNN, AttentionSDPA, true,
+			"checkpoint.last_save_model_only, which torchtitan added by beb29a1c7 (2025-07-20), dates the file from torchtitan 3b85aa3 (2025-05-14) on"},
+		{"qwen3 print_args H100", "qwen3_0.6b.toml", "H100-80GB", []string{"[job]", "[job]\nprint_args = false"}, KernelFA2, AttentionSDPA, false,
+			"job.print_args dates the file before b39377f but not before 6a3a9da: the kernel stays fa2"},
 	} {
 		tt, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: c.gpu})
 		if err != nil {
@@ -141,6 +149,43 @@ func TestImportTorchtitanCuDNNEra(t *testing.T) {
 		tr := s.Training
 		if tr.AttentionKernel != c.kernel || tr.Attention != c.attention || tr.OpRecomputeAttention != c.opAttention {
 			t.Errorf("%s: attention %s kernel %s op_recompute_attention %v, want %s %s %v\n%s", c.name, tr.Attention, tr.AttentionKernel, tr.OpRecomputeAttention, c.attention, c.kernel, c.opAttention, out)
+		}
+		if !strings.Contains(string(out), c.note) {
+			t.Errorf("%s: no %q in\n%s", c.name, c.note, out)
+		}
+	}
+	// A file no key dates from 3b85aa3 on is dated by its model when
+	// torchtitan registered the model later (qwen3 f9e8897a6, deepseek_v3
+	// d54d05a5f); llama4 (e4e48349c) is older, so only noted; gpt_oss
+	// runs FlexAttention, left as it was.
+	for _, c := range []struct {
+		name, toml string
+		kernel     AttentionKernel
+		attention  Attention
+		opAtt      bool
+		note       string
+	}{
+		{"qwen3", "[job]\nprint_args = false\n[model]\nname = \"qwen3\"\nflavor = \"0.6B\"\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n",
+			KernelCuDNN, AttentionSDPA, true, `model.name = "qwen3", which torchtitan added by f9e8897a6 (2025-08-18), dates the file from torchtitan 3b85aa3 (2025-05-14) on`},
+		{"deepseek_v3", "[job]\nprint_args = false\n[model]\nname = \"deepseek_v3\"\nflavor = \"debugmodel\"\n",
+			KernelCuDNN, AttentionSDPA, false, `model.name = "deepseek_v3", which torchtitan added by d54d05a5f (2025-07-11), dates the file from torchtitan 3b85aa3 (2025-05-14) on`},
+		{"llama4", "[job]\nprint_args = false\n[model]\nname = \"llama4\"\nflavor = \"debugmodel\"\n",
+			KernelFA2, AttentionSDPA, false, "no key of the file dates it that recent: the kernel stays fa2 (if yours is, set training.attention_kernel: cudnn)"},
+		{"gpt_oss", "[job]\nprint_args = false\n[model]\nname = \"gpt_oss\"\nflavor = \"debugmodel\"\n",
+			KernelFA2, AttentionFlash, false, "runs FlexAttention"},
+	} {
+		tt, err := ImportTorchtitan(c.name+".toml", []byte(c.toml), TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: "B200"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out := tt.Scenario()
+		s, err := Load("s.yaml", out, nil)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		tr := s.Training
+		if tr.AttentionKernel != c.kernel || tr.Attention != c.attention || tr.OpRecomputeAttention != c.opAtt {
+			t.Errorf("%s: attention %s kernel %s op_recompute_attention %v, want %s %s %v\n%s", c.name, tr.Attention, tr.AttentionKernel, tr.OpRecomputeAttention, c.attention, c.kernel, c.opAtt, out)
 		}
 		if !strings.Contains(string(out), c.note) {
 			t.Errorf("%s: no %q in\n%s", c.name, c.note, out)
