@@ -185,15 +185,25 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 	// do float8 all-gather with FSDP2"). FSDP1's FlatParameter and
 	// DeepSpeed's stage 3 call neither and gather the 16-bit weights. So
 	// under those boundaries an explicit fp8_all_gather: true is refused,
-	// and so is its default (true) where they gather weights at all
-	// (FSDP1 at stages 2 and 3, DeepSpeed at stage 3).
+	// and the key left out is false there: torchao's own default
+	// (Float8LinearConfig.enable_fsdp_float8_all_gather = False, config.py
+	// line 184 at 11ce634) and torchtitan's (job_config.py line 732 at
+	// 238fa99), with which torchao runs float8 under FSDP1
+	// (test/float8/test_fsdp.py lines 83-95 at 11ce634). zerosim's default
+	// true is the FSDP2 recipe torchtitan's docs/float8.md shows (lines 14
+	// and 17 at 238fa99).
 	if b := s.Communication.Boundary; t.FP8 == FP8TorchAO && (b == BoundaryFSDP1 || b == BoundaryDeepSpeed) {
-		what := map[Boundary]string{BoundaryFSDP1: "FSDP1's FlatParameter", BoundaryDeepSpeed: "DeepSpeed's stage 3"}[b]
-		switch gathers := s.Parallelism.Stage == 3 || (b == BoundaryFSDP1 && s.Parallelism.Stage == 2); {
-		case l.has("training.fp8_all_gather") && t.FP8Gather():
-			return l.errPath("training.fp8_all_gather", fmt.Sprintf("fp8_all_gather is torchao's float8 all-gather, which only FSDP2 runs (fsdp_pre_all_gather/fsdp_post_all_gather of torchao/float8/fsdp_utils.py), and communication.boundary is %s: %s gathers 16-bit weights (set fp8_all_gather: false, or boundary: fsdp2)", b, what))
-		case !l.has("training.fp8_all_gather") && gathers:
-			return l.errPath("training.fp8", fmt.Sprintf("fp8 torchao gathers the weights in fp8 by default (training.fp8_all_gather true), which only FSDP2 does, and communication.boundary is %s: %s gathers 16-bit weights (add training.fp8_all_gather: false, or use boundary: fsdp2)", b, what))
+		gathers := s.Parallelism.Stage == 3 || (b == BoundaryFSDP1 && s.Parallelism.Stage == 2)
+		what := map[Boundary]string{BoundaryFSDP1: "FSDP1's FlatParameter gathers 16-bit weights", BoundaryDeepSpeed: "DeepSpeed's stage 3 gathers 16-bit weights"}[b]
+		if !gathers {
+			what = fmt.Sprintf("stage %d under it gathers no weights", s.Parallelism.Stage)
+		}
+		if l.has("training.fp8_all_gather") && t.FP8Gather() {
+			return l.errPath("training.fp8_all_gather", fmt.Sprintf("fp8_all_gather is torchao's float8 all-gather, which only FSDP2 runs (fsdp_pre_all_gather/fsdp_post_all_gather of torchao/float8/fsdp_utils.py), and communication.boundary is %s: %s (set fp8_all_gather: false, or boundary: fsdp2)", b, what))
+		}
+		if !l.has("training.fp8_all_gather") {
+			off := false
+			t.FP8AllGather = &off
 		}
 	}
 	// torchao's fp8 all-gather is FSDP2's (enable_fsdp_float8_all_gather
