@@ -1432,6 +1432,14 @@ func (t *Torchtitan) readCompileFP8(d *ttDoc) error {
 		}
 		return d.errf(rk, "float8 recipe_name %s is not one of torchao's float8 recipes (%s: Float8LinearRecipeName, torchao/float8/config.py at 8c81863), which torchao refuses (%s)", strconv.Quote(recipe), strings.Join(ttFloat8Recipes, ", "), fix)
 	}
+	// torchtitan asserts the two apart since 069bae286 (2025-02-27):
+	// "using `float8_config.enable_fsdp_float8_all_gather` together with
+	// `float8_config.recipe_name` is not supported"
+	// (torchtitan/components/quantization/float8.py lines 65-69 at
+	// 238fa9953e4aec2a62582121564273d7cbb1e9f1).
+	if recipe != "" && ag {
+		return d.errf(rk, "float8 recipe_name with enable_fsdp_float8_all_gather = true is a run torchtitan refuses (\"using float8_config.enable_fsdp_float8_all_gather together with float8_config.recipe_name is not supported\", components/quantization/float8.py at 238fa99) (remove recipe_name, or set enable_fsdp_float8_all_gather = false)")
+	}
 	switch {
 	case !ag:
 		t.FP8BF16Gather = true
