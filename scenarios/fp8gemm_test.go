@@ -1,9 +1,12 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestFP8GEMMRatioDerivation recomputes every default fp8_gemm_ratio from
@@ -53,6 +56,27 @@ func TestFP8GEMMRatioDerivation(t *testing.T) {
 	if got, _, _ := DefaultFP8GEMMRatio("H100-80GB"); math.Abs(torchao-0.9225) > 0.0005 || math.Abs(torchao-got) > 0.05 {
 		t.Errorf("torchao's H100 microbenchmark gives fp8_gemm_ratio %.4f, the default is %g: want them within 0.05", torchao, got)
 	}
+}
+
+// TestFP8GEMMRatioDocs holds the default fp8_gemm_ratio that
+// docs/compute-model.md's table and docs/scenario-format.md's cluster row
+// give each GPU to DefaultFP8GEMMRatio's.
+func TestFP8GEMMRatioDocs(t *testing.T) {
+	r := func(gpu string) string {
+		got, _, _ := DefaultFP8GEMMRatio(gpu)
+		return fmt.Sprintf("%g", got)
+	}
+	var rows []string
+	for _, gpus := range [][]string{{"H100-80GB"}, {"H200"}, {"B200"}, {"B300", "GB300"}, {"GB200"}, {"GH200-96GB"}} {
+		if len(gpus) == 2 && r(gpus[0]) != r(gpus[1]) {
+			t.Errorf("%s and %s share a row of docs/compute-model.md but have fp8_gemm_ratio %s and %s", gpus[0], gpus[1], r(gpus[0]), r(gpus[1]))
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s |", strings.Join(gpus, ", "), r(gpus[0])))
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "scenarios.DefaultFP8GEMMRatio", rows...)
+	golden.CheckQuotes(t, "../docs/scenario-format.md", "scenarios.DefaultFP8GEMMRatio",
+		fmt.Sprintf("from `gpu`: %s on H100-80GB, %s on H200, %s on B200, %s on GB200, %s on B300 and GB300, %s on GH200-96GB, %s elsewhere",
+			r("H100-80GB"), r("H200"), r("B200"), r("GB200"), r("B300"), r("GH200-96GB"), r("MI300X")))
 }
 
 // TestFP8GEMMRatioKey: cluster.fp8_gemm_ratio defaults from the GPU, takes
