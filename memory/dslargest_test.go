@@ -262,7 +262,7 @@ func TestLlamaBlockParams(t *testing.T) {
 	byNumel := func(a, b unitParam) int { return cmp.Or(cmp.Compare(a.numel, b.numel), cmp.Compare(a.dim0, b.dim0)) }
 	slices.SortFunc(ours, byNumel)
 	slices.SortFunc(theirs, byNumel)
-	if !slices.Equal(ours, theirs) {
-		t.Errorf("llamaBlockParams' tensors %v, UnitShapes' %v", ours, theirs)
+	if len(ours) != 9 || !slices.Equal(ours, theirs) {
+		t.Errorf("llamaBlockParams' tensors %v, UnitShapes' %v; want the same 9", ours, theirs)
 	}
 }

@@ -35,10 +35,7 @@ func TestFSDPStage2ShardPadding(t *testing.T) {
 		rank            int
 		params, padding int64
 	}{{0, 6, 0}, {3, 2, 28}} {
-		r, err := Analyze(s, Options{Rank: c.rank})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{Rank: c.rank})
 		if p, pad := r.Component(CompParams).AtRest, r.Component(CompPadding).AtRest; p != c.params || pad != c.padding || r.AtRest != 42 {
 			t.Errorf("rank %d: params %d B, padding %d B, at rest %d B; want %d, %d, 42", c.rank, p, pad, r.AtRest, c.params, c.padding)
 		}
@@ -60,10 +57,7 @@ func TestFSDPStage2OneRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Analyze(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustAnalyze(t, s, Options{})
 	if r.AtRest != 42_000_000 {
 		t.Errorf("at rest %d B, want 42000000", r.AtRest)
 	}
@@ -100,10 +94,7 @@ func TestFSDPStage2FP8Gather(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Analyze(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{})
 		var got []string
 		for _, e := range r.Timeline() {
 			if (e.Component == CompGathered || e.Component == CompFP8) && e.Delta != 0 {
@@ -130,10 +121,7 @@ func TestForwardGatherUnit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Analyze(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{})
 		var got []string
 		for v := -1; v <= 4; v++ {
 			got = append(got, fmt.Sprint(r.ForwardGatherUnit(v)))
@@ -160,10 +148,7 @@ func TestOnlyInReducingMicroStepGathered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Analyze(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{})
 		var got []string
 		for _, e := range r.Timeline() {
 			if e.Component == CompGathered && e.Delta != 0 {
@@ -195,10 +180,7 @@ func TestFSDPStage2GatherZerosimOnly(t *testing.T) {
 		conv Convention
 		want string
 	}{{ConventionZerosim, "128000 82176 82176 128 128000"}, {ConventionSeed000, "0 0 0 0 0"}, {ConventionSeed002, "0 0 0 0 0"}} {
-		r, err := Analyze(s, Options{Convention: c.conv})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{Convention: c.conv})
 		var got []string
 		for u := range r.Units {
 			got = append(got, fmt.Sprint(r.UnitGather(u)))

@@ -21,12 +21,6 @@ import (
 // block keeps to what its backward rebuilds; nothing moves under the
 // other policies.
 func TestOpRecomputeAttentionMLA(t *testing.T) {
-	sum := func(xs []int64) (v int64) {
-		for _, x := range xs {
-			v += x
-		}
-		return v
-	}
 	for _, c := range []struct {
 		attention string
 		moved     int64

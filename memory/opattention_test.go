@@ -30,12 +30,6 @@ func TestOpRecomputeAttention(t *testing.T) {
 	golden.CheckQuotes(t, "../docs/memory-model.md", "TestOpRecomputeAttention",
 		fmt.Sprintf("2·t·h + 4·a·s·b = %s bytes per block", commas(perBlock)),
 		fmt.Sprintf("%.2f GiB over 32 blocks", float64(32*perBlock)/(1<<30)))
-	sum := func(xs []int64) (v int64) {
-		for _, x := range xs {
-			v += x
-		}
-		return v
-	}
 	for _, c := range []struct {
 		attention string
 		compiled  bool

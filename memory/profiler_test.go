@@ -84,10 +84,7 @@ communication: {boundary: deepspeed}
 		{[]string{"parallelism.zero_stage=2"}, 0},
 	} {
 		s := load(c.sets...)
-		r, err := Analyze(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{})
 		if r.GatherPool != c.want {
 			t.Errorf("%v: gather pool %d B, want %d", c.sets, r.GatherPool, c.want)
 		}
@@ -136,10 +133,7 @@ memory: {host_lead: `+c.lead+`}
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Analyze(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{})
 		capacity := int64(s.Cluster.GPUMemory)
 		noPool, noPoolDevice, err := ProfilerPeaks(s, r.Peak, 0)
 		if err != nil {
@@ -332,10 +326,7 @@ func TestDeviceWarningVendorWords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Analyze(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustAnalyze(t, s, Options{})
 		var got []string
 		for _, w := range r.Warnings {
 			if strings.HasPrefix(w, "the device needs ") {

@@ -43,4 +43,19 @@ func TestPlanStage3SearchesNoBucket(t *testing.T) {
 	if sp.searchesBuckets() {
 		t.Error("stage 3 alone: searchesBuckets")
 	}
+	// The same options at stage 2 vary the bucket key and search buckets,
+	// so the two checks above can see it.
+	opt = PlanOptions{Recompute: []string{"full"}, Algorithms: []string{"auto"}, Stages: []int{2}, BucketSizes: []string{"25MB", "200MB"}}
+	if grids, err = PlanGrids(src, opt); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(grids, func(g Grid) bool { return g.Key == planBucketKey }) {
+		t.Errorf("stage 2 alone: the exhaustive sweep does not vary %s", planBucketKey)
+	}
+	if sp, err = newPlanSpace(src, opt); err != nil {
+		t.Fatal(err)
+	}
+	if !sp.searchesBuckets() {
+		t.Error("stage 2 alone: not searchesBuckets")
+	}
 }
