@@ -166,13 +166,7 @@ func hopper(gpu string) bool { return scenarios.HopperGPU(gpu) }
 
 // blackwell reports whether a GPU preset is a Blackwell datacenter part
 // (sm100/sm103).
-func blackwell(gpu string) bool {
-	switch gpu {
-	case "B200", "GB200", "B300", "GB300":
-		return true
-	}
-	return false
-}
+func blackwell(gpu string) bool { return scenarios.BlackwellGPU(gpu) }
 
 // Measured attention rates on Hopper and Blackwell (NVIDIA/cudnn-frontend's
 // benchmark/sdpa_benchmark_training, which counts FLOPs as zerosim does:
