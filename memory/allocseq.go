@@ -187,7 +187,7 @@ func simUnits(s *scenarios.Scenario, r *Report) []simUnit {
 			if fp32 {
 				x.shard = 4
 			}
-			if s.Training.FP8Gather() && scenarios.FP8Linear(s.Model.LayerList[u]) {
+			if s.GathersFP8(u) {
 				x.gather = 1 // as unitInfos: torchao's fp8 all-gather
 			}
 			for _, q := range simUnitParams(s, u) {

@@ -238,7 +238,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				b := g.layout.Buckets[p.Bucket]
 				ui := &out[p.Unit]
 				ge := e
-				if s.Training.FP8Gather() && scenarios.FP8Linear(layers[p.Unit]) {
+				if s.GathersFP8(p.Unit) {
 					// torchao casts the linear weights to fp8 before FSDP2's
 					// all-gather (enable_fsdp_float8_all_gather; torchao/float8/
 					// fsdp_utils.py @ 11ce634705af1972320a8488d3e2ca223dcb0372).
@@ -259,7 +259,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			for _, u := range g.units {
 				if g.layout.Spec.Shards > 1 {
 					ge := e
-					if s.Training.FP8Gather() && scenarios.FP8Linear(layers[u]) {
+					if s.GathersFP8(u) {
 						ge = 1 // torchao's fp8 all-gather, as at stage 3
 					}
 					out[u].Gather = c.Add(out[u].Gather, c.Mul(g.perUnit[u], ge))

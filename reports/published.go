@@ -34,7 +34,7 @@ func publishedSpread(f *sweep.PublishedFits) spread {
 	const at = " at the published fits"
 	return spread{
 		step:   "; " + fitsRange(units.Duration(f.High.StepTime).String(), units.Duration(f.Low.StepTime).String()) + at,
-		tokens: "; " + fitsRange(tps(f.Low.TokensPerSecPerGPU), tps(f.High.TokensPerSecPerGPU)) + " at " + fitsWho(f) + " (calibrate to narrow it)",
+		tokens: "; " + tokensRange(f) + " at " + fitsWho(f) + " (calibrate to narrow it)",
 		util:   "; " + fitsUtilization(f) + at,
 	}
 }
@@ -42,17 +42,29 @@ func publishedSpread(f *sweep.PublishedFits) spread {
 // fitsWho is the published fits and the runs that fitted them ("the
 // 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted").
 func fitsWho(f *sweep.PublishedFits) string {
-	return fmt.Sprintf("the %s that %s fitted", zero.FittedRange(f.Low.Efficiency, f.High.Efficiency), zero.PublishedRuns(f.Runs, f.FP8, "on "+f.GPU))
+	return zero.FittedBy(f.Low.Efficiency, f.High.Efficiency, f.Runs, f.FP8, "on "+f.GPU)
 }
 
 // fitsUtilization is MFU and HFU at the published fits ("MFU 30.1–38.4 %,
 // HFU 32.7–41.8 %"), HFU alone for a model without an MFU count.
 func fitsUtilization(f *sweep.PublishedFits) string {
-	hfu := "HFU " + fitsRange(fmt.Sprintf("%.1f", 100*f.Low.HFU), fmt.Sprintf("%.1f", 100*f.High.HFU)) + " %"
+	hfu := "HFU " + percentRange(f.Low.HFU, f.High.HFU) + " %"
 	if f.Low.MFU == 0 {
 		return hfu
 	}
-	return "MFU " + fitsRange(fmt.Sprintf("%.1f", 100*f.Low.MFU), fmt.Sprintf("%.1f", 100*f.High.MFU)) + " %, " + hfu
+	return "MFU " + percentRange(f.Low.MFU, f.High.MFU) + " %, " + hfu
+}
+
+// percentRange is a utilization at the published fits in percent, one
+// decimal ("30.1–38.4"), through fitsRange.
+func percentRange(lo, hi float64) string {
+	return fitsRange(fmt.Sprintf("%.1f", 100*lo), fmt.Sprintf("%.1f", 100*hi))
+}
+
+// tokensRange is tokens/s per GPU at the published fits, through
+// fitsRange.
+func tokensRange(f *sweep.PublishedFits) string {
+	return fitsRange(tps(f.Low.TokensPerSecPerGPU), tps(f.High.TokensPerSecPerGPU))
 }
 
 // fitsRange is "lo–hi", or lo alone when both read the same; a unit both
@@ -81,7 +93,7 @@ func planAtFits(f *sweep.PublishedFits) string {
 		return ""
 	}
 	return fmt.Sprintf("; %s, %s %%, %s at the %s of %s",
-		fitsRange(tps(f.Low.TokensPerSecPerGPU), tps(f.High.TokensPerSecPerGPU)), fitsRange(fmt.Sprintf("%.1f", 100*f.Low.MFU), fmt.Sprintf("%.1f", 100*f.High.MFU)),
+		tokensRange(f), percentRange(f.Low.MFU, f.High.MFU),
 		fitsRange(planDur(f.High.StepTime), planDur(f.Low.StepTime)), zero.FittedRange(f.Low.Efficiency, f.High.Efficiency),
 		strings.TrimSpace(zero.PublishedRuns(f.Runs, f.FP8, "")))
 }

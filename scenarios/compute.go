@@ -62,6 +62,17 @@ func HopperGPU(gpu string) bool {
 	return gpu == "H100-80GB" || gpu == "H100-PCIe" || gpu == "H200" || gpu == "GH200-96GB"
 }
 
+// BlackwellGPU reports whether a GPU preset is a Blackwell data-centre
+// part, compute capability 10.0 and up (sm100: the B200 and GB200;
+// sm103: the B300 and GB300).
+func BlackwellGPU(gpu string) bool {
+	switch gpu {
+	case "B200", "GB200", "B300", "GB300":
+		return true
+	}
+	return false
+}
+
 // VoltaGPU reports whether a GPU preset is a Volta part (GV100: the V100
 // SXM2), on which neither FlashAttention-2 ("currently supports: Ampere,
 // Ada, or Hopper GPUs", Dao-AILab/flash-attention README.md at 1d817a8f)

@@ -55,6 +55,12 @@ const AmaxHistoryLen = 1024
 // leave them by default).
 func FP8Linear(l Layer) bool { return l.Block || l.Dims != nil }
 
+// GathersFP8 reports whether unit u's parameters are all-gathered in fp8,
+// one byte per element: a linear unit (FP8Linear) under FP8Gather.
+func (s *Scenario) GathersFP8(u int) bool {
+	return s.Training.FP8Gather() && FP8Linear(s.Model.LayerList[u])
+}
+
 // FP8GEMMs is the number of fp8 GEMM modules of unit l for the amax
 // history: 4 per transformer block (fused qkv, attention output, fc1 or
 // gate_up, fc2 — TE's LayerNormLinear/Linear/LayerNormMLP split) and 2 per

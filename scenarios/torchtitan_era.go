@@ -218,14 +218,11 @@ var ttPreCuDNNSaved = map[string]string{
 	"training.deterministic":               "e61f2cce4 (2025-10-29)",
 }
 
-// ttBlackwell are the presets of compute capability 10.0 and up on which
-// zerosim runs cuDNN's attention (sm100, sm103); ttCuDNNGPUs every preset
-// it runs it on, gqaAttention and readCuDNNEra alike: the NVIDIA
-// data-centre GPUs from the A100 on.
-var (
-	ttBlackwell = []string{"B200", "GB200", "B300", "GB300"}
-	ttCuDNNGPUs = []string{"A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H100-PCIe", "H200", "GH200-96GB", "B200", "GB200", "B300", "GB300"}
-)
+// ttCuDNNGPUs are the presets zerosim runs cuDNN's attention on,
+// gqaAttention and readCuDNNEra alike: the NVIDIA data-centre GPUs from
+// the A100 on. Of them, those of compute capability 10.0 and up (sm100,
+// sm103) are BlackwellGPU's.
+var ttCuDNNGPUs = []string{"A100-40GB", "A100-80GB", "A800-80GB", "H100-80GB", "H100-PCIe", "H200", "GH200-96GB", "B200", "GB200", "B300", "GB300"}
 
 // ttModelAfterCuDNNB200 are the Hugging Face-path models whose train spec
 // torchtitan registered after 3b85aa3, with the commit that registered it
@@ -285,7 +282,7 @@ func (t *Torchtitan) readCuDNNEra(d *ttDoc) {
 		op = ", and training.op_recompute_attention: true under recompute: op"
 	}
 	switch {
-	case slices.Contains(ttBlackwell, gpu) && after != "":
+	case BlackwellGPU(gpu) && after != "":
 		t.AttentionKernel = KernelCuDNN
 		t.src("attention_kernel", after+" dates the file from 3b85aa3 (2025-05-14) on: attention.py asks SDPA for cuDNN first on compute capability 10.0 and up")
 		msg := fmt.Sprintf("%s, which torchtitan added by %s, dates the file from torchtitan 3b85aa3 (2025-05-14) on, whose ScaledDotProductAttention asks SDPA for cuDNN's attention first on compute capability 10.0 and up (%s): written as training.attention_kernel: cudnn", after, by, gpu)
@@ -295,7 +292,7 @@ func (t *Torchtitan) readCuDNNEra(d *ttDoc) {
 			msg += fmt.Sprintf("; %s dates it before b39377f (2025-12-01), whose op policy first saved cuDNN's attention: written as training.op_recompute_attention: true (the attention's output and log-sum-exp are not kept, its forward reruns in backward)", d.preSaved)
 		}
 		t.note("%s", msg)
-	case slices.Contains(ttBlackwell, gpu):
+	case BlackwellGPU(gpu):
 		t.note("torchtitan from 3b85aa3 (2025-05-14) asks SDPA for cuDNN's attention first on %s, and no key of the file dates it that recent: the kernel stays fa2 (if yours is, set training.attention_kernel: cudnn%s)", gpu, op)
 	case slices.Contains(ttCuDNNGPUs, gpu) && d.preAll == "":
 		t.note("torchtitan from 6a3a9da (2025-10-09) asks SDPA for cuDNN's attention first on every GPU, and %s dates the file before b39377f but not before 6a3a9da: the kernel stays fa2 (if yours is 6a3a9da or later, set training.attention_kernel: cudnn%s)", d.preSaved, op)

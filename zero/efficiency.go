@@ -166,13 +166,7 @@ func hopper(gpu string) bool { return scenarios.HopperGPU(gpu) }
 
 // blackwell reports whether a GPU preset is a Blackwell datacenter part
 // (sm100/sm103).
-func blackwell(gpu string) bool {
-	switch gpu {
-	case "B200", "GB200", "B300", "GB300":
-		return true
-	}
-	return false
-}
+func blackwell(gpu string) bool { return scenarios.BlackwellGPU(gpu) }
 
 // Measured attention rates on Hopper and Blackwell (NVIDIA/cudnn-frontend's
 // benchmark/sdpa_benchmark_training, which counts FLOPs as zerosim does:
@@ -602,7 +596,7 @@ func EfficiencyCeiling(gpu string, fp8, kernels bool) (ceiling float64, what str
 	if n == 0 || !onGPU {
 		return 0, "", false
 	}
-	return hi, "the " + FittedRange(lo, hi) + " that " + PublishedRuns(n, fp8, "on "+gpu) + " fitted (docs/validation.md)", true
+	return hi, FittedBy(lo, hi, n, fp8, "on "+gpu) + " (docs/validation.md)", true
 }
 
 // FittedRange is the published fits' efficiencies as run, plan and
@@ -613,6 +607,13 @@ func FittedRange(lo, hi float64) string {
 		return l
 	}
 	return l + "–" + h
+}
+
+// FittedBy is the published fits and the runs that fitted them, as run,
+// plan and calibrate quote them: "the 0.45–0.62 that 8 published bf16
+// runs on H100-80GB fitted" (FittedRange, PublishedRuns).
+func FittedBy(lo, hi float64, n int, fp8 bool, where string) string {
+	return "the " + FittedRange(lo, hi) + " that " + PublishedRuns(n, fp8, where) + " fitted"
 }
 
 // PublishedRuns names n published runs of bf16 or fp8 GEMMs where they

@@ -1009,7 +1009,7 @@ func (b *builder) stage3() error {
 				continue // every rank of the group holds whole units, nothing to gather
 			}
 			bytes := sc.Buckets[i].ParamBytes
-			if b.s.Training.FP8Gather() && scenarios.FP8Linear(b.s.Model.LayerList[u]) {
+			if b.s.GathersFP8(u) {
 				// fp8 all-gather: one byte per element (torchao float8 with
 				// FSDP2, enable_fsdp_float8_all_gather).
 				bytes /= sc.Groups[sc.Buckets[i].Group].ParamBytes

@@ -506,8 +506,8 @@ func lowEfficiency(s *scenarios.Scenario, eff float64) string {
 	if n == 0 || !onGPU || eff >= lo/2 {
 		return ""
 	}
-	return fmt.Sprintf("the fitted compute efficiency %.4f is below half the %s that %s fitted (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
-		eff, zero.FittedRange(lo, hi), zero.PublishedRuns(n, fp8, "on "+s.Cluster.GPU), s.Name)
+	return fmt.Sprintf("the fitted compute efficiency %.4f is below half %s (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
+		eff, zero.FittedBy(lo, hi, n, fp8, "on "+s.Cluster.GPU), s.Name)
 }
 
 // fitWarnings are the warnings on a compute part's fitted efficiencies:
