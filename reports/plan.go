@@ -353,9 +353,12 @@ func (pr *PlanReport) shown() []sweep.PlanRow {
 func (pr *PlanReport) planTable() *table {
 	p := pr.Plan
 	idx := pr.listed()
-	title := fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU", commas(int64(len(p.Rows))))
+	// The figures are at the default efficiency when the gives line
+	// quotes the published fits beside it: the title says so, as that
+	// line does.
+	title := fmt.Sprintf("the fastest of the %s configurations that fit, by tokens/s per GPU%s", commas(int64(len(p.Rows))), atDefault(p.PickAtFits))
 	if slices.ContainsFunc(p.Rows, overDevice) && !overDevice(p.Rows[0]) {
-		title += ", those without allocator retries first"
+		title += "; rows with retries (†) last"
 	}
 	t := &table{Title: title,
 		// comm tells apart rows that differ only in bucket size or
@@ -825,10 +828,22 @@ func paretoFront(p *sweep.Plan) []int {
 
 // paretoText lists the memory-vs-throughput front, least memory first.
 func paretoText(p *sweep.Plan) string {
+	front := paretoFront(p)
+	// Each point's memory with the decimals that tell it from its
+	// neighbours (gibApart): two points of the front never read as the
+	// same memory, the slower one then looking dominated.
+	mem := make([]string, len(front))
+	for k, i := range front {
+		mem[k] = gib(p.Rows[i].PeakMemory)
+	}
+	for k := 1; k < len(front); k++ {
+		if a, b := p.Rows[front[k-1]].PeakMemory, p.Rows[front[k]].PeakMemory; mem[k-1] == mem[k] {
+			mem[k-1], mem[k] = gibApart(a, b)
+		}
+	}
 	var parts []string
-	for _, i := range paretoFront(p) {
-		r := p.Rows[i]
-		parts = append(parts, fmt.Sprintf("%s → %s (#%d)", gib(r.PeakMemory), tps(r.TokensPerSecPerGPU), i+1))
+	for k, i := range front {
+		parts = append(parts, fmt.Sprintf("%s → %s (#%d)", mem[k], tps(p.Rows[i].TokensPerSecPerGPU), i+1))
 	}
 	// One screen: the three least-memory and the three fastest points; the
 	// table's * and plan.csv mark every point of the front.

@@ -363,3 +363,20 @@ func TestBucketWords(t *testing.T) {
 		t.Errorf("commCell of 25MiB: %q", got)
 	}
 }
+
+// Two points of the memory-vs-throughput front never read as the same
+// memory (30.1 GiB → 10,812 then 30.1 GiB → 11,058 made the slower look
+// dominated): their peaks get the decimals that tell them apart, the
+// others keep one.
+func TestParetoTextTellsTiesApart(t *testing.T) {
+	gb := func(g float64) int64 { return int64(g * float64(units.GiB)) }
+	row := func(peak int64, tokens float64) sweep.PlanRow {
+		return sweep.PlanRow{PeakMemory: peak, TokensPerSecPerGPU: tokens, StepTime: int64(1e15 / tokens), Pareto: true}
+	}
+	p := &sweep.Plan{Rows: []sweep.PlanRow{row(gb(30.5), 11101), row(gb(30.09), 11058), row(gb(30.08), 10812), row(gb(8.7), 8525)}}
+	got := paretoText(p)
+	want := "8.7 GiB → 8,525 (#4), 30.08 GiB → 10,812 (#3), 30.09 GiB → 11,058 (#2), 30.5 GiB → 11,101 (#1)"
+	if got != want {
+		t.Errorf("paretoText:\n got %s\nwant %s", got, want)
+	}
+}
