@@ -332,7 +332,7 @@ func TestAttentionDocFigures(t *testing.T) {
 // run quotes them beside the default. The ten bf16 runs on the
 // H100-80GB preset reach 0.3395 (torchao's float8nocompile table, eager)
 // to 0.6216 (llm-foundry on H100); torchao's one B200 run, power-limited
-// by a limit it does not state, is outside_range (not quoted), so B200 and
+// to 750 W, is outside_range (not quoted), so B200 and
 // GB200, with no run of their own, get every other GPU's 25 bf16 runs
 // (MI300X's torchao row the lowest); and the default 0.8 is above every eager bf16 run (README, "How
 // accurate is it?": the default "is at the top of what those runs

@@ -42,7 +42,7 @@ type validationSource struct {
 	// OutsideRange says why the source's fitted efficiency is not one of
 	// the published fits run, plan and calibrate quote for its GPU
 	// (PublishedRange): its GPUs did not run at the preset's peak (torchao's
-	// "power limited" B200, the limit not stated), so the fit measures the
+	// "power limited" B200, at 750 W), so the fit measures the
 	// cap as much as the stack. Empty: the fit is quoted.
 	OutsideRange string `json:"outside_range"`
 }
