@@ -73,8 +73,7 @@ func (l *loader) resolveLossChunks(s *Scenario) *Error {
 		return l.errPath(p, fmt.Sprintf("loss_chunks=%d has no output head to chunk: %s (delete the key)", n, why))
 	}
 	m := &s.Model
-	cp := int64(max(s.Parallelism.CP, 1))
-	if tokens := t.MicroBatch * ((m.SeqLen + cp - 1) / cp); tokens%n != 0 {
+	if tokens := t.MicroBatch * s.RankSeqLen(); tokens%n != 0 {
 		return l.errPath(p, fmt.Sprintf("loss_chunks=%d does not divide the rank's %d tokens per micro-batch (micro_batch × seq_len/cp): torchtitan's ChunkedLossWrapper checks seq_len %% num_chunks == 0 (use a divisor of %d, e.g. %d)", n, tokens, tokens, largestDivisorUpTo(tokens, n)))
 	}
 	why := ""
