@@ -14,7 +14,8 @@ import (
 // returns every new gradient at once, P × the parameters' dtype more
 // (bf16: 2000 B, fp32: 4000 B), before AccumulateGrad adds them in. On the
 // first micro-step (grad_accum 1) .grad is None and the new gradients
-// become it: no second set. compile blocks never holds one.
+// become it: no second set, and no buffer at rest either (one process,
+// no wrapper: stage0GradsFreed). compile blocks never holds one.
 func TestOneGraphGrads(t *testing.T) {
 	const yaml = `version: 1
 cluster: {nodes: 1, gpus_per_node: 1, gpu: H200}
@@ -31,7 +32,9 @@ memory: {activations: false}
 	}{
 		{[]string{"training.compile=model", "training.grad_accum=4"}, 2000, 2000 + 1000*2},
 		{[]string{"training.compile=model", "training.grad_accum=2"}, 2000, 2000 + 1000*2},
-		{[]string{"training.compile=model", "training.grad_accum=1"}, 2000, 2000},
+		// grad_accum 1: no gradient at rest (stage0GradsFreed); the
+		// new gradients become .grad as the graph makes them.
+		{[]string{"training.compile=model", "training.grad_accum=1"}, 0, 2000},
 		{[]string{"training.compile=blocks", "training.grad_accum=4"}, 2000, 2000},
 		{[]string{"training.grad_accum=4"}, 2000, 2000},
 		// fp32 parameters: 4 B gradients, new and kept.
