@@ -195,8 +195,14 @@ func (s *Scenario) NoGradAccum() bool {
 // ParamAndGradBuffer allocates grad_data once and keeps it
 // (megatron/core/distributed/param_and_grad_buffer.py line 628). Not
 // under DeepSpeed (Scenario.DeepSpeed), whose engine wraps the model at
-// every size and whose stage-0 optimizer has a gradient lifetime of its
-// own, not modelled (docs/memory-model.md): zerosim keeps its buffer.
+// every size: at stage 0 with bf16 it builds FP16_Optimizer
+// (DDP_BFLOAT16, deepspeed/runtime/engine.py lines 2017-2019 and
+// 2065-2067 at deepspeedai/DeepSpeed
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641), whose step flattens the
+// 16-bit .grad into an fp32 copy and sets each .grad to None before the
+// update (deepspeed/runtime/fp16/fused_optimizer.py lines 284-313): a
+// lifetime of its own at every data-parallel size, not modelled, so
+// zerosim keeps the buffer there.
 // With grad_accum > 1, .grad made by the first micro-step is kept through
 // the others, and the last micro-step, which the memory timeline follows,
 // starts with it.
