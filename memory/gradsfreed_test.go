@@ -19,15 +19,6 @@ import (
 // gradient event remains: 2,000 B for bf16, 4,000 B for Megatron's and
 // DeepSpeed's fp32 buffers (grad_reduce_in_fp32, their presets).
 func TestGradsFreedEachStep(t *testing.T) {
-	const yaml = `version: 1
-cluster: {nodes: 1, gpus_per_node: 1, gpu: H200}
-model:
-  kind: generic
-  layer_list: [{name: a, params: 600}, {name: b, params: 400}]
-parallelism: {dp: 1, zero_stage: 0}
-training: {micro_batch: 1, master_dtype: none, reduce_dtype: param_dtype}
-memory: {activations: false}
-`
 	type ev struct {
 		ph   Phase
 		unit int
@@ -51,7 +42,7 @@ memory: {activations: false}
 		{[]string{"stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
 		{[]string{"stack=deepspeed", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
 	} {
-		s, err := scenarios.Load("s.yaml", []byte(yaml), c.sets)
+		s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), c.sets)
 		if err != nil {
 			t.Fatalf("%v: %v", c.sets, err)
 		}
