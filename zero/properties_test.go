@@ -367,15 +367,18 @@ func init() {
 	// A known defect, not a real effect: the Qwen3-32B template lists its
 	// 64 blocks (layer_list, as zerosim import torchtitan writes Qwen3's
 	// head_dim 128, which the model dimensions cannot give) and the law
-	// sets model.layers beside it. Load keeps the list's 64 blocks and
-	// parameters but takes model.layers too, and at 32 the replay keeps
-	// 30.5 GiB of gathered parameters in forward instead of 2.4: Load
-	// should refuse a model.layers that disagrees with an explicit
-	// layer_list, and the law skip such a subject.
+	// sets model.layers beside it. Load keeps the list's 64 units and
+	// parameters, and markBlocks (scenarios/resolve.go) marks at most
+	// model.layers of them blocks: at 32, blocks 32-63 are units after
+	// the last block, which boundary fsdp2_head keeps gathered across the
+	// forward/backward boundary (30.5 GiB of gathered parameters in
+	// forward instead of 2.4). Load should refuse a model.layers that
+	// disagrees with an explicit list's "block.*" units, and the law skip
+	// such a subject.
 	for _, q := range qMemory {
 		propExceptions = append(propExceptions, propException{subject: "torchtitan-qwen3-32b-h100", key: "model.layers", quantity: q.name,
 			lo: "32", hi: "64", defect: true,
-			reason: "model.layers set beside an explicit layer_list of 64 blocks keeps the list but changes what the replay gathers; Load should refuse the disagreement"})
+			reason: "model.layers beside an explicit layer_list of 64 blocks marks only the first 32 as blocks (markBlocks), and fsdp2_head keeps the other 32 gathered as units after the last block; Load should refuse the disagreement"})
 	}
 	// The MI300X template (torchtitan 2c8b5947) keeps fewer activations the
 	// same way; its allocated peak does not fall with them. (The B200's,

@@ -766,7 +766,7 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // words run's headline sets a typed efficiency beside it (one source:
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
-// B200 run is outside_range), the range is the 25 bf16 runs on other
+// B200 run is outside_range), the range is the 28 bf16 runs on other
 // GPUs: 520 ms fits 0.1994 (warned), 250 ms 0.7331 (within, not).
 func TestCalibrateOutsidePublished(t *testing.T) {
 	const rng = "below the 0.24–0.85 that 28 published bf16 runs on other GPUs fitted (docs/validation.md)"
