@@ -427,7 +427,9 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			// and top-k, casts): charged, as the per-operation model's
 			// blocks are (blockTimes.seconds), the forward's memory-bound
 			// time times the share of the forward FLOPs it reruns,
-			// opRe / FwdFLOPs.
+			// opRe / FwdFLOPs. FSDP2's copies around its collectives
+			// (copyFwd, copyBwd: fsdp2CopyBytes) run once per gather and
+			// reduce-scatter, not again in the recompute.
 			elemRe := float64(re)
 			if opRe > 0 && c.FwdFLOPs > 0 {
 				elemRe = float64(opRe) / float64(c.FwdFLOPs)
@@ -436,7 +438,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 				d    *units.Duration
 				set  units.Duration
 				secs float64
-			}{{&c.Fwd, l.Fwd, u.elemFwd}, {&c.Bwd, l.Bwd, u.elemBwd + float64(elemRe*u.elemFwd)}} {
+			}{{&c.Fwd, l.Fwd, u.elemFwd + u.copyFwd}, {&c.Bwd, l.Bwd, u.elemBwd + float64(elemRe*u.elemFwd) + u.copyBwd}} {
 				if x.set != 0 || x.secs == 0 {
 					continue
 				}

@@ -454,9 +454,24 @@ var knownMisses = map[[2]string]knownMiss{
 	// added (-6.27 % and -8.66 %).
 	{titanCommitsSource, "llama3-8b, 8 GPUs, micro-batch 1, GA 1, boundary fsdp2"}: {0.063, titanCommitsReason},
 	{titanCommitsSource, "llama3-8b, 8 GPUs, micro-batch 1, GA 1, zero_stage 2"}:   {0.087, titanCommitsReason},
-	// -6.98 % and -10.60 % when the source was added.
-	{qwen32bSource, "qwen3-32b, 8 GPUs, micro-batch 2, GA 1"}:                      {0.070, qwen32bBatchReason},
+	// -10.60 % when the source was added; the eager batch-2 row, -6.98 %
+	// then, is -3.3 % since FSDP2's copies are charged (zero.fsdp2CopyBytes).
 	{qwen32bSource, "qwen3-32b, 8 GPUs, micro-batch 2, GA 1, compile blocks+loss"}: {0.106, qwen32bBatchReason},
+	// +1.1 % when the source was added, +7.4 % since FSDP2's copies are
+	// charged.
+	{qwen32bSource, "qwen3-32b, 16 GPUs, micro-batch 4, GA 1"}: {0.075, qwen32bNodesReason},
+}
+
+// qwen32bNodesReason is the reason for the Qwen3-32B row on two hosts (c),
+// batch 4 on 16 GPUs, predicted from the batch-1 row on one host.
+func qwen32bNodesReason(c validationCase, v validationResults) string {
+	b2 := v.rows(qwen32bSource, func(r validationRow) bool { return r.GPUs == 8 && r.MicroBatch == 2 && r.Compile == "" })[0]
+	return fmt.Sprintf("not established. On one host the batch-2 row is %+.1f %%; this row ran on two hosts (16 GPUs, local batch 4), "+
+		"and the commit names neither host nor network for it: the template assumes the 400 Gb/s RDMA per GPU of Meta's Grand Teton hosts "+
+		"(torchtitan docs/performance.md at eaea6f6), which zerosim then overlaps with the blocks' compute (%.1f GiB sent a rank a step). "+
+		"Before FSDP2's per-gather and per-reduction copies were charged (zero.fsdp2CopyBytes: they cost the batch-1 calibration row "+
+		"four times what they cost this row a token) it was +1.1 %%, and the batch-2 row -7.0 %%",
+		100*b2.tokenErr, c.sentGiB)
 }
 
 const (
