@@ -111,20 +111,19 @@ func TestImportTorchtitanMoEErrors(t *testing.T) {
 // which no key dates, runs FlexAttention and says when it did not;
 // debugmodel_flex_attn ran FlexAttention from its first commit.
 func TestImportTorchtitanDSV3SDPA(t *testing.T) {
-	const moe = "moe_fqns = [\"experts\"]\n" // torchtitan then dropped it unread; the importer refuses it
 	for _, c := range []struct {
 		name, file string
 		edits      []string
 		attention  Attention
 		note       string
 	}{
-		{"16B before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{moe, ""}, AttentionSDPA,
+		{"16B before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", nil, AttentionSDPA,
 			"model.flavor 16B ran SDPA with a causal mask until torchtitan f738a03bf (2025-08-22) gave it flex attention with a block-causal mask, and training.compile, removed from torchtitan's config by 08b8b244f (2025-08-20), dates the file before it: written as training.attention: sdpa"},
-		{"671B before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{moe, "", `flavor = "16B"`, `flavor = "671B"`}, AttentionSDPA,
+		{"671B before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{`flavor = "16B"`, `flavor = "671B"`}, AttentionSDPA,
 			"model.flavor 671B ran SDPA with a causal mask until torchtitan f738a03bf"},
 		{"16B at 238fa99, lr_min", "deepseek_v3_16b.toml", []string{"min_lr_factor = 0.1", "lr_min = 0.1"}, AttentionSDPA,
 			"and lr_scheduler.lr_min, removed from torchtitan's config by 881f0ca46 (2025-07-31), dates the file before it"},
-		{"debugmodel_flex_attn before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{moe, "", `flavor = "16B"`, `flavor = "debugmodel_flex_attn"`}, "",
+		{"debugmodel_flex_attn before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{`flavor = "16B"`, `flavor = "debugmodel_flex_attn"`}, "",
 			"model.flavor debugmodel_flex_attn runs flex attention with a block-causal mask (attn_type = \"flex\"); modelled as causal attention over the whole sequence"},
 		{"16B at 238fa99", "deepseek_v3_16b.toml", nil, AttentionFlash,
 			"model.flavor 16B runs flex attention with a block-causal mask (attn_type = \"flex\"); modelled as causal attention over the whole sequence; before torchtitan f738a03bf (2025-08-22) it ran SDPA with a causal mask (if yours is older, set training.attention: sdpa)"},

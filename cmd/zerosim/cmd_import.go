@@ -92,11 +92,13 @@ came from. Keys and defaults are those of torchtitan 238fa99, the last
 commit that reads TOML job configs; the older keys of 9dec370
 (training.batch_size, [float8], ...) are read too. Tensor, pipeline and
 expert tensor parallel degrees above 1 are refused, as is a key no
-torchtitan job config has (torchtitan refuses it; with
-job.custom_config_module set it is noted); lines starting "# note:" name
-what the import approximates. The job config does not say the cluster:
-give --nodes and --gpu (--gpus-per-node is 8 unless set), or set the
-SET_NODES, SET_GPU and SET_DP placeholders in the printed file. Then:
+torchtitan job config has (torchtitan refuses it since eadca48; in a file
+whose keys date it before eadca48, whose torchtitan ignored it, it is left
+out with a warning; with job.custom_config_module set it is noted); lines
+starting "# note:" name what the import approximates. The job config does
+not say the cluster: give --nodes and --gpu (--gpus-per-node is 8 unless
+set), or set the SET_NODES, SET_GPU and SET_DP placeholders in the printed
+file. Then:
 zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB > s.yaml
 && zerosim run s.yaml. torchtitan configures jobs in Python from 9810191bb
 (config_registry.py), which this command cannot read; from 786e26f8e its
@@ -119,6 +121,9 @@ communication.boundary: fsdp2_head and training.loss_chunks: 8
 			t, err := scenarios.ReadTorchtitan(args[0], cl)
 			if err != nil {
 				return otherImporter("torchtitan", args[0], err)
+			}
+			for _, w := range t.Warnings {
+				a.warnf("%s", w)
 			}
 			_, err = a.out.Write(t.Scenario())
 			return err
