@@ -188,6 +188,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnGradSync(s)
 	l.warnKeepLogits(s)
 	l.warnCalibratedSetup(s)
+	l.warnNoActivations(s)
 	return nil
 }
 

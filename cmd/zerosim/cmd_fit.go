@@ -77,6 +77,9 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if conv != memory.ConventionZerosim {
+		a.dropActivationsWarning(s)
+	}
 	// The least-nodes search tries whole nodes: below one node it tried
 	// nothing and every row read "none", beside rows that fit this cluster.
 	if s != nil && o.maxGPUs < s.Cluster.GPUsPerNode {

@@ -88,6 +88,9 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if conv != memory.ConventionZerosim || o.estimator == "deepspeed" || o.estimator == "megatron" {
+		a.dropActivationsWarning(s)
+	}
 	if o.rank >= s.N() {
 		return inputError{fmt.Errorf("--rank %d: the scenario has ranks 0–%d", o.rank, s.N()-1)}
 	}
