@@ -57,3 +57,22 @@ func TestBareParamsSaysWhatItLeavesOut(t *testing.T) {
 		}
 	}
 }
+
+// TestBareCountOverflowNamesIt: a bare count whose step overflows int64
+// names model.params beside micro_batch and seq_len, at the key that gave
+// it (qauser s28 L2: "micro_batch 1 × seq_len 0 … lower
+// training.micro_batch or model.seq_len" for params: 2^63−1, now refused
+// at load by its range).
+func TestBareCountOverflowNamesIt(t *testing.T) {
+	seed := exampleFile(t, "seed002-7b")
+	_, errOut, code := runCLI("run", seed, "--set", "model.params=1e15", "--set", "model.seq_len=4096")
+	want := "zerosim: " + seed + ": --set model.params=1e15: params 1000000000000000 × micro_batch 1 × seq_len 4096: FLOPs per micro-step overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower model.params, training.micro_batch or model.seq_len)\n"
+	if code != 2 || errOut != want {
+		t.Errorf("exit %d, stderr %q; want 2 and\n%q", code, errOut, want)
+	}
+	_, errOut, code = runCLI("run", seed, "--set", "model.params=9223372036854775807")
+	want = "zerosim: " + seed + ": --set model.params=9223372036854775807: params=9223372036854775807 is out of range (use 1 to 20000T)\n"
+	if code != 2 || errOut != want {
+		t.Errorf("exit %d, stderr %q; want 2 and\n%q", code, errOut, want)
+	}
+}
