@@ -63,13 +63,13 @@ func (a *app) warnf(format string, args ...any) {
 	a.pending = append(a.pending, fmt.Sprintf(format, args...))
 }
 
-// dropActivationsWarning drops s's warning that its model counts no
+// dropActivationsWarning drops, when drop is set, s's warning that its model counts no
 // activations (scenarios.Scenario.ActivationsWarning) from the warnings
 // held: a command that counts model states only (memory and fit under a
 // seed's convention, the published estimators, verify's numerics) prints
 // the seeds' tables without it.
-func (a *app) dropActivationsWarning(s *scenarios.Scenario) {
-	if s == nil || s.ActivationsWarning == "" {
+func (a *app) dropActivationsWarning(s *scenarios.Scenario, drop bool) {
+	if !drop || s == nil || s.ActivationsWarning == "" {
 		return
 	}
 	a.pending = slices.DeleteFunc(a.pending, func(w string) bool { return w == s.ActivationsWarning })
