@@ -48,7 +48,7 @@ type Scenario struct {
 	// ActivationsWarning is the one of Warnings that says the model counts
 	// no activations (CountsNoActivations), "" when it does: a command that
 	// counts model states only (memory and fit under a seed's convention,
-	// verify's numerics) drops it.
+	// the published estimators, verify's numerics) drops it.
 	ActivationsWarning string `yaml:"-"`
 	// activationsKey is the key ActivationsWarning is placed at
 	// (ActivationsKey).

@@ -63,11 +63,11 @@ func (a *app) warnf(format string, args ...any) {
 	a.pending = append(a.pending, fmt.Sprintf(format, args...))
 }
 
-// dropActivationsWarning drops, when drop is set, s's warning that its model counts no
-// activations (scenarios.Scenario.ActivationsWarning) from the warnings
-// held: a command that counts model states only (memory and fit under a
-// seed's convention, the published estimators, verify's numerics) prints
-// the seeds' tables without it.
+// dropActivationsWarning drops, when drop is set, s's warning that its
+// model counts no activations (scenarios.Scenario.ActivationsWarning) from
+// the warnings held: a command that counts model states only (memory and
+// fit under a seed's convention, the published estimators, verify's
+// numerics) prints the seeds' tables without it.
 func (a *app) dropActivationsWarning(s *scenarios.Scenario, drop bool) {
 	if !drop || s == nil || s.ActivationsWarning == "" {
 		return
