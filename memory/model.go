@@ -160,6 +160,12 @@ const (
 	CompLossTemp Comp = "loss temporaries"
 )
 
+// NoActivationsNote is the activations row's note for a model zerosim
+// derives none for (scenarios.Scenario.CountsNoActivations), under
+// convention zerosim, which counts them: a bare model.params read "0 B"
+// with no note, as if the model kept nothing for backward (qauser s28 H1).
+const NoActivationsNote = "not counted: no transformer dimensions (give model.preset, model.hf_config or hidden, layers and heads)"
+
 // componentOrder fixes the row order of every report.
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,

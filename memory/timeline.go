@@ -791,7 +791,7 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 		case CompFP8:
 			m.notes[i] = "fp8 quantize staging of the updated shard"
 		case CompActivations:
-			m.notes[i] = "kept for backward (+ recompute in backward)"
+			m.notes[i] = "kept for backward" + m.rebuiltNote()
 			if c := m.s.Training.Compile; c != "" && c != scenarios.CompileNone {
 				m.notes[i] += "; torch.compile: " + string(c)
 			}
@@ -805,6 +805,32 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "ZeRO++ qwZ: int8 + fp32 scales of the gathers in flight"
 		}
 	}
+}
+
+// rebuiltNote names what the backward adds to the activations kept
+// (UnitInfo.Recompute): the blocks' recompute, and the output head's loss
+// gradients (headParts), which every backward of a head builds. It said
+// "+ recompute in backward" under recompute: none (qauser s28 L6).
+func (m *model) rebuiltNote() string {
+	head, _ := m.s.HeadUnit()
+	var parts []string
+	var recompute, lossGrads bool
+	for i, u := range m.r.Units {
+		if u.Recompute > 0 {
+			recompute = recompute || i != head
+			lossGrads = lossGrads || i == head
+		}
+	}
+	if recompute {
+		parts = append(parts, "recompute")
+	}
+	if lossGrads {
+		parts = append(parts, "loss gradients")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (+ " + strings.Join(parts, " and ") + " in backward)"
 }
 
 func (m *model) buildEvents() {
@@ -1370,6 +1396,9 @@ func (m *model) run() {
 		}
 	}
 	r.PhasePeaks = r.PhasePeaks[:len(StagePhases(r.Stage))]
+	if i := componentIndex(CompActivations); m.notes[i] == "" && r.Convention == ConventionZerosim && m.s.CountsNoActivations() {
+		m.notes[i] = NoActivationsNote
+	}
 	for i, name := range componentOrder {
 		if optionalComps[name] && m.rest[i] == 0 && peak[i] == 0 {
 			continue

@@ -79,7 +79,7 @@ func (l *loader) resolveLossChunks(s *Scenario) *Error {
 		return nil
 	}
 	t := &s.Training
-	if err := l.intRange(p, t.LossChunks, 1, maxLossChunks); err != nil {
+	if err := l.intRange(p, t.LossChunks); err != nil {
 		return err
 	}
 	if !t.Chunked() {

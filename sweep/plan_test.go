@@ -63,7 +63,7 @@ func TestPlanEqualsExhaustiveSweep(t *testing.T) {
 		{"default, global batch 32", exampleSource(t, "default"), PlanOptions{GlobalBatch: 32, Recompute: []string{"selective", "full"},
 			BucketSizes: []string{"40MB"}, Algorithms: []string{"ring", "hierarchical"}}, false, true, 0},
 		{"seed000-k4", exampleSource(t, "seed000-k4"), PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}}, false, false, 0},
-		{"30B on 8 RTX4090: nothing fits", exampleSource(t, "seed002-7b", "model.params=30B"),
+		{"Llama 2 70B on 8 RTX4090: nothing fits", exampleSource(t, "seed002-7b", "model={preset: llama2-70b}"),
 			PlanOptions{GlobalBatch: 16, Recompute: []string{"selective", "full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, true, false, 0},
 		{"32,768 tokens, cp 1 and 4", exampleSource(t, "default", "model.seq_len=32768"),
 			PlanOptions{CP: []int{1, 4}, Stages: []int{3}, Recompute: []string{"none", "full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, false, false, 4},
