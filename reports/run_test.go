@@ -1229,7 +1229,8 @@ func TestFP8RatioText(t *testing.T) {
 	const doc = "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: %s%s}\nmodel: {kind: transformer, hidden: 4096, layers: 4, heads: 32, seq_len: 2048, vocab: 32000}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {micro_batch: 1, fp8: %s}\n"
 	for _, c := range []struct{ gpu, extra, fp8, want string }{
 		{"H100-80GB", "", "torchao", "; fp8 GEMMs reach 0.88 of that efficiency (cluster.fp8_gemm_ratio, from ml-engineering's bf16 and fp8 matmul maxima, compute/accelerator/README.md at stas00/ml-engineering 744d01e)"},
-		{"MI300X", "", "torchao", "; fp8 GEMMs are taken to reach all of that efficiency (cluster.fp8_gemm_ratio 1: no published bf16 and fp8 GEMM throughput for MI300X; set it if you measured yours)"},
+		{"MI300X", "", "torchao", "; fp8 GEMMs reach 0.9 of that efficiency (cluster.fp8_gemm_ratio, from AMD's bf16 and fp8 max-achievable FLOPs, measuring-max-achievable-flops-part2/README.md at ROCm/rocm-blogs 8e01195)"},
+		{"MI355X", "", "torchao", "; fp8 GEMMs are taken to reach all of that efficiency (cluster.fp8_gemm_ratio 1: no published bf16 and fp8 GEMM throughput for MI355X; set it if you measured yours)"},
 		{"MI300X", ", fp8_gemm_ratio: 0.7", "te", "; fp8 GEMMs reach 0.7 of that efficiency (cluster.fp8_gemm_ratio)"},
 		{"H100-80GB", "", "none", ""},
 	} {

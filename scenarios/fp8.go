@@ -81,7 +81,7 @@ func FP8GEMMs(l Layer, ep int) int64 {
 // it comes from; 1 (fp8 GEMMs at the bf16 efficiency) and ok false for a
 // GPU with none.
 //
-// The figures are the "Maximum Achievable Matmul FLOPS comparison table"
+// NVIDIA's figures are the "Maximum Achievable Matmul FLOPS comparison table"
 // of compute/accelerator/README.md at stas00/ml-engineering
 // 744d01e18b79512572f64a6bbd8b5f4a725203a7 (lines 348-377): mamf-finder.py
 // times torch.mm in bf16 and torch._scaled_mm with per-tensor scales in
@@ -103,10 +103,38 @@ func FP8GEMMs(l Layer, ep int) int64 {
 //     2.6.0+cu126), the table's "NVIDIA GH200 SXM" rows, measured on the
 //     900W 141GiB HBM3e part: the same Hopper GPU at the same peaks as the
 //     preset's 96GB HBM3 one (scenarios/presets.go), taken as its: 0.93.
-//   - every other GPU: no fp8 row (the table's MI300X fp8 row is empty;
-//     no other same-source bf16 and fp8 GEMM figures for AMD's MI300X,
-//     MI325X, MI350X, MI355X or for L40S, L4, RTX4090, RTX5090 were
-//     found), so fp8 GEMMs are assumed to reach the bf16 efficiency (1).
+//   - every other GPU but MI300X and MI325X: no fp8 row (no same-source
+//     bf16 and fp8 GEMM figures for AMD's MI350X, MI355X or for L40S, L4,
+//     RTX4090, RTX5090 were found), so fp8 GEMMs are assumed to reach the
+//     bf16 efficiency (1).
+//
+// ml-engineering's MI300X fp8 row is empty; MI300X and MI325X take AMD's
+// own same-method figures instead: the "Max Achievable FLOPs (MAF)" table
+// of "Measuring Max-Achievable FLOPs – Part 2" (ROCm blogs, 28 Feb 2025;
+// blogs/software-tools-optimization/measuring-max-achievable-flops-part2/
+// README.md at ROCm/rocm-blogs 8e011952aebcdc6ad86b42f5ee236136aa8765dd,
+// Table 1): hipblaslt-bench at hipBLASLt db8e93b4fd6c, ROCm 6.3.0, the
+// best of a shape search in each dtype (bf16 at M, N, K = 4096, 4864,
+// 32896; fp8 e4m3fnuz in and out, unscaled, at 4096, 3648, 32896),
+// trig_float inputs, cold caches, thermally settled: the same method in
+// both dtypes, as mamf-finder's is; the ratio is taken over the presets'
+// peaks (1,307.4 and 2,614.9 TFLOPS on both GPUs):
+//   - MI300X (750 W): bf16 708, fp8 1,273 TFLOPS: 0.90. The post's
+//     footnote 4 gives the fp8 figure as 1,223.6 TFLOPS "at 1273MHz"
+//     (0.86) where the table has 1,273 at 1,230 MHz; the table's is taken:
+//     at its clock fp8 runs 83 % of the 304 CUs' 4,096 FLOPs per clock,
+//     as the MI325X's does at its own (1,519 at 1,464 MHz), where the
+//     footnote's would be 77 %.
+//   - MI325X (1,000 W): bf16 843, fp8 1,519 TFLOPS: 0.90.
+//
+// AMD's later post on the same series, "Completing the GPU Performance
+// Picture: Understanding TAF Alongside Peak FLOPs and MAF"
+// (blogs/artificial-intelligence/taf-blog/README.md at ROCm/rocm-blogs
+// d9464d46e663709d5af29e4ec4e84a458fdbe46f, footnote 1), remeasured the
+// MI325X with normal-distribution inputs on ROCm 7.2.1: MAF bf16 831.40
+// and fp8 1,408.06 TFLOPS (0.85), and over ten fixed DeepSeek-V3 GEMM
+// shapes, the same in both dtypes, bf16 616.42 and fp8 1,143.18 (0.93);
+// the 0.90 lies between them (TestFP8GEMMRatioDerivation).
 //
 // An independent figure agrees on H100: torchao's float8 linear
 // microbenchmark (torchao/float8/README.md at pytorch/ao
@@ -121,6 +149,7 @@ func FP8GEMMs(l Layer, ep int) int64 {
 // the fp8 GEMMs 0.92 of the bf16 efficiency (TestFP8GEMMRatioDerivation).
 func DefaultFP8GEMMRatio(gpu string) (ratio float64, from string, ok bool) {
 	const mamf = "ml-engineering's bf16 and fp8 matmul maxima, compute/accelerator/README.md at stas00/ml-engineering 744d01e"
+	const maf = "AMD's bf16 and fp8 max-achievable FLOPs, measuring-max-achievable-flops-part2/README.md at ROCm/rocm-blogs 8e01195"
 	switch gpu {
 	case "H100-80GB":
 		return 0.88, mamf, true
@@ -134,6 +163,8 @@ func DefaultFP8GEMMRatio(gpu string) (ratio float64, from string, ok bool) {
 		return 0.99, mamf, true
 	case "GH200-96GB":
 		return 0.93, mamf, true
+	case "MI300X", "MI325X":
+		return 0.90, maf, true
 	}
 	return 1, "", false
 }

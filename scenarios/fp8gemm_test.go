@@ -19,7 +19,10 @@ import (
 // torchao's roofline figures for that H100 (bf16 GEMMs at 0.78 of 989
 // TFLOPS, memory at 0.92 of 2.4 TB/s, the unfused tensorwise casts' 6 B
 // per input and output-gradient element and 8 B per weight element;
-// torchao/testing/training/roofline_utils.py at 36027d82d).
+// torchao/testing/training/roofline_utils.py at 36027d82d); and AMD's
+// max-achievable FLOPs for MI300X and MI325X (measuring-max-achievable-
+// flops-part2 at ROCm/rocm-blogs 8e01195), checked against AMD's MI325X
+// remeasurement with normal-distribution inputs (taf-blog at d9464d4).
 func TestFP8GEMMRatioDerivation(t *testing.T) {
 	ratio := func(fp8, fp8Peak, bf16, bf16Peak float64) float64 { return (fp8 / fp8Peak) / (bf16 / bf16Peak) }
 	for _, c := range []struct {
@@ -33,16 +36,28 @@ func TestFP8GEMMRatioDerivation(t *testing.T) {
 		{"GB300", ratio(3353.3, 4500, 1769.0, 2250)},
 		{"GB200", ratio(3615.6, 5000, 1822.0, 2500)},
 		{"GH200-96GB", ratio(1535.0, 1979, 828.6, 989)},
+		// AMD's max-achievable FLOPs (measuring-max-achievable-flops-part2
+		// at ROCm/rocm-blogs 8e01195, Table 1).
+		{"MI300X", ratio(1273, 2614.9, 708, 1307.4)},
+		{"MI325X", ratio(1519, 2614.9, 843, 1307.4)},
 	} {
 		got, from, ok := DefaultFP8GEMMRatio(c.gpu)
 		if !ok || from == "" || math.Abs(got-c.want) > 0.005 {
 			t.Errorf("%s: fp8_gemm_ratio %g (%q, %v), the published figures give %.4f", c.gpu, got, from, ok, c.want)
 		}
 	}
-	for _, gpu := range []string{"MI300X", "MI355X", "L40S", "A100-80GB"} {
+	for _, gpu := range []string{"MI350X", "MI355X", "L40S", "A100-80GB"} {
 		if got, _, ok := DefaultFP8GEMMRatio(gpu); ok || got != 1 {
 			t.Errorf("%s: fp8_gemm_ratio %g (%v), want 1 and no source: none is published", gpu, got, ok)
 		}
+	}
+	// AMD's MI325X remeasured with normal-distribution inputs (taf-blog
+	// at ROCm/rocm-blogs d9464d4, footnote 1): the best shape in each
+	// dtype (MAF) and ten fixed DeepSeek-V3 shapes, the same in both (TAF),
+	// bracket the default the trig_float MAF gives.
+	mafNormal, taf := ratio(1408.06, 2614.9, 831.40, 1307.4), ratio(1143.18, 2614.9, 616.42, 1307.4)
+	if got, _, _ := DefaultFP8GEMMRatio("MI325X"); math.Abs(mafNormal-0.8468) > 0.0005 || math.Abs(taf-0.9272) > 0.0005 || got < mafNormal || got > taf {
+		t.Errorf("MI325X: fp8_gemm_ratio %g, AMD's normal-input MAF gives %.4f and its TAF %.4f: want the default between them", got, mafNormal, taf)
 	}
 	// torchao's microbenchmark: the fp8 linear's time less its casts is
 	// its GEMMs' time, and their efficiency over the bf16 GEMMs' is the
@@ -67,7 +82,7 @@ func TestFP8GEMMRatioDocs(t *testing.T) {
 		return fmt.Sprintf("%g", got)
 	}
 	var rows []string
-	for _, gpus := range [][]string{{"H100-80GB"}, {"H200"}, {"B200"}, {"B300", "GB300"}, {"GB200"}, {"GH200-96GB"}} {
+	for _, gpus := range [][]string{{"H100-80GB"}, {"H200"}, {"B200"}, {"B300", "GB300"}, {"GB200"}, {"GH200-96GB"}, {"MI300X", "MI325X"}} {
 		if len(gpus) == 2 && r(gpus[0]) != r(gpus[1]) {
 			t.Errorf("%s and %s share a row of docs/compute-model.md but have fp8_gemm_ratio %s and %s", gpus[0], gpus[1], r(gpus[0]), r(gpus[1]))
 		}
@@ -75,8 +90,8 @@ func TestFP8GEMMRatioDocs(t *testing.T) {
 	}
 	golden.CheckQuotes(t, "../docs/compute-model.md", "scenarios.DefaultFP8GEMMRatio", rows...)
 	golden.CheckQuotes(t, "../docs/scenario-format.md", "scenarios.DefaultFP8GEMMRatio",
-		fmt.Sprintf("from `gpu`: %s on H100-80GB, %s on H200, %s on B200, %s on GB200, %s on B300 and GB300, %s on GH200-96GB, %s elsewhere",
-			r("H100-80GB"), r("H200"), r("B200"), r("GB200"), r("B300"), r("GH200-96GB"), r("MI300X")))
+		fmt.Sprintf("from `gpu`: %s on H100-80GB, %s on H200, %s on B200, %s on GB200, %s on B300 and GB300, %s on GH200-96GB, %s on MI300X and MI325X, %s elsewhere",
+			r("H100-80GB"), r("H200"), r("B200"), r("GB200"), r("B300"), r("GH200-96GB"), r("MI300X"), r("MI355X")))
 }
 
 // TestFP8GEMMRatioKey: cluster.fp8_gemm_ratio defaults from the GPU, takes
@@ -90,7 +105,8 @@ func TestFP8GEMMRatioKey(t *testing.T) {
 	}{
 		{"H100-80GB", "", 0.88, ""},
 		{"B200", "", 0.98, ""},
-		{"MI300X", "", 1, ""},
+		{"MI300X", "", 0.90, ""},
+		{"MI355X", "", 1, ""},
 		{"H100-80GB", ", fp8_gemm_ratio: 0.7", 0.7, ""},
 		{"H100-80GB", ", fp8_gemm_ratio: 0", 0, "w.yaml:2:55: fp8_gemm_ratio=0 is out of range (use the fraction of the bf16 GEMM efficiency fp8 GEMMs reach, in (0, 2], such as 0.92, or delete the key)"},
 		{"H100-80GB", ", fp8_gemm_ratio: 2.5", 0, "fp8_gemm_ratio=2.5 is out of range"},

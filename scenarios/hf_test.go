@@ -356,14 +356,23 @@ func TestIntraLinkWarning(t *testing.T) {
 		}
 	}
 	// The embedded default under --set cluster.gpu=A100-40GB, as a user
-	// adapting it meets it: the position is the file's preset line.
+	// adapting it meets it (zerosim run --set cluster.gpu=A100-40GB, no
+	// file): the position is the preset line of the built-in example,
+	// which the warning says how to print, since no default.yaml of the
+	// user's has it; the same bytes in a file of the user's are named as
+	// any file is.
 	data, _ := Example("default")
-	s, err := Load("default.yaml", data, []string{"cluster.gpu=A100-40GB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(s.Warnings, "\n"); !strings.HasPrefix(got, "default.yaml:16:5: intra preset NVLink4") {
-		t.Errorf("default with cluster.gpu=A100-40GB: warnings %q", got)
+	for file, want := range map[string]string{
+		"default.yaml": "default.yaml:16:5 (built-in example: zerosim scenarios show default): intra preset NVLink4",
+		"mine.yaml":    "mine.yaml:16:5: intra preset NVLink4",
+	} {
+		s, err := Load(file, data, []string{"cluster.gpu=A100-40GB"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(s.Warnings, "\n"); !strings.HasPrefix(got, want) {
+			t.Errorf("%s with cluster.gpu=A100-40GB: warnings %q, want %q…", file, got, want)
+		}
 	}
 }
 

@@ -174,7 +174,8 @@ type ttDoc struct {
 	// added activation_checkpoint.early_stop with default False: old, or a
 	// key renamed before it (training.batch_size at 8570415, 2025-06-05;
 	// training.compile at 08b8b244f3a6, 2025-08-20;
-	// checkpoint.enable_checkpoint at cd337db63038, 2025-08-22). Until then
+	// checkpoint.enable_checkpoint at cd337db63038, 2025-08-22; a key of
+	// ttPreDSV3Flex, removed by f738a03bf, 2025-08-22). Until then
 	// ptd_checkpoint_wrapper kept torch's early stop, on. preEarlyKey is
 	// the first key that dates it so, for the notes.
 	preEarlyStop bool
@@ -255,6 +256,10 @@ func ImportTorchtitan(file string, data []byte, c TorchtitanCluster) (*Torchtita
 		if _, ok := d.get(k); ok {
 			d.preEarlyKey = cmp.Or(d.preEarlyKey, k)
 		}
+	}
+	if k, _ := d.ttEraKey(ttPreDSV3Flex); k != "" {
+		// Older than f738a03bf, so than 25413d2 too.
+		d.preEarlyKey = cmp.Or(d.preEarlyKey, k)
 	}
 	d.preEarlyStop = d.preEarlyKey != ""
 	k, _ := d.ttEraKey(ttPreCuDNNAll)

@@ -547,6 +547,16 @@ func (s *Scenario) SeqLenNote() string { return s.seqLenNote }
 // N is the size of the ZeRO group, dp·cp.
 func (s *Scenario) N() int { return s.Parallelism.DP * max(s.Parallelism.CP, 1) }
 
+// RankSeqLen is the tokens of each sequence one rank holds under context
+// parallelism, ceil(seq_len/cp) (seq_len itself at cp = 1, 0 for a model
+// without a sequence). The ceiling never rounds a transformer's sequence:
+// resolveCPAttention, like torchtitan's head-tail load balancer it cites,
+// refuses a seq_len that 2·cp does not divide.
+func (s *Scenario) RankSeqLen() int64 {
+	cp := int64(max(s.Parallelism.CP, 1))
+	return (s.Model.SeqLen + cp - 1) / cp
+}
+
 // GPUs is the number of GPUs in the cluster.
 func (s *Scenario) GPUs() int { return s.Cluster.Nodes * s.Cluster.GPUsPerNode }
 

@@ -33,7 +33,7 @@ func replayed(t *testing.T, src Source, sets ...string) (*scenarios.Scenario, *z
 }
 
 // An uncalibrated step on the H100 is replayed at the least and the
-// greatest efficiency docs/validation.md fitted to the 11 published bf16
+// greatest efficiency docs/validation.md fitted to the 13 published bf16
 // runs there (0.3395, torchao float8nocompile's eager bf16 row, and
 // 0.6602, llm-foundry's torch 2.0.1 H100 sweep), each
 // the step a scenario setting that efficiency replays, slower than the
@@ -49,8 +49,8 @@ func TestAtPublishedFits(t *testing.T) {
 	if f == nil {
 		t.Fatal("the default example (H100-80GB, default efficiency) was not replayed at the published fits")
 	}
-	if f.Runs != 11 || f.GPU != "H100-80GB" || f.FP8 || f.Low.Efficiency != 0.3395 || f.High.Efficiency != 0.6602 {
-		t.Errorf("fits: %d runs on %s fp8 %v at %v–%v, want 11 bf16 runs on H100-80GB at 0.3395–0.6602", f.Runs, f.GPU, f.FP8, f.Low.Efficiency, f.High.Efficiency)
+	if f.Runs != 13 || f.GPU != "H100-80GB" || f.FP8 || f.Low.Efficiency != 0.3395 || f.High.Efficiency != 0.6602 {
+		t.Errorf("fits: %d runs on %s fp8 %v at %v–%v, want 13 bf16 runs on H100-80GB at 0.3395–0.6602", f.Runs, f.GPU, f.FP8, f.Low.Efficiency, f.High.Efficiency)
 	}
 	if !(f.Low.StepTime > f.High.StepTime && f.High.StepTime > int64(res.StepTime)) {
 		t.Errorf("step times: %d ps at the least fit, %d at the greatest, %d at the default: want them slower in that order", f.Low.StepTime, f.High.StepTime, res.StepTime)

@@ -16,10 +16,9 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	if m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0 {
 		return FLOPDims{}, false
 	}
-	cp := int64(s.Parallelism.CP)
 	gpt := memory.BlockStyle(m) == "gpt" // the preset's biases on every matrix (memory's baseDims)
 	force, forceGiven := s.Training.OpForceJoined()
-	return FLOPDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
+	return FLOPDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: s.RankSeqLen(), KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
 		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
 }

@@ -236,8 +236,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 	// Models without a sequence (mlp, generic) count one token per sample;
 	// under context parallelism a rank holds ceil(seq_len/cp) of each
 	// sequence's tokens (tokensPerGPU).
-	cp := int64(max(s.Parallelism.CP, 1))
-	tokens, err := units.Mul(s.Training.MicroBatch, (max(m.SeqLen, 1)+cp-1)/cp)
+	tokens, err := units.Mul(s.Training.MicroBatch, max(s.RankSeqLen(), 1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
 	}
@@ -604,7 +603,6 @@ func padsValue(s *scenarios.Scenario) bool {
 // attend over all s keys, as in flopDims.
 func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error) {
 	m := &s.Model
-	cp := int64(max(s.Parallelism.CP, 1))
 	heads, qk, v := int64(1), m.Hidden, m.Hidden
 	if x := l.Dims; x != nil && x.HeadDim > 0 {
 		heads, qk = m.Heads, x.HeadDim
@@ -614,7 +612,7 @@ func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error
 		v = x.KernelValueDim(padsValue(s), x.HeadDim)
 	}
 	causal, window, chunk := blockMask(s, l.Dims)
-	return AttentionFLOPs(s.Training.MicroBatch, heads, (m.SeqLen+cp-1)/cp, m.SeqLen, qk, v, causal, window, chunk)
+	return AttentionFLOPs(s.Training.MicroBatch, heads, s.RankSeqLen(), m.SeqLen, qk, v, causal, window, chunk)
 }
 
 // effectiveFP8 is fp8GEMMPeak × compute_efficiency when training.fp8 is

@@ -329,13 +329,13 @@ func TestAttentionDocFigures(t *testing.T) {
 }
 
 // TestPublishedRange: the efficiencies docs/validation.md fits, as zerosim
-// run quotes them beside the default. The eleven bf16 runs on the
+// run quotes them beside the default. The thirteen bf16 runs on the
 // H100-80GB preset reach 0.3395 (torchao's float8nocompile table, eager)
-// to 0.6602 (llm-foundry's torch 2.0.1 H100 sweep, its mpt-3b bf16 row);
-// torchao's one B200 run, power-limited
-// by a limit it does not state, is outside_range (not quoted), so B200 and
-// GB200, with no run of their own, get every other GPU's 26 bf16 runs
-// (MI300X's torchao row the lowest); and the default 0.8 is above every eager bf16 run (README, "How
+// to 0.6602 (llm-foundry's torch 2.0.1 H100 sweep, its mpt-3b bf16 row); torchao's one B200 run, power-limited
+// to 750 W, is outside_range (not quoted), so B200,
+// with no run of its own, gets every other GPU's 29 bf16 runs (MI300X's
+// torchao row the lowest); GB200 has one, torchtitan nvfp4.md's bf16
+// Llama 3 8B row (compiled blocks, 0.6165); and the default 0.8 is above every eager bf16 run (README, "How
 // accurate is it?": the default "is at the top of what those runs
 // reached"; two compiled runs, fms-fsdp's A100 column and KempnerForge's
 // one-GPU row, fitted above it).
@@ -347,11 +347,11 @@ func TestPublishedRange(t *testing.T) {
 		n      int
 		onGPU  bool
 	}{
-		{"H100-80GB", false, 0.3395, 0.6602, 11, true},
+		{"H100-80GB", false, 0.3395, 0.6602, 13, true},
 		{"A100-40GB", false, 0.7285, 0.7931, 4, true},
 		{"H200", true, 0.5850, 0.5850, 1, true},
-		{"B200", false, 0.2386, 0.8475, 26, false},
-		{"GB200", false, 0.2386, 0.8475, 26, false},
+		{"B200", false, 0.2386, 0.8475, 29, false},
+		{"GB200", false, 0.6165, 0.6165, 1, true},
 		{"", true, 0.3041, 0.5850, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)

@@ -29,11 +29,14 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "torchtitan-llama2-7b-h100-fsdp1", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.4494},
 	{Source: "torchtitan-llama2-7b-h100-fsdp2", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.4515},
 	{Source: "torchtitan-llama3-8b-a100", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.5838},
+	{Source: "torchtitan-llama3-8b-h100-commits", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.3831},
 	{Source: "torchtitan-llama3.1-8b-h100-compile", GPU: "H100-80GB", FP8: false, Compiled: true, Efficiency: 0.5250},
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", FP8: true, Compiled: true, Efficiency: 0.3041},
 	{Source: "torchtitan-llama3.1-8b-h100-float8", GPU: "H100-80GB", FP8: true, Compiled: true, Efficiency: 0.5111},
 	{Source: "torchtitan-llama3.1-8b-h100", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.4601},
 	{Source: "torchtitan-llama3.1-8b-h200-trainy", GPU: "H200", FP8: true, Compiled: true, Efficiency: 0.5850},
+	{Source: "torchtitan-nvfp4md-gb200", GPU: "GB200", FP8: false, Compiled: true, Efficiency: 0.6165},
+	{Source: "torchtitan-qwen3-32b-h100", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.6149},
 }
 
 // publishedCP are docs/validation.md's predicted rows with context

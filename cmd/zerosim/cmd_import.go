@@ -32,8 +32,8 @@ DeepSeek-V3's multi-token-prediction module, which transformers drops, so
 that it is left out unless --mtp-layers says the stack trains it) and which blocks attend over a sliding window or within
 attention chunks: their dims carry window or attention_chunk, and
 training.attention flash counts only the pairs the mask keeps; a last note
-names the keys it did not read (a near-miss of one it reads is refused). A scenario
-can also name the file directly with model: {hf_config: path/to/config.json};
+names the keys it did not read (a near-miss of one it reads is refused, as is a key and its attribute_map alias
+at two values). A scenario can also name the file directly with model: {hf_config: path/to/config.json};
 Load then warns with the same notes (on windows only under sdpa, whose
 kernel computes every score and whose mask each block keeps, both counted,
 and under context parallelism, whose ring attention is counted over all
