@@ -11,7 +11,7 @@ import (
 // that set the attention efficiency, and notes a calibrated compute or
 // attention efficiency above what the GPU plausibly reaches, as it notes a
 // typed one: the default example runs fa2 on H100-80GB, whose published
-// rate is 0.35 (ceiling 1.5 × 0.35 = 0.525), and 12 published bf16 runs on
+// rate is 0.35 (ceiling 1.5 × 0.35 = 0.525), and 13 published bf16 runs on
 // H100-80GB fitted 0.36–0.70.
 func TestCalibratedHighNoted(t *testing.T) {
 	dir := t.TempDir()
@@ -37,7 +37,7 @@ func TestCalibratedHighNoted(t *testing.T) {
 			t.Errorf("%s: attention row %q: note %t, want %t", c.name, att, got, c.attNote)
 		}
 		eff := headlineValue(run, "compute efficiency")
-		if got := strings.HasSuffix(eff, "; above the 0.36–0.70 that 12 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step: check the calibration's measurement (a smaller run, or one micro-step?)"); got != c.effNote {
+		if got := strings.HasSuffix(eff, "; above the 0.36–0.70 that 13 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step: check the calibration's measurement (a smaller run, or one micro-step?)"); got != c.effNote {
 			t.Errorf("%s: compute efficiency row %q: note %t, want %t", c.name, eff, got, c.effNote)
 		}
 	}

@@ -19,6 +19,7 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "llm-foundry-mpt-a100-40gb", GPU: "A100-40GB", FP8: false, Compiled: false, Efficiency: 0.7790},
 	{Source: "llm-foundry-mpt-a100-80gb-70b", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.7836},
 	{Source: "llm-foundry-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.7679},
+	{Source: "llm-foundry-mpt-h100-80gb-fp8", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.6602},
 	{Source: "llm-foundry-mpt-h100-80gb", GPU: "H100-80GB", FP8: false, Compiled: false, Efficiency: 0.6216},
 	{Source: "mosaicml-examples-mpt-a100-80gb", GPU: "A100-80GB", FP8: false, Compiled: false, Efficiency: 0.7705},
 	{Source: "torchao-float8-llama3-8b-h100", GPU: "H100-80GB", FP8: false, Compiled: true, Efficiency: 0.4627},

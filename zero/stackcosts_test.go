@@ -23,14 +23,17 @@ var stackCostSources = []struct{ file, label string }{
 	{sharedSource, "llm-foundry A100-40GB (shared)"},
 }
 
-// stackCostOutlier says whether a row is left out of the candidates' rms
-// and worst case: the rows docs/validation.md explains otherwise (the
-// 8,192-token GA-21 mpt-30b rows, mpt-1b on 32 A100-40GB, the GA-16 rows)
-// and context parallelism.
-func stackCostOutlier(r validationRow) bool {
+// stackCostOutlier says whether a row of source is left out of the
+// candidates' rms and worst case: the rows docs/validation.md explains
+// otherwise (the 8,192-token GA-21 mpt-30b rows, mpt-1b on 32 A100-40GB,
+// the GA-16 rows, the A100-80GB table's mpt-760m rows at 1,024 and 512
+// tokens, which ran slower than its 2,048-token row: testdata/validation/
+// README.md) and context parallelism.
+func stackCostOutlier(source string, r validationRow) bool {
 	return r.GradAccum == 16 || r.CP > 1 ||
 		(r.Model == "mpt-30b" && r.SeqLen == 8192 && r.GradAccum == 21) ||
-		(r.Model == "mpt-1b" && r.GPUs == 32)
+		(r.Model == "mpt-1b" && r.GPUs == 32) ||
+		(source == "llm-foundry-mpt-a100-80gb" && r.Model == "mpt-760m" && r.SeqLen <= 1024)
 }
 
 // hostGapGrid are the host gaps per step TestStackCosts tries, 0 to 400 ms
@@ -51,7 +54,7 @@ type stackCostStats struct {
 	left       []string // the rows left out
 }
 
-func newStackCostStats(cases []validationCase) stackCostStats {
+func newStackCostStats(source string, cases []validationCase) stackCostStats {
 	var st stackCostStats
 	var sum float64
 	n := 0
@@ -59,7 +62,7 @@ func newStackCostStats(cases []validationCase) stackCostStats {
 		if c.calibrated {
 			continue
 		}
-		if stackCostOutlier(c.row) {
+		if stackCostOutlier(source, c.row) {
 			st.left = append(st.left, c.row.name())
 			continue
 		}
@@ -103,7 +106,7 @@ func TestStackCosts(t *testing.T) {
 		vs, tmpl := loadValidation(t, dir+src.file)
 		run := func(v validationVariant) stackCostStats {
 			cases, _ := runValidation(t, src.file, vs, tmpl, v)
-			return newStackCostStats(cases)
+			return newStackCostStats(src.file, cases)
 		}
 		committed, _ := runValidation(t, src.file, vs, tmpl, validationVariant{})
 		var cal validationCase
@@ -112,7 +115,7 @@ func TestStackCosts(t *testing.T) {
 				cal = c
 			}
 		}
-		st := newStackCostStats(committed)
+		st := newStackCostStats(src.file, committed)
 		for _, l := range st.left {
 			left = append(left, src.label+": "+l)
 		}

@@ -712,7 +712,7 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%g: exit %d: %s", tc.g, code, errOut)
 		}
-		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.36–0.70 that 12 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.36–0.70 that 13 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%g: stderr %q, want warning %t (%q)", tc.g, errOut, tc.warn, want)
 		}
@@ -766,10 +766,10 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // words run's headline sets a typed efficiency beside it (one source:
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
-// B200 run is outside_range), the range is the 28 bf16 runs on other
+// B200 run is outside_range), the range is the 29 bf16 runs on other
 // GPUs: 520 ms fits 0.1994 (warned), 250 ms 0.7331 (within, not).
 func TestCalibrateOutsidePublished(t *testing.T) {
-	const rng = "below the 0.24–0.85 that 28 published bf16 runs on other GPUs fitted (docs/validation.md)"
+	const rng = "below the 0.24–0.85 that 29 published bf16 runs on other GPUs fitted (docs/validation.md)"
 	golden.CheckQuotes(t, "../../docs/calibration.md", "TestCalibrateOutsidePublished", "the range of every GPU's: 0.24–0.85 for bf16")
 	for _, tc := range []struct {
 		step, eff string
