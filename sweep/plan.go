@@ -3,6 +3,7 @@ package sweep
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -1167,9 +1168,17 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	replayed := map[Candidate]int64{}
+	var tooLongAt Candidate
+	tooLongN := 0
 	for i, r := range rows {
 		switch {
 		case errs[i] != nil:
+			var tl *zero.StepTooLongError
+			if errors.As(errs[i], &tl) {
+				if tooLongN++; tooLongN == 1 {
+					tooLongAt = fits[i]
+				}
+			}
 			p.invalid(fits[i], errs[i])
 		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFit):
 			p.Rows = append(p.Rows, r)
@@ -1199,6 +1208,13 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		// Every candidate loaded was refused for the pins the base
 		// scenario is refused for: that error, at its key.
 		return nil, sp.basePins
+	}
+	if tooLongN > 0 && len(p.Rows) == 0 && len(replayed) == 0 {
+		// No configuration that fits could be timed, and some because
+		// their compute alone outlasts what a replay can time: the cause
+		// is the global batch, not the links (QA s28 M2).
+		return nil, fmt.Errorf("--global-batch %d: no configuration that fits in memory can be replayed: at %d of the %d the step's compute alone runs past %v, the range of int64 picoseconds (the first: %s); use a smaller --global-batch",
+			sp.global, tooLongN, len(fits), units.Duration(math.MaxInt64), strings.Join(tooLongAt.Sets(), " "))
 	}
 	if p.Invalid == p.Searched {
 		return nil, fmt.Errorf("no configuration can be replayed; the first: %s", p.FirstInvalid)

@@ -1208,3 +1208,16 @@ func TestPlanNoDDPWithCPUnderTorchtitan(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanGlobalBatchTooLong: plan --global-batch 1e9 on a 13B model
+// whose memory fits at every micro-batch (a bare parameter count) says
+// the global batch is the cause, before any replay (QA s28 M2: 10 minutes,
+// then "check the link bandwidths and latencies").
+func TestPlanGlobalBatchTooLong(t *testing.T) {
+	src := Source{File: "p.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {params: 13B, seq_len: 4096}\nparallelism: {dp: 16, zero_stage: 3}\n")}
+	_, err := PlanSearch(context.Background(), src, PlanOptions{GlobalBatch: 1_000_000_000, Stages: []int{1}, Recompute: []string{"none"}})
+	if err == nil || !strings.HasPrefix(err.Error(), "--global-batch 1000000000: ") || !strings.Contains(err.Error(), "use a smaller --global-batch") ||
+		strings.Contains(err.Error(), "link bandwidths") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -274,6 +274,12 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 	if err != nil {
 		return nil, err
 	}
+	return buildCosts(s, groups, costs)
+}
+
+// buildCosts is build with the units' costs (costsAndPlan's) given.
+func buildCosts(s *scenarios.Scenario, groups []memory.GroupInfo, costs []LayerCost) (*Schedule, error) {
+	var err error
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
 		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum),
 		GradCommunicator: memory.GradientCommunicator(s)}
