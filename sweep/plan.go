@@ -72,6 +72,12 @@ type PlanOptions struct {
 	// Jobs is how many replays run at once (≤ 0: runtime.GOMAXPROCS(0); at most
 	// MaxJobs).
 	Jobs int
+	// Screening, if set, is called after each memory-model analysis of the
+	// screen that comes before the replays (one per configuration that
+	// differs in memory), with the number done and the number to do (from
+	// several goroutines, never at once): on DeepSeek-V3 it is most of a
+	// plan's time (QA s28 M1).
+	Screening func(done, total int)
 	// Progress, if set, is called after each replay with the number done
 	// and the number to do (from several goroutines, never at once).
 	Progress func(done, total int)
@@ -1403,6 +1409,8 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	fit := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	reps := make([]*memory.Report, len(keys))
+	var done atomic.Int64
+	var progress sync.Mutex
 	err = parallel(ctx, len(keys), opt.Jobs, func(i int) error {
 		c := keys[i]
 		c.Algorithm = sp.algorithms[0]
@@ -1410,6 +1418,11 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		var rep *memory.Report
 		if err == nil {
 			rep, err = memory.Analyze(s, memory.Options{Reserve: memory.ReserveWhereFits})
+		}
+		if opt.Screening != nil {
+			progress.Lock()
+			opt.Screening(int(done.Add(1)), len(keys))
+			progress.Unlock()
 		}
 		if err != nil {
 			errs[i] = err

@@ -1221,3 +1221,32 @@ func TestPlanGlobalBatchTooLong(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestPlanScreeningProgress: the memory model's screen reports each
+// analysis to Screening, counting up to its total, all before the first
+// replay reports to Progress: a terminal shows a bar from the start (QA
+// s28 M1: DeepSeek-V3's plan showed nothing for its first 6 s, the
+// screen of 540 configurations).
+func TestPlanScreeningProgress(t *testing.T) {
+	var screened, replays []int
+	screenTotal := 0
+	_, err := PlanSearch(context.Background(), exampleSource(t, "default"), PlanOptions{Jobs: 2,
+		Screening: func(done, total int) {
+			if len(replays) > 0 {
+				t.Errorf("screening %d/%d after a replay", done, total)
+			}
+			screened, screenTotal = append(screened, done), total
+		},
+		Progress: func(done, total int) { replays = append(replays, done) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if screenTotal < 2 || len(screened) != screenTotal || len(replays) == 0 {
+		t.Fatalf("screened %v of %d, replays %v", screened, screenTotal, replays)
+	}
+	for i, d := range screened {
+		if d != i+1 {
+			t.Fatalf("screening counts %v, want 1…%d", screened, screenTotal)
+		}
+	}
+}
