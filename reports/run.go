@@ -466,7 +466,10 @@ func calibratedHigh(s *scenarios.Scenario) string {
 	if !ok || t.ComputeEfficiency <= ceiling {
 		return ""
 	}
-	return "; above " + what + ", so expect a slower step: check the calibration's measurement (a smaller run, or one micro-step?)"
+	// A calibration fitted on the user's own measured step: its step is
+	// not to be expected slower, its measurement is to be checked, as
+	// calibrate's own warning says (QA s28 L5).
+	return "; above " + what + ": check the calibration's measurement (a smaller run, or one micro-step?)"
 }
 
 // efficiencyLine is efficiencyText (run's headline, plan's summary) of
