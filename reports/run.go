@@ -1360,7 +1360,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	fmt.Fprintln(ew)
 	if mm := run.Result.MemoryModel; mm != nil {
 		st := run.Style
-		st.Replayed = true
+		st.Replayed, st.ReplayPeak = true, run.Result.Memory.Peak
 		st.Vendor = run.vendor()
 		if err := WriteMemoryReport(ew, []*memory.Report{mm}, st, true); err != nil {
 			return err
