@@ -1084,7 +1084,14 @@ func (run *Run) phaseTable() *table {
 		t.Notes = append(t.Notes, "no communication: one rank has nothing to reduce or gather (N = 1)")
 	} else {
 		t.Notes = append(t.Notes, "algorithm: what rank 0's collectives ran (under auto, "+vendor.lib()+"'s choice at each size)")
-		t.Notes = append(t.Notes, "logical: the buffers the rank's collectives reduce or gather; sent: the bytes it puts on the wire")
+		legend := "logical: the buffers the rank's collectives reduce or gather"
+		if slices.ContainsFunc(r.Phases, func(p zero.PhaseBytes) bool { return p.Phase == zero.PhaseBackwardAR || p.Phase == zero.PhaseInterAR }) {
+			// zero.Logical: 2S for an all-reduce of S, as the seeds count
+			// (QA s28 L9: the inter-group all-reduce read as twice its
+			// buffer with nothing said).
+			legend += " (an all-reduce's twice: a reduce-scatter and an all-gather of it, as the seeds count)"
+		}
+		t.Notes = append(t.Notes, legend+"; sent: the bytes it puts on the wire")
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical, %s sent; wire: %s",
 			u.format(logical), u.format(sent), wireShares(wire, all, u, vendor)))
 	}
