@@ -286,6 +286,11 @@ func buildCosts(s *scenarios.Scenario, groups []memory.GroupInfo, costs []LayerC
 	if s.Communication.MoEDispatcher.Dedup() && sc.EP > 1 {
 		_, sc.EPNode = epSplit(sc.EP, sc.Local)
 	}
+	// The task list at its size (countTasks' bound, exact but at FSDP's
+	// stage 2, within MaxTasks): appended to from empty it grew by 1.25×
+	// steps to 5× its bytes, a quarter of a 256-micro-step replay's
+	// allocations (BenchmarkStepGA256). Appends past it still grow it.
+	sc.Tasks = make([]Task, 0, min(countTasks(s, groups).bound(), MaxTasks+8))
 	b := &builder{sc: sc, s: s, host: newHostPlan(s), phases: epPhases(s)}
 	if b.a2aBytes, err = a2aBytes(s, b.phases); err != nil {
 		return nil, err
