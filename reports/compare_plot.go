@@ -262,7 +262,7 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 		if len(pn.Capacities) > 0 {
 			red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
 			// Over the category's bars and a little beyond.
-			p.Add(&capSegments{ys: pn.Capacities, half: w*vg.Length(n)/2 + 4, c: red})
+			p.Add(&capSegments{ys: pn.Capacities, half: vg.Length(float64(w*vg.Length(n)/2)) + 4, c: red})
 			p.Legend.Add(pn.CapacityLabel, lineSwatch{red})
 		}
 		if len(pn.Fits) > 0 {
