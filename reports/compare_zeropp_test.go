@@ -96,15 +96,7 @@ model: {preset: llama2-7b}
 parallelism: {dp: 32, zero_stage: 3}
 training: {micro_batch: 1, grad_accum: 4, recompute: selective}
 `)}
-		vs, err := sweep.ZeroPPVariants(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs, err := sweep.RunVariants(vs, sweep.CompareOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return NewZeroPPSection(outs)
+		return zeroPPSectionOf(t, src)
 	}
 	const (
 		P, h, V, N, node = 6738415616, 4096, 32000, 32, 8
@@ -162,15 +154,7 @@ parallelism: {dp: 16, zero_stage: 3}
 training: {micro_batch: 1, recompute: full}
 communication: {bucket_size: 200MB, overlap: true}
 `)}
-	vs, err := sweep.ZeroPPVariants(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outs, err := sweep.RunVariants(vs, sweep.CompareOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sec := NewZeroPPSection(outs)
+	sec := zeroPPSectionOf(t, src)
 	z3, zpp := sec.Rows[0], sec.Rows[len(sec.Rows)-1]
 	dStep, dComm, dCompute := z3.StepTimePS-zpp.StepTimePS, z3.ExposedCommPS-zpp.ExposedCommPS, z3.compute-zpp.compute
 	if dCompute <= dComm || dComm <= 0 {
@@ -184,4 +168,19 @@ communication: {bucket_size: 200MB, overlap: true}
 	if !strings.HasPrefix(why, want) || !strings.Contains(why, durText(dComm)+" exposed communication") || strings.Contains(why, "waits on the network") {
 		t.Errorf("reason %q, want it to start %q and give the %s of exposed communication", why, want, durText(dComm))
 	}
+}
+
+// zeroPPSectionOf replays compare --zeropp's variants of src and builds
+// the section.
+func zeroPPSectionOf(t *testing.T, src sweep.Source) *ZeroPPSection {
+	t.Helper()
+	vs, err := sweep.ZeroPPVariants(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := sweep.RunVariants(vs, sweep.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewZeroPPSection(outs)
 }
