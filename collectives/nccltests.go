@@ -148,7 +148,9 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 		// docs use) drop nccl-tests' leading "#": a bare column header
 		// still starts a run.
 		if strings.HasPrefix(line, "#") || isHeader(line) {
-			lp.comment(line)
+			if err := lp.comment(line); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		// The row's fields are those of raw from the untagged line's start
@@ -196,14 +198,25 @@ func (lp *logParser) fail(line int, format string, a ...any) error {
 }
 
 // comment reads a "#" line: the test's name, the devices block, a column
-// header (a new run); anything else is skipped.
-func (lp *logParser) comment(line string) {
+// header (a new run); anything else is skipped. A test zerosim does not
+// model is the error.
+func (lp *logParser) comment(line string) error {
 	body := strings.TrimSpace(strings.TrimLeft(line, "#"))
 	switch {
 	case strings.HasPrefix(line, "##"):
 		// provenance comments of the shared logs
 	case strings.Contains(body, "Collective test starting:"):
-		if o, ok := opOfTest(strings.TrimSpace(body[strings.Index(body, ":")+1:])); ok {
+		// Every run names its test, so the op is this run's alone: an
+		// unknown name kept the previous run's, and a sendrecv_perf run
+		// was read as an all-reduce, or after an all_gather_perf run
+		// blamed as edited rows (qanccl s28).
+		name, _, _ := strings.Cut(strings.TrimSpace(body[strings.Index(body, ":")+1:]), " ")
+		o, ok := opOfTest(name)
+		if !ok && name != "" {
+			return lp.fail(lp.ln, "a run of %.60s: zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf, not this test (remove this run from the log)", name)
+		}
+		lp.op = -1
+		if ok {
 			lp.op = o
 		}
 	case strings.HasPrefix(body, "nThread "):
@@ -272,6 +285,7 @@ func (lp *logParser) comment(line string) {
 		lp.inDevs = lp.inDevs && !strings.HasPrefix(body, "Avg bus")
 		lp.endRun(body)
 	}
+	return nil
 }
 
 // endRun closes the run's table at its "Avg bus bandwidth" line (body,
@@ -445,6 +459,13 @@ func untag(line string) string {
 	return line
 }
 
+// opOfTest is the op of the nccl-tests binary s names (its
+// program_invocation_short_name, "all_reduce_perf" or a build's
+// "all_reduce_perf_mpi"); false for the tests zerosim does not model:
+// broadcast, reduce, alltoallv, scatter, gather, sendrecv, hypercube
+// (BIN_FILES_LIST in src/Makefile of NVIDIA/nccl-tests at
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432; common.cu prints the name as
+// "# Collective test starting: %s").
 func opOfTest(s string) (Op, bool) {
 	switch {
 	case strings.HasPrefix(s, "all_reduce"):
@@ -453,7 +474,7 @@ func opOfTest(s string) (Op, bool) {
 		return AllGather, true
 	case strings.HasPrefix(s, "reduce_scatter"):
 		return ReduceScatter, true
-	case strings.HasPrefix(s, "alltoall"):
+	case strings.HasPrefix(s, "alltoall_"): // not alltoallv_perf
 		return AllToAll, true
 	}
 	return 0, false

@@ -20,6 +20,15 @@ const goodHeader = `# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) w
 #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
 `
 
+// sendrecvAfterAllGather is an all_gather_perf run of 2 ranks, then a
+// sendrecv_perf run (line 12) as nccl-tests' binaries print them one
+// after the other into one file.
+var sendrecvAfterAllGather = "# Collective test starting: all_gather_perf\n" + goodHeader +
+	"     1048576        131072     float    none      -1    71.93   14.58    7.29      0    71.47   14.67    7.34      0\n" +
+	"# Avg bus bandwidth    : 7.29\n" +
+	"# Collective test starting: sendrecv_perf\n" + goodHeader +
+	"     1048576        262144     float     sum      -1    71.93   14.58   14.58      0    71.47   14.67   14.67      0\n"
+
 // TestParseLogsBad: every bad log is one error naming file:line, and
 // file:line:column of the offending field of a row (L3).
 func TestParseLogsBad(t *testing.T) {
@@ -38,6 +47,13 @@ func TestParseLogsBad(t *testing.T) {
 		{"wrong", goodHeader + strings.Replace(row, "  0\n", "  3\n", 1), "x.log:9:116: #wrong is 3"},
 		{"binary", "\x7fELF\x02\x01\x01\x00\x00", "x.log:1: not a text file"},
 		{"old error", goodHeader + strings.Replace(row, "  0\n", "  2e+00\n", 1), "x.log:9:116: error \"2e+00\" is not a rounding error"},
+		// qanccl s28: a test zerosim does not model is refused at its
+		// name; sendrecv_perf was read as an all-reduce, and after an
+		// all_gather_perf run its rows were blamed as edited.
+		{"sendrecv", "# Collective test starting: sendrecv_perf\n" + goodHeader + row, "x.log:1: a run of sendrecv_perf: zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf, not this test (remove this run from the log)"},
+		{"sendrecv after all_gather", sendrecvAfterAllGather, "x.log:12: a run of sendrecv_perf:"},
+		{"alltoallv", "# Collective test starting: alltoallv_perf\n" + goodHeader + row, "x.log:1: a run of alltoallv_perf:"},
+		{"broadcast", "# Collective test starting: broadcast_perf\n" + goodHeader + row, "x.log:1: a run of broadcast_perf:"},
 	} {
 		_, err := ParseLogs("x.log", strings.NewReader(c.text))
 		if err == nil || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -108,6 +124,7 @@ func FuzzParseLogs(f *testing.F) {
 	f.Add([]byte(goodHeader + row))
 	f.Add([]byte("# Collective test starting: all_gather_perf\n" + goodHeader + strings.Replace(row, "sum", "none", 1)))
 	f.Add([]byte("#       size         count      type   redop    root     time   algbw   busbw #wrong\n 8 2 float sum -1 24.7 0.00 0.00 0\n"))
+	f.Add([]byte(sendrecvAfterAllGather))
 	// The published logs (TestParseLogsRealAndTruncated: none refused).
 	paths, _ := filepath.Glob(filepath.Join("testdata", "nccl-tests", "*.log"))
 	for _, p := range paths {

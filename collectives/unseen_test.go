@@ -3,6 +3,7 @@ package collectives
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -128,6 +129,131 @@ var unseenLogs = []unseenLog{
 		held: []float64{-53.2, -53.0, -52.9}, class: undescribed, label: "1 × 2 H100 PCIe, NVLink bridge, -g 2",
 		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=2", "cluster.gpu=H100-PCIe", "cluster.intra.preset=NVLink4", "cluster.intra.bandwidth=300GB/s"}, gpt: 2,
 		gap: "no bridge preset: H100-PCIe over NVLink4 at 300 GB/s"},
+	// One H100 cluster (xxrjun/nccl-tests-cluster, qanccl s28), 10 nodes
+	// at 8, 4, 2 and 1 GPUs a node, then one node alone: held as measured,
+	// nothing changed to fit them. With at most 4 GPUs a node the rows
+	// from 64 MiB are within the few % of the logs before them. With 8,
+	// two misses the model does not describe:
+	//   - From 1 GiB the ring all-gather and reduce-scatter run at busbw
+	//     ~324 GB/s, 12 % under the model's (NCCL's tuner: nChannels × the
+	//     ring graph's bandwidth × nRanks/nsteps, src/graph/tuning.cc line
+	//     348 at NVIDIA/nccl v2.29.2-1 ebd1e929, bounded by the NICs). The
+	//     same cluster reaches 98 % of its NICs with 4 GPUs a node, and
+	//     one node alone is within 10 %: the loss comes when a channel's
+	//     ring chains 7 NVLink hops and a NIC hop a node, one flow-
+	//     controlled pipeline of NCCL_STEPS (8, src/include/device.h line
+	//     24 at v2.29.2-1) slots a connection with the network steps
+	//     driven by the proxy (sendProxyProgress and recvProxyProgress,
+	//     src/transport/net.cc lines 1094 and 1249 at v2.26.6-1 8171af65).
+	//   - At 32–512 MiB (ZeRO's bucket sizes) the runs take a near-constant
+	//     ~270–400 µs more than the model at 80 ranks: a per-step cost
+	//     NCCL's ring latency, (nsteps−nInterSteps)·intraLat +
+	//     nInterSteps·interLat (tuning.cc lines 377–379 at v2.29.2-1),
+	//     does not charge; 4 GPUs a node shows it at 32 MiB only.
+	// The NIC is not stated: one NDR NIC per GPU, which the 1-GPU-a-node
+	// all-reduce's busbw (48.9 GB/s, 98 % of one) supports.
+	{file: "h100_10node_8gpu_allreduce_cluster01.log",
+		held: []float64{-55.7, -37.5, -20.8, 21.0, 16.0, -0.9, -7.2, -15.4, -15.6, -15.0}, class: ibGDR, label: "10 × 8 H100, all_reduce_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=8"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_8gpu_allgather_cluster01.log",
+		held: []float64{-58.9, -48.8, -32.0, -45.6, -28.4, -19.2, -12.7, -12.8, -13.0, -11.8}, class: ibGDR, label: "10 × 8 H100, all_gather_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=8"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_8gpu_reducescatter_cluster01.log",
+		held: []float64{-59.3, -57.4, -46.0, -47.3, -29.8, -14.7, -10.3, -12.5, -13.5, -12.1}, class: ibGDR, label: "10 × 8 H100, reduce_scatter_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=8"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_4gpu_allreduce_cluster01.log",
+		held: []float64{-28.7, -11.6, -4.0, -1.0, 2.6, 7.7, 5.0, 2.5, 3.1, 2.6}, class: ibGDR, label: "10 × 4 H100 (of 8 a node), all_reduce_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=4"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_4gpu_allgather_cluster01.log",
+		held: []float64{-19.4, -3.5, 6.8, 2.4, 7.6, 4.9, 3.7, 2.9, 1.8, 1.5}, class: ibGDR, label: "10 × 4 H100 (of 8 a node), all_gather_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=4"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_4gpu_reducescatter_cluster01.log",
+		held: []float64{-26.5, -2.9, 6.5, 7.4, 7.7, 5.0, 3.7, 2.8, 2.7, 2.0}, class: ibGDR, label: "10 × 4 H100 (of 8 a node), reduce_scatter_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=4"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_2gpu_allreduce_cluster01.log",
+		held: []float64{7.4, 8.0, 6.3, 9.5, 6.0, 4.0, 3.3, 2.9, 2.4, 2.1}, class: ibGDR, label: "10 × 2 H100 (of 8 a node), all_reduce_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=2"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_2gpu_allgather_cluster01.log",
+		held: []float64{3.0, 5.1, 8.5, 4.9, 3.6, 2.8, 2.7, 2.7, 2.1, 1.5}, class: ibGDR, label: "10 × 2 H100 (of 8 a node), all_gather_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=2"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_2gpu_reducescatter_cluster01.log",
+		held: []float64{1.8, 5.0, 8.1, -1.8, 3.9, 2.3, 2.8, 2.4, 2.5, 2.0}, class: ibGDR, label: "10 × 2 H100 (of 8 a node), reduce_scatter_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=2"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_1gpu_allreduce_cluster01.log",
+		held: []float64{9.2, 13.3, 7.3, 3.7, 2.8, 2.2, 2.0, 1.7, 1.8, 1.9}, class: ibGDR, label: "10 × 1 H100 (of 8 a node), all_reduce_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=1"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_1gpu_allgather_cluster01.log",
+		held: []float64{5.8, 4.8, 1.7, -1.0, -1.1, -1.7, -1.4, -1.1, -0.3, 0.4}, class: ibGDR, label: "10 × 1 H100 (of 8 a node), all_gather_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=1"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_10node_1gpu_reducescatter_cluster01.log",
+		held: []float64{7.4, 5.5, 2.5, 0.3, 0.2, 0.4, 1.0, 0.6, 0.3, 1.8}, class: ibGDR, label: "10 × 1 H100 (of 8 a node), reduce_scatter_perf, NCCL 2.29.2",
+		sets: []string{"cluster.nodes=10", "cluster.gpus_per_node=1"},
+		gap:  "network not stated: one NDR NIC per GPU assumed"},
+	{file: "h100_1node_8gpu_allreduce_cluster01.log",
+		held: []float64{-4.5, 3.4, -0.1, -3.5, -5.4, -0.6, -1.0, -1.2, -1.3, -1.4}, class: ibGDR, label: "1 × 8 H100, NVSwitch, all_reduce_perf, NCCL 2.29.2 (same cluster)",
+		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=8"},
+		gap:  "none"},
+	{file: "h100_1node_8gpu_allgather_cluster01.log",
+		held: []float64{-9.8, -7.1, -8.7, -7.7, -6.5, -5.6, -4.8, -3.7, -3.0, -2.3}, class: ibGDR, label: "1 × 8 H100, NVSwitch, all_gather_perf, NCCL 2.29.2 (same cluster)",
+		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=8"},
+		gap:  "none"},
+	{file: "h100_1node_8gpu_reducescatter_cluster01.log",
+		held: []float64{-0.4, -3.4, -8.3, -7.5, -7.2, -6.4, -5.2, -3.7, -2.4, -1.6}, class: ibGDR, label: "1 × 8 H100, NVSwitch, reduce_scatter_perf, NCCL 2.29.2 (same cluster)",
+		sets: []string{"cluster.nodes=1", "cluster.gpus_per_node=8"},
+		gap:  "none"},
+	// Voltage Park, 4 × 8 H100 over 8 × NDR a node, NCCL 2.24.3 (qanccl
+	// s28): the 8-GPU-a-node ring's large-size shortfall above (busbw
+	// 323.5 GB/s), and from 4 MiB to 256 MiB rings in LL128 across the
+	// network far below the 0.92 × Simple NCCL's tuner rates them at
+	// (tuning.cc line 251 at NVIDIA/nccl v2.24.3-1 6aae3792, line 305 at
+	// v2.29.2-1), which the model inherits. Held as measured.
+	{file: "h100_4node_allgather_voltagepark.log",
+		held: []float64{-14.0, -19.3, -20.6, -21.2, -21.9, -22.0, -18.1, -23.0, -24.7, -26.0, -7.9, -25.0, -23.1, -52.8, -50.3, -45.6, -43.5, -31.0, -38.6, -23.9, -14.8, -9.1, -10.8, -11.6, -12.2}, class: ibGDR, label: "4 × 8 H100, Voltage Park InfiniBand 8 × 400 Gb/s, all_gather_perf, NCCL 2.24.3",
+		sets: []string{"cluster.nodes=4", "cluster.gpus_per_node=8"},
+		gap:  "none"},
+	{file: "h100_4node_allreduce_voltagepark.log",
+		held: []float64{-8.3, -5.2, -5.3, -5.9, -10.2, -10.9, -8.2, -11.2, -13.8, -20.5, -31.7, -33.5, -30.7, -23.6, 2.8, 14.1, 3.8, -5.0, -36.1, -28.1, -33.0, -21.9, -11.8, -9.3, -4.0, -23.1, -12.3, -7.4, -9.1, -10.1, -10.4}, class: ibGDR, label: "4 × 8 H100, Voltage Park InfiniBand 8 × 400 Gb/s, all_reduce_perf, NCCL 2.24.3",
+		sets: []string{"cluster.nodes=4", "cluster.gpus_per_node=8"},
+		gap:  "none"},
+	// Lambda 2 × 8 B200, NCCL 2.26.2 (qanccl s28): from 256 MiB NCCL's
+	// NVLS tree, within 2 %; below, NCCL's tables and the run part.
+	{file: "b200_2node_allreduce_lambda_ib.log",
+		held: []float64{-31.0, -29.1, -29.0, -29.7, -32.5, -32.5, -50.6, -44.3, -34.5, -36.4, -38.8, -39.5, -39.2, -30.9, -18.5, -21.1, -76.9, -49.4, -44.0, -39.3, -36.4, -35.8, -29.7, -11.2, -12.7, -0.8, 0.0, 1.7, 0.6}, class: ibGDR, label: "2 × 8 B200, Lambda InfiniBand, NCCL 2.26.2",
+		sets: []string{"cluster.nodes=2", "cluster.gpus_per_node=8", "cluster.gpu=B200", "cluster.intra.preset=NVLink5"},
+		gap:  "NIC speed not stated: NDR assumed"},
+	// NREL Kestrel, 16 × 4 H100 on Slingshot-11 through aws-ofi-nccl,
+	// and two GCP all-gathers behind Google's plugins (TCPXO, gIB), qanccl
+	// s28: the plugin's fixed cost below a few MiB (Kestrel's all-gather
+	// takes ~560 µs at 1 KiB); from 128 MiB Kestrel and TCPXO are within
+	// 8.1 %, while the H200 gIB run, an 8-GPU-a-node Hopper ring, stays
+	// 10–11 % under from 1 GiB, as the cluster above.
+	{file: "h100_16node_allreduce_kestrel_slingshot.log", excerpt: true,
+		held: []float64{-15.8, 3.9, 2.5, -12.3, -10.9, -13.3, -17.1, -25.8, -33.3, -49.4, -43.2, -49.7, -66.4, -62.7, -80.2, -54.1, -80.5, -85.6, -90.3, -83.1, -74.2, -51.7, -39.0, 4.9, 1.0, -2.9, -1.2, -8.1, -3.7, -4.2}, class: undescribed, label: "16 × 4 H100, Slingshot-11 2 × 200 Gb/s a node (aws-ofi-nccl), all_reduce_perf, NCCL 2.21.5",
+		sets: []string{"cluster.nodes=16", "cluster.gpus_per_node=4", "cluster.nics=per_node", "cluster.nics_per_node=2", "cluster.inter.bandwidth=200Gbps"},
+		gap:  "no Slingshot link: two 200 Gb/s NICs a node at NDR's latency"},
+	{file: "h100_16node_allgather_kestrel_slingshot.log", excerpt: true,
+		held: []float64{-83.1, -83.2, -83.1, -83.2, -82.6, -85.7, -82.9, -85.7, -76.9, -85.6, -80.2, -85.7, -77.0, -72.0, -45.0, -16.4, 4.2, -0.6, -0.4, -2.4, -3.7, -4.2, -4.5}, class: undescribed, label: "16 × 4 H100, Slingshot-11 2 × 200 Gb/s a node (aws-ofi-nccl), all_gather_perf, NCCL 2.21.5",
+		sets: []string{"cluster.nodes=16", "cluster.gpus_per_node=4", "cluster.nics=per_node", "cluster.nics_per_node=2", "cluster.inter.bandwidth=200Gbps"},
+		gap:  "no Slingshot link: two 200 Gb/s NICs a node at NDR's latency"},
+	{file: "h100_2node_allgather_gcp_a3mega_tcpxo_ct.log",
+		held: []float64{-1.1, 0.4, 0.9, 1.8, 0.5, 2.1, 2.0, -7.3, -11.0, -11.9, -32.7, -29.7, -31.9, -29.4, -28.3, -23.6, -15.1, -14.0, -20.1, -8.1, -7.6, -6.0, -3.7, -2.3, -1.7, -1.5}, class: undescribed, label: "2 × 8 H100, GCP A3 Mega TCPXO (plugin v1.0.15), all_gather_perf, NCCL 2.28.7",
+		sets: []string{"cluster.nodes=2", "cluster.gpus_per_node=8", "cluster.inter.preset=TCPXO"},
+		gap:  "none beyond the plugin: the TCPXO link preset (Google's NCCL configuration)"},
+	{file: "h200_2node_allgather_gcp_a3ultra_gib.log",
+		held: []float64{-55.0, -56.1, -56.1, -56.3, -56.7, -56.4, -56.3, -53.9, -52.1, -43.1, -39.2, -34.5, -31.3, -27.2, -25.4, -25.2, -21.9, -17.0, -14.5, -10.1, -10.3, -10.7, -11.2, -11.0}, class: undescribed, label: "2 × 8 H200, GCP A3 Ultra gIB 8 × 400 Gb/s RoCE, all_gather_perf",
+		sets: []string{"cluster.nodes=2", "cluster.gpus_per_node=8", "cluster.gpu=H200", "cluster.inter.preset=RoCE400"},
+		gap:  "no gIB link: RoCE400 as through NCCL's IB transport"},
 }
 
 // statedNCCL is the NCCL version an unseen log's "## software:" line
@@ -234,11 +360,31 @@ func TestUnseenAccuracy(t *testing.T) {
 	}
 }
 
-// unseenSummary is the |error| median and max of rows within [lo, hi].
+// nominal is the size a row was asked for: nccl-tests gives each rank of
+// an all-gather or reduce-scatter a whole number of 16-byte blocks of the
+// size, rounded down, so a "-b 32M" row of 80 ranks of doubles prints
+// 33553920 B, 512 B under 32 MiB (AllGatherGetCollByteCount in
+// src/all_gather.cu at NVIDIA/nccl-tests
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432: base = (count/nranks) &
+// ~(16/eltSize - 1)); a size within 1/1024 under a power of two is that
+// power, so the 64 MiB row of such a run counts from 64 MiB.
+func nominal(size units.Bytes) units.Bytes {
+	if size <= 0 {
+		return size
+	}
+	p := units.Bytes(1) << bits.Len64(uint64(size-1)) // the power of two ≥ size
+	if p-size <= p/1024 {
+		return p
+	}
+	return size
+}
+
+// unseenSummary is the |error| median and max of rows within [lo, hi]
+// (by their nominal size).
 func unseenSummary(rows []unseenRow, lo, hi units.Bytes) (n int, median, worst float64, at unseenRow) {
 	var errs []float64
 	for _, r := range rows {
-		if r.size < lo || r.size > hi {
+		if s := nominal(r.size); s < lo || s > hi {
 			continue
 		}
 		errs = append(errs, r.err)
@@ -386,6 +532,78 @@ func nvlsTreeReleaseQuote(t *testing.T) string {
 	return fmt.Sprintf("is %.1f–%.1f %% above the 4–512 B rows, the default's (20.9 µs a hop, from 2.28.9) %.1f–%.1f %%", lo, hi, dlo, dhi)
 }
 
+// unseenRowsOf is the rows of the unseen logs whose file names match
+// re, in unseenLogs' order.
+func unseenRowsOf(t *testing.T, re string) []unseenRow {
+	t.Helper()
+	var rows []unseenRow
+	for _, ul := range unseenLogs {
+		if regexp.MustCompile(re).MatchString(ul.file) {
+			rows = append(rows, unseenRows(t, ul)...)
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no unseen log matches %s", re)
+	}
+	return rows
+}
+
+// fasterSpan is the least and largest |error| of the rows within [lo, hi],
+// in %; every one must be the model's faster time (negative error), which
+// the docs' words "faster in the model" say.
+func fasterSpan(t *testing.T, rows []unseenRow, lo, hi units.Bytes) (least, most float64) {
+	t.Helper()
+	least, most = math.Inf(1), 0
+	for _, r := range rows {
+		if s := nominal(r.size); s < lo || s > hi {
+			continue
+		}
+		if r.err >= 0 {
+			t.Fatalf("%v: %+.1f %%: the model is not faster than measured", r.size, 100*r.err)
+		}
+		least, most = math.Min(least, -100*r.err), math.Max(most, -100*r.err)
+	}
+	return least, most
+}
+
+// clusterShapeQuote is what docs/calibration.md says of the 10-node H100
+// cluster of xxrjun/nccl-tests-cluster (every GPUs-a-node count) and the
+// Voltage Park 4-node one: close with at most 4 GPUs a node, and where
+// the 8-GPU-a-node all-gather and reduce-scatter rings miss.
+func clusterShapeQuote(t *testing.T) string {
+	few := unseenRowsOf(t, `^h100_10node_[124]gpu_.*_cluster01\.log$`)
+	nFew, mdFew, mxFew, _ := unseenSummary(few, 64*units.MiB, math.MaxInt64)
+	_, _, mxOne, _ := unseenSummary(unseenRowsOf(t, `^h100_1node_8gpu_.*_cluster01\.log$`), 0, math.MaxInt64)
+	rings := unseenRowsOf(t, `^h100_10node_8gpu_(allgather|reducescatter)_cluster01\.log$`)
+	bigLo, bigHi := fasterSpan(t, rings, units.GiB+1, math.MaxInt64)
+	midLo, midHi := fasterSpan(t, rings, 32*units.MiB, 512*units.MiB)
+	vpLo, vpHi := fasterSpan(t, unseenRowsOf(t, `^h100_4node_allgather_voltagepark\.log$`), units.GiB+1, math.MaxInt64)
+	// The 8-GPU all-gather's excess over the model at 32–128 MiB: near
+	// constant, a cost per collective rather than per byte.
+	exLo, exHi := math.Inf(1), 0.0
+	for _, r := range unseenRowsOf(t, `^h100_10node_8gpu_allgather_cluster01\.log$`) {
+		if s := nominal(r.size); s >= 32*units.MiB && s <= 128*units.MiB {
+			exLo, exHi = math.Min(exLo, r.measured-r.us), math.Max(exHi, r.measured-r.us)
+		}
+	}
+	return fmt.Sprintf("with 1, 2 or 4 GPUs a node its %d rows from 64 MiB are off by %.1f %% at the median and %.1f %% at worst, and one node of 8 GPUs by %.1f %% at worst. With 8 GPUs a node the all-gather and reduce-scatter rings are %.1f–%.1f %% faster in the model than measured above 1 GiB (%.1f–%.1f %% on the 4 nodes of Voltage Park), and %.1f–%.1f %% faster at 32–512 MiB, where the all-gather takes %.0f–%.0f µs more than the model at 32–128 MiB",
+		nFew, 100*mdFew, 100*mxFew, 100*mxOne, bigLo, bigHi, vpLo, vpHi, midLo, midHi, exLo, exHi)
+}
+
+// b200TreeQuote is what docs/calibration.md says of the Lambda B200 pair:
+// its rows the model times as NCCL's NVLS tree.
+func b200TreeQuote(t *testing.T) string {
+	var n int
+	var worst float64
+	for _, r := range unseenRowsOf(t, `^b200_2node_allreduce_lambda_ib\.log$`) {
+		if strings.HasPrefix(r.algo, "nvlstree/") {
+			n++
+			worst = math.Max(worst, math.Abs(100*r.err))
+		}
+	}
+	return fmt.Sprintf("its %s the model times as the NVLS tree are off by %.1f %% at worst", rowCount(n), worst)
+}
+
 // TestUnseenDocFigures keeps the figures the README and the docs quote of
 // the unseen logs equal to the model's.
 func TestUnseenDocFigures(t *testing.T) {
@@ -393,5 +611,7 @@ func TestUnseenDocFigures(t *testing.T) {
 	for _, path := range []string{"../README.md", "../docs/calibration.md"} {
 		golden.CheckQuotes(t, path, "go test ./collectives -run TestUnseenAccuracy -v", q, scope)
 	}
+	golden.CheckQuotes(t, "../docs/calibration.md", "go test ./collectives -run TestUnseenDocFigures -v", clusterShapeQuote(t), b200TreeQuote(t))
 	golden.CheckQuotes(t, "../docs/collectives.md", "go test ./collectives -run TestUnseenAccuracy -v", nvlsTreeReleaseQuote(t))
+	t.Logf("%s; %s", clusterShapeQuote(t), b200TreeQuote(t))
 }

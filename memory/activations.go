@@ -244,8 +244,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 		case blocks[u]:
 			stored[u], transient[u] = perBlock, perBlockT
 		case l.Dims != nil && l.Dims.ExpertsOnly() && l.Dims.TopK > 0 && m.SeqLen > 0:
-			cp := int64(s.Parallelism.CP)
-			stored[u], transient[u], err = moeActivation((m.SeqLen+cp-1)/cp, b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP, OpSavesAllToAll(s))
+			stored[u], transient[u], err = moeActivation(s.RankSeqLen(), b, l.Dims, scenarios.Recompute(unitPolicy[u]), s.Stack == "megatron", s.Parallelism.EP, OpSavesAllToAll(s))
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -299,7 +298,6 @@ func headLogits(s *scenarios.Scenario) (head int, kept, afterLogits, lossLogits,
 // (scenarios.BlockDims.Norms; HeadActivation).
 func baseDims(s *scenarios.Scenario) BlockDims {
 	m := s.Model
-	cp := int64(max(s.Parallelism.CP, 1))
 	norms := ""
 	for _, l := range m.LayerList {
 		if l.Block && l.Dims != nil {
@@ -309,7 +307,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 	}
 	gpt := BlockStyle(&m) == "gpt" // the preset's biases on every matrix (buildLayers)
 	force, forceGiven := s.Training.OpForceJoined()
-	return BlockDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: (m.SeqLen + cp - 1) / cp, Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	return BlockDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: s.RankSeqLen(), Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16(),
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),

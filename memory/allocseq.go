@@ -574,7 +574,10 @@ func (st *simState) step(step int, params []simUnit) {
 	// same requests: once one reserves nothing more, the rest are skipped.
 	accum := false
 	for _, e := range st.r.events { // read only: Timeline would copy it every step
-		if e.Component == CompGrads && e.Phase == PhaseForward && e.Op == OpCompute && e.Delta > 0 {
+		// The chunked loss's held lm_head gradient is allocated in
+		// forward too (UnitInfo.LossHeldGrad, the chunks before the
+		// last): not an earlier micro-step's sharded gradients.
+		if e.Component == CompGrads && e.Phase == PhaseForward && e.Op == OpCompute && e.Delta > 0 && !st.lossHeld(e) {
 			accum = true
 			break
 		}
@@ -590,6 +593,14 @@ func (st *simState) step(step int, params []simUnit) {
 			m = ga - 1 // to the last
 		}
 	}
+}
+
+// lossHeld says whether e allocates the chunked loss's held lm_head
+// gradient (UnitInfo.LossHeldGrad), the forward event microStep replays
+// as "lossheld".
+func (st *simState) lossHeld(e Event) bool {
+	u := e.Unit
+	return e.Phase == PhaseForward && u >= 0 && u < len(st.r.Units) && st.r.Units[u].LossHeldGrad > 0 && e.Delta == st.r.Units[u].LossHeldGrad
 }
 
 // microStep replays one micro-step of the timeline, tensor by tensor:
@@ -715,7 +726,7 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				held = r.Units[u].LossHeldGrad
 			}
 			switch {
-			case held > 0 && e.Phase == PhaseForward && e.Delta == held:
+			case st.lossHeld(e):
 				// The chunked loss's lm_head gradient, summed over the
 				// chunks before the last in reduce_dtype (UnitInfo.
 				// LossHeldGrad): one tensor per parameter, as FSDP2's

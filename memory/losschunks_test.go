@@ -156,3 +156,40 @@ func TestChunkedLossRefused(t *testing.T) {
 		t.Errorf("loss_chunks=1: %v", err)
 	}
 }
+
+// The caching-allocator simulation replays the chunked loss's held lm_head
+// gradient, allocated in forward, as that one tensor: not as gradient
+// accumulation's earlier micro-steps (whose sharded gradients the timeline
+// also allocates in forward), which would replay two micro-steps and keep
+// the first one's fp32 gradient shards, a whole P·4/N, through the second.
+// At grad_accum 1 the simulation starts each step within one large
+// segment (kRoundLarge, 2 MiB: c10/cuda/CUDACachingAllocator.cpp) of the
+// model's at-rest bytes, and its allocated peak lies between the model's
+// and the model's plus the largest unit's gathered parameters (the bound
+// zero's TestSimulatedReserveFollowsTheModel holds every validation row
+// to); with the two micro-steps it starts P·4/N = 4.0 GB above.
+func TestChunkedLossSimulatesOneMicroStep(t *testing.T) {
+	const segment = 2 << 20
+	for _, chunks := range []string{"1", "8"} {
+		r := chunkedLossReport(t, "training.loss_chunks="+chunks)
+		sim := r.AllocSim
+		if sim == nil || len(sim.Series) == 0 {
+			t.Fatalf("loss_chunks %s: not simulated", chunks)
+		}
+		var rest int64
+		for _, c := range r.Components {
+			rest += c.AtRest
+		}
+		rest -= r.Component(CompRuntime).AtRest + r.Component(CompNCCL).AtRest
+		if start := sim.Series[0]; start.Event != -1 || start.Allocated < rest || start.Allocated > rest+segment {
+			t.Errorf("loss_chunks %s: the step starts at %d B allocated (event %d), the model's at-rest bytes in the allocator are %d B", chunks, start.Allocated, start.Event, rest)
+		}
+		var gather int64
+		for _, u := range r.Units {
+			gather = max(gather, u.Gather)
+		}
+		if alloc := r.Peak - r.Component(CompRuntime).AtRest - r.Component(CompNCCL).AtRest; sim.PeakAllocated < alloc || sim.PeakAllocated > alloc+gather {
+			t.Errorf("loss_chunks %s: simulated allocated peak %d B, the model's %d B (at most %d)", chunks, sim.PeakAllocated, alloc, alloc+gather)
+		}
+	}
+}

@@ -160,6 +160,12 @@ const (
 	CompLossTemp Comp = "loss temporaries"
 )
 
+// NoActivationsNote is the activations row's note for a model zerosim
+// derives none for (scenarios.Scenario.CountsNoActivations), under
+// convention zerosim, which counts them: a bare model.params read "0 B"
+// with no note, as if the model kept nothing for backward (qauser s28 H1).
+const NoActivationsNote = "not counted: no transformer dimensions (give model.preset, model.hf_config or hidden, layers and heads)"
+
 // componentOrder fixes the row order of every report.
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
@@ -298,7 +304,8 @@ type UnitInfo struct {
 	Gather int64
 	// Grad is the bytes of the unit's unsharded gradient produced in
 	// backward when it is not a view of a persistent buffer (stage 3 and
-	// FSDP's stage 2, shardsPerUnit; stage 0 under ConventionSeed000);
+	// FSDP's stage 2, shardsPerUnit; stage 0 without a gradient buffer,
+	// stage0GradsFreed);
 	// ShardGrad the unit's share of the sharded gradient allocated by its
 	// reduce-scatter (stage 3, FSDP's stage 2), in the shard's dtype.
 	Grad      int64
@@ -787,7 +794,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 				perUnit: map[int]int64{}, bucketGradBytes: gb}
 			if s.Training.FP32Reduce() && gb < 4 {
 				g.info.ReduceBytes = 4
-				if r.Stage < 3 && !fsdpStage2(r, s) && !s.Training.NoMaster() {
+				if r.Stage < 3 && !fsdpStage2(r, s) && !s.Training.NoMaster() && !(r.Convention == ConventionZerosim && stage0GradsFreed(r, s)) {
 					// The grad buffer is the reduction's buffer: fp32
 					// (grad_reduce_in_fp32, scenarios/stack.go). FSDP's
 					// stage 2 reduces as its stage 3 (shardsPerUnit): the
@@ -797,7 +804,9 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 					// master_dtype none the loader takes reduce_dtype
 					// fp32 below stage 3 only at FSDP's stage 2
 					// (scenarios.MasterNone), whose seed conventions
-					// count model states only.
+					// count model states only. Without a gradient buffer
+					// (stage0GradsFreed) nothing reduces: AccumulateGrad
+					// makes .grad in the parameter's dtype.
 					g.info.GradBytes = 4
 				}
 			}

@@ -14,9 +14,13 @@ import (
 // returns every new gradient at once, P × the parameters' dtype more
 // (bf16: 2000 B, fp32: 4000 B), before AccumulateGrad adds them in. On the
 // first micro-step (grad_accum 1) .grad is None and the new gradients
-// become it: no second set. compile blocks never holds one.
-func TestOneGraphGrads(t *testing.T) {
-	const yaml = `version: 1
+// become it: no second set, and no buffer at rest either (one process,
+// no wrapper: stage0GradsFreed). compile blocks never holds one.
+// twoUnitsOneGPU is a generic model of two units, a (600 parameters) and b
+// (400), in bf16 without a master copy, at zero_stage 0 on one GPU, with
+// no activations: only the gradients and the states change with a test's
+// --set.
+const twoUnitsOneGPU = `version: 1
 cluster: {nodes: 1, gpus_per_node: 1, gpu: H200}
 model:
   kind: generic
@@ -25,13 +29,17 @@ parallelism: {dp: 1, zero_stage: 0}
 training: {micro_batch: 1, master_dtype: none, reduce_dtype: param_dtype}
 memory: {activations: false}
 `
+
+func TestOneGraphGrads(t *testing.T) {
 	for _, c := range []struct {
 		sets       []string
 		rest, peak int64
 	}{
 		{[]string{"training.compile=model", "training.grad_accum=4"}, 2000, 2000 + 1000*2},
 		{[]string{"training.compile=model", "training.grad_accum=2"}, 2000, 2000 + 1000*2},
-		{[]string{"training.compile=model", "training.grad_accum=1"}, 2000, 2000},
+		// grad_accum 1: no gradient at rest (stage0GradsFreed); the
+		// new gradients become .grad as the graph makes them.
+		{[]string{"training.compile=model", "training.grad_accum=1"}, 0, 2000},
 		{[]string{"training.compile=blocks", "training.grad_accum=4"}, 2000, 2000},
 		{[]string{"training.grad_accum=4"}, 2000, 2000},
 		// fp32 parameters: 4 B gradients, new and kept.
@@ -40,7 +48,7 @@ memory: {activations: false}
 		// gradients are the parameters' dtype, 2 B each.
 		{[]string{"training.compile=model", "training.grad_accum=4", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, 4000 + 1000*2},
 	} {
-		s, err := scenarios.Load("s.yaml", []byte(yaml), c.sets)
+		s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), c.sets)
 		if err != nil {
 			t.Fatal(err)
 		}

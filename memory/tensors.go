@@ -223,8 +223,12 @@ func (d *BlockDims) check() error {
 	}
 	if d.LossChunks > 1 {
 		var c calc
-		if t := c.Mul(d.Seq, d.Batch); c.Err != nil || t%d.LossChunks != 0 {
-			return fmt.Errorf("loss chunks %d: use a count that divides the %d×%d tokens", d.LossChunks, d.Batch, d.Seq)
+		t := c.Mul(d.Seq, d.Batch)
+		if c.Err != nil {
+			return fmt.Errorf("loss chunks %d: the %d×%d tokens overflow: %w", d.LossChunks, d.Batch, d.Seq, c.Err)
+		}
+		if _, err := scenarios.LossChunkTokens(t, d.LossChunks); err != nil {
+			return err
 		}
 	}
 	if d.RouterExperts < 0 {
@@ -1603,10 +1607,7 @@ func HeadProjectionBackward(d BlockDims) ([]int64, error) {
 // chunked loss (check has made sure the count divides them).
 func (d *BlockDims) lossTokens() int64 {
 	var c calc
-	t := c.Mul(d.Seq, d.Batch)
-	if d.LossChunks > 1 {
-		t /= d.LossChunks
-	}
+	t, _ := scenarios.LossChunkTokens(c.Mul(d.Seq, d.Batch), d.LossChunks)
 	return t
 }
 

@@ -43,7 +43,7 @@ import (
 //	  stage 3: all-gather   +Gather(v) for v = u … u−d' not yet gathered
 //	                        (d' = backward_prefetch_depth)
 //	  stage 3, FSDP2: copy-out  0 (OpCopyOut)
-//	  compute               +Grad(u) (stage 3; stage 0 under ConventionSeed000)
+//	  compute               +Grad(u) (stage 3; stage 0 when stage0GradsFreed)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
 //	                        (the head under the eager loss, in place of −Activation(u) −Recompute(u):
@@ -266,7 +266,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				}
 				unitGrads(&c, &out[u], r, s, g, g.perUnit[u], (g.perUnit[u]+n-1)/n)
 			}
-		case r.Stage == 0 && r.Convention == ConventionSeed000:
+		case stage0GradsFreed(r, s):
 			for _, u := range g.units {
 				out[u].Grad = c.Add(out[u].Grad, c.Mul(g.perUnit[u], eg))
 			}
@@ -336,6 +336,21 @@ func unitGrads(c *calc, ui *UnitInfo, r *Report, s *scenarios.Scenario, g *group
 		sg = 4
 	}
 	ui.ShardGrad = c.Add(ui.ShardGrad, c.Mul(shard, sg))
+}
+
+// stage0GradsFreed reports whether the stage-0 gradients are no buffer at
+// rest but each unit's param.grad, made in its backward (UnitInfo.Grad)
+// and freed after the optimizer step: seed 000's baseline convention, and
+// under convention zerosim a run whose stack keeps no gradient between
+// steps (scenarios.Scenario.GradsFreedEachStep). A whole-model compiled
+// backward (training.compile: model) makes them at the same points: each
+// new gradient exists from the unit the graph computes it in and, .grad
+// being None, AccumulateGrad steals it (OneGraphGrads).
+func stage0GradsFreed(r *Report, s *scenarios.Scenario) bool {
+	if r.Stage != 0 {
+		return false
+	}
+	return r.Convention == ConventionSeed000 || r.Convention == ConventionZerosim && s.GradsFreedEachStep()
 }
 
 // OneGraphGrads reports whether the step's last micro-step holds a second
@@ -451,11 +466,14 @@ func (m *model) atRest() {
 		case 0:
 			m.set(CompParams, c.Mul(P, e), "full "+dt+" params")
 			m.set(CompPadding, c.Mul(Z-P, e), "")
-			if r.Convention != ConventionSeed000 {
+			switch {
+			case r.Convention == ConventionSeed000:
+				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
+			case stage0GradsFreed(r, m.s):
+				m.set(CompGrads, 0, "param.grad: each unit's made in its backward, freed by zero_grad after the step (one process, no data-parallel wrapper, grad_accum 1)")
+			default:
 				m.set(CompGrads, c.Mul(P, eg), gradBufferNote("full grad buffer", g))
 				m.set(CompPadding, c.Mul(Z-P, eg), "")
-			} else {
-				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
 			}
 			if m.s.Training.NoMaster() {
 				m.set(CompMaster, 0, noMasterNote(g))
@@ -773,7 +791,7 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 		case CompFP8:
 			m.notes[i] = "fp8 quantize staging of the updated shard"
 		case CompActivations:
-			m.notes[i] = "kept for backward (+ recompute in backward)"
+			m.notes[i] = "kept for backward" + m.rebuiltNote()
 			if c := m.s.Training.Compile; c != "" && c != scenarios.CompileNone {
 				m.notes[i] += "; torch.compile: " + string(c)
 			}
@@ -787,6 +805,32 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "ZeRO++ qwZ: int8 + fp32 scales of the gathers in flight"
 		}
 	}
+}
+
+// rebuiltNote names what the backward adds to the activations kept
+// (UnitInfo.Recompute): the blocks' recompute, and the output head's loss
+// gradients (headParts), which every backward of a head builds. It said
+// "+ recompute in backward" under recompute: none (qauser s28 L6).
+func (m *model) rebuiltNote() string {
+	head, _ := m.s.HeadUnit()
+	var parts []string
+	var recompute, lossGrads bool
+	for i, u := range m.r.Units {
+		if u.Recompute > 0 {
+			recompute = recompute || i != head
+			lossGrads = lossGrads || i == head
+		}
+	}
+	if recompute {
+		parts = append(parts, "recompute")
+	}
+	if lossGrads {
+		parts = append(parts, "loss gradients")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (+ " + strings.Join(parts, " and ") + " in backward)"
 }
 
 func (m *model) buildEvents() {
@@ -1352,6 +1396,9 @@ func (m *model) run() {
 		}
 	}
 	r.PhasePeaks = r.PhasePeaks[:len(StagePhases(r.Stage))]
+	if i := componentIndex(CompActivations); m.notes[i] == "" && r.Convention == ConventionZerosim && m.s.CountsNoActivations() {
+		m.notes[i] = NoActivationsNote
+	}
 	for i, name := range componentOrder {
 		if optionalComps[name] && m.rest[i] == 0 && peak[i] == 0 {
 			continue

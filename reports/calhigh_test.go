@@ -11,8 +11,8 @@ import (
 // that set the attention efficiency, and notes a calibrated compute or
 // attention efficiency above what the GPU plausibly reaches, as it notes a
 // typed one: the default example runs fa2 on H100-80GB, whose published
-// rate is 0.35 (ceiling 1.5 × 0.35 = 0.525), and 10 published bf16 runs on
-// H100-80GB fitted 0.34–0.62. A calibrated one says to check the
+// rate is 0.35 (ceiling 1.5 × 0.35 = 0.525), and 12 published bf16 runs on
+// H100-80GB fitted 0.36–0.70. A calibrated one says to check the
 // calibration's measurement, not to expect a slower step: the user measured
 // it (QA s28 L5).
 func TestCalibratedHighNoted(t *testing.T) {
@@ -42,7 +42,7 @@ func TestCalibratedHighNoted(t *testing.T) {
 		if strings.Contains(eff, "expect a slower step") {
 			t.Errorf("%s: compute efficiency row %q expects a slower step of a calibrated efficiency", c.name, eff)
 		}
-		if got := strings.HasSuffix(eff, "; above the 0.34–0.62 that 10 published bf16 runs on H100-80GB fitted (docs/validation.md): check the calibration's measurement (a smaller run, or one micro-step?)"); got != c.effNote {
+		if got := strings.HasSuffix(eff, "; above the 0.36–0.70 that 12 published bf16 runs on H100-80GB fitted (docs/validation.md): check the calibration's measurement (a smaller run, or one micro-step?)"); got != c.effNote {
 			t.Errorf("%s: compute efficiency row %q: note %t, want %t", c.name, eff, got, c.effNote)
 		}
 	}

@@ -211,8 +211,12 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 		// Shared NICs: the bandwidth is a NIC's, not a GPU's (seed
 		// 001's Azure cluster: one 40 Gb/s NIC for 4 GPUs read as 5 GB/s
 		// per GPU).
+		// One NIC per GPU says so too: "inter 12.50 GB/s" read the same
+		// for per_gpu and per_node, 8× apart on 8 GPUs (qauser s28 M5).
 		if c.NICs == scenarios.NICPerNode {
 			t += fmt.Sprintf(" per NIC, %s per node shared by its %d GPUs", countNoun(c.NICsPerNode, "NIC", "NICs"), c.GPUsPerNode)
+		} else {
+			t += fmt.Sprintf(" per NIC, 1 NIC per GPU (%d per node)", c.GPUsPerNode)
 		}
 		// The host CPU enters the tuner's cost across nodes
 		// (cluster.host.cpu; collectives.netOverhead). Offload fills

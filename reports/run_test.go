@@ -878,17 +878,18 @@ func TestRunHeadlineK(t *testing.T) {
 // TestRunHeadlineSharedNICs: with nics: per_node the inter-node bandwidth
 // is one NIC's, shared by the node's GPUs; the cluster line gave it like a
 // per-GPU link ("inter 5.00 GB/s 10µs" for seed 001's Azure nodes, one
-// 40 Gb/s NIC per 4 V100s).
+// 40 Gb/s NIC per 4 V100s). With nics: per_gpu it says one NIC per GPU
+// (qauser s28 M5: "inter 12.50 GB/s 2µs" read alike for both, 8× apart).
 func TestRunHeadlineSharedNICs(t *testing.T) {
 	for _, c := range []struct {
 		run  *Run
 		want string
 	}{
 		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (16.00 GiB), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs, intel host CPU (the GPU's system)"},
-		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs, intel host CPU (the GPU's system)"},
+		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), intel host CPU (the GPU's system)"},
 		// The host CPU, which NCCL's tuner reads across nodes (QA11 #5).
-		{exampleRun(t, "default", "cluster.gpu=A100-80GB"), "2 nodes × 8 A100-80GB (80.00 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs, amd host CPU (the GPU's system)"},
-		{exampleRun(t, "default", "cluster.host.cpu=arm"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs, arm host CPU (cluster.host.cpu)"},
+		{exampleRun(t, "default", "cluster.gpu=A100-80GB"), "2 nodes × 8 A100-80GB (80.00 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), amd host CPU (the GPU's system)"},
+		{exampleRun(t, "default", "cluster.host.cpu=arm"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), arm host CPU (cluster.host.cpu)"},
 	} {
 		got := headlineValue(c.run, "cluster")
 		if got != c.want {

@@ -282,7 +282,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		if !l.has("training.recompute_every") {
 			t.RecomputeEvery = 1
 		}
-		if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery), 1, maxRecomputeEvery); err != nil {
+		if err := l.intRange("training.recompute_every", int64(t.RecomputeEvery)); err != nil {
 			return err
 		}
 	}
@@ -294,7 +294,7 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	// Unset, backward_prefetch_depth follows prefetch_depth (also after an
 	// edit of prefetch_depth on a resolved scenario).
 	if d := c.BackwardPrefetchDepth; d != nil {
-		if err := l.intRange("communication.backward_prefetch_depth", int64(*d), 0, maxPrefetch); err != nil {
+		if err := l.intRange("communication.backward_prefetch_depth", int64(*d)); err != nil {
 			return err
 		}
 	}

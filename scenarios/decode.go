@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -50,6 +51,10 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 			return
 		}
 		x, err := u.parse(n.Value)
+		if b, ok := boundsOf(path); ok && errors.Is(err, units.ErrOverflow) {
+			*errs = append(*errs, l.errAt(n, rangeMsg(path, clip40(n.Value), b)))
+			return
+		}
 		if err != nil {
 			msg := err.Error()
 			// A bare number as a bucket size means megabytes, not the
@@ -121,7 +126,7 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 				return
 			}
 			if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && isWholeFloat(n.Value) {
-				*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s does not fit in 64 bits (use a whole number below 2^63)", leaf(path), describe(n))))
+				*errs = append(*errs, l.errAt(n, beyond64(path, n)))
 				return
 			}
 			bad("an integer", "a whole number")
@@ -136,9 +141,7 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s has a leading zero, which YAML reads as octal (write %s, or 0o%s if you mean octal)", leaf(path), describe(n), v, v)))
 			return
 		}
-		l.scalar(n, v, func() {
-			*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: %s does not fit in 64 bits (use a whole number below 2^63)", leaf(path), describe(n))))
-		})
+		l.scalar(n, v, func() { *errs = append(*errs, l.errAt(n, beyond64(path, n))) })
 	case reflect.Float64:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
 			bad("a number", "a decimal such as 0.5")
@@ -169,6 +172,24 @@ func (l *loader) decode(n *yaml.Node, v reflect.Value, path string, errs *[]*Err
 	default:
 		*errs = append(*errs, l.errAt(n, fmt.Sprintf("%s: cannot read a value of Go type %s (please report this)", leaf(path), t)))
 	}
+}
+
+// clip40 is v clipped to 40 characters, as describe clips a value.
+func clip40(v string) string {
+	if len(v) > 40 {
+		return v[:37] + "..."
+	}
+	return v
+}
+
+// beyond64 is the error of an integer n at path beyond 64 bits: its key's
+// range where the key has its own (ownBounds), as a value inside 64 bits
+// out of it is told.
+func beyond64(path string, n *yaml.Node) string {
+	if b, ok := boundsOf(path); ok {
+		return rangeMsg(path, describe(n), b)
+	}
+	return fmt.Sprintf("%s: %s does not fit in 64 bits (use a whole number below 2^63)", leaf(path), describe(n))
 }
 
 // scalar decodes the scalar n, whose tag decode has checked, into v with

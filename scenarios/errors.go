@@ -22,6 +22,11 @@ type Error struct {
 	// micro_batch=0), not one that does not fit them (k=3 with dp 2).
 	// sweep --grid refuses such a value before the first point (AloneError).
 	Alone bool
+	// Example is the embedded example File is (exampleOf), "" for a
+	// file of the user's: a position in it is one that "zerosim
+	// scenarios show Example" prints, which the message says, since the
+	// user never saw a file of that name.
+	Example string
 }
 
 // AloneError is the message of err, the error of loading a scenario with
@@ -70,6 +75,8 @@ func UnderKey(path, key string) bool {
 
 func (e *Error) Error() string {
 	switch {
+	case e.Line > 0 && e.Example != "":
+		return fmt.Sprintf("%s:%d:%d (built-in example: zerosim scenarios show %s): %s", e.File, e.Line, e.Col, e.Example, e.Msg)
 	case e.Line > 0:
 		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
 	case e.File != "":
@@ -91,7 +98,7 @@ func Place(file string, data []byte, sets []string, err error) error {
 	if !errors.As(err, &e) || e.File != "" || e.Path == "" {
 		return err
 	}
-	l := &loader{file: file, setOf: map[*yaml.Node]string{}, idx: map[string]entry{}}
+	l := &loader{file: file, example: exampleOf(file, data), setOf: map[*yaml.Node]string{}, idx: map[string]entry{}}
 	root, perr := l.fileTree(data)
 	for _, set := range sets {
 		if perr == nil {

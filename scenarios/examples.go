@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"embed"
 	"sort"
 	"strings"
@@ -26,6 +27,22 @@ func ExampleNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// exampleOf is the name of the embedded example an input is, "" for any
+// other: its file is named NAME.yaml, as ReadInput names an example
+// (the command line gave no file, or an example's name and no such file
+// exists), and its bytes are that example's. A position in it is one that
+// "zerosim scenarios show NAME" prints.
+func exampleOf(file string, data []byte) string {
+	name, ok := strings.CutSuffix(file, ".yaml")
+	if !ok {
+		return ""
+	}
+	if b, ok := Example(name); ok && bytes.Equal(b, data) {
+		return name
+	}
+	return ""
 }
 
 // Example returns the bytes of the embedded example name.

@@ -148,3 +148,67 @@ func (s *Scenario) NoGradAccum() bool {
 	l, _ := s.StackLayout()
 	return l.noAccum
 }
+
+// GradsFreedEachStep reports whether s, at ZeRO stage 0, keeps no gradient
+// between steps: one process (dp·cp = 1) with one micro-step (grad_accum
+// 1) under a stack that wraps no gradient buffer around the model there.
+// Each parameter's .grad is then made by its AccumulateGrad in the
+// backward, unit by unit, and freed when the optimizer's zero_grad sets
+// it to None (set_to_none=True, torch.optim's default since torch 2.0)
+// once the step is over (torchtune's full_finetune_single_device calls
+// self._optimizer.zero_grad(set_to_none=True) after every step,
+// recipes/full_finetune_single_device.py lines 715-716 at pytorch/torchtune
+// 1814feb17a9038e1a8053ce93111bd26774a8db6), or before the next forward
+// (torchtitan, Composer, fms-fsdp: below), which leaves the same peak.
+// Per stack at world size 1:
+//
+//   - none: a plain torch.optim loop (torchtune, KempnerForge: no mesh and
+//     no FSDP at world size 1, kempnerforge/distributed/setup.py at
+//     01b461a78f57).
+//   - torchtitan: parallelize_llama applies FSDP only when fsdp_enabled
+//     (dp_shard > 1 or cp > 1) and DDP only when dp_replicate > 1
+//     (torchtitan/models/llama3/infra/parallelize.py lines 125-153 and
+//     torchtitan/distributed/parallel_dims.py lines 318-335 at
+//     pytorch/torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1): the
+//     plain model; train_step calls self.optimizers.zero_grad() first
+//     (torchtitan/train.py line 550).
+//   - llm-foundry: Composer wraps DDP only when dist.get_world_size() > 1
+//     (composer/trainer/trainer.py line 1972 at mosaicml/composer
+//     e147a68331e11588048ef6f2bc8ec83004c6d00b) and zeroes with
+//     set_to_none=True before each batch (line 3050); with fsdp_config,
+//     FSDP1 clamps its strategy to NO_SHARD at world size 1
+//     (_init_core_state, torch/distributed/fsdp/_init_utils.py at
+//     pytorch/pytorch 39ec502db40696605fd91001e5a0afa23ed62f20), whose
+//     gradient is each unit's flat_param.grad, made in the unit's
+//     backward and dropped by the same zero_grad.
+//   - fms-fsdp: FSDP(model, ...) (main_training.py line 91 at
+//     foundation-model-stack/fms-fsdp
+//     078c29e74593981ee1453fe0feca1e7ba5fa8aaf), NO_SHARD at world size 1
+//     as above; optimizer.zero_grad() before each batch
+//     (fms_fsdp/utils/train_utils.py line 87).
+//
+// Not under megatron (stack: megatron, or its param-and-grad buffer's
+// padding): get_model wraps every model chunk in Megatron's
+// DistributedDataParallel whatever the data-parallel size
+// (megatron/training/training.py line 986, wrap_with_ddp=True, at
+// NVIDIA/Megatron-LM d580efc68a9f0dbf1945f834f6f6200cd01d3343), whose
+// ParamAndGradBuffer allocates grad_data once and keeps it
+// (megatron/core/distributed/param_and_grad_buffer.py line 628). Not
+// under DeepSpeed (Scenario.DeepSpeed), whose engine wraps the model at
+// every size: at stage 0 with bf16 it builds FP16_Optimizer
+// (DDP_BFLOAT16, deepspeed/runtime/engine.py lines 2017-2019 and
+// 2065-2067 at deepspeedai/DeepSpeed
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641), whose step flattens the
+// 16-bit .grad into an fp32 copy and sets each .grad to None before the
+// update (deepspeed/runtime/fp16/fused_optimizer.py lines 284-313): a
+// lifetime of its own at every data-parallel size, not modelled, so
+// zerosim keeps the buffer there.
+// With grad_accum > 1, .grad made by the first micro-step is kept through
+// the others, and the last micro-step, which the memory timeline follows,
+// starts with it.
+func (s *Scenario) GradsFreedEachStep() bool {
+	if s.Parallelism.Stage != 0 || s.N() != 1 || s.Training.GradAccum > 1 {
+		return false
+	}
+	return s.Stack != "megatron" && s.Communication.Padding != PaddingMegatron && !s.DeepSpeed()
+}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -403,6 +405,53 @@ func (c *hfConfig) lookup(keys []string) (string, any, bool) {
 		}
 	}
 	return c.prefix + keys[0], nil, false
+}
+
+// aliases refuses a file that gives a field and its attribute_map alias
+// (keys: the field first, as lookup reads them) values that build
+// different models. transformers sets the class's own fields first and
+// the file's other keys after them, an alias onto its field through
+// __setattr__ (PreTrainedConfig.__post_init__ and __setattr__,
+// src/transformers/configuration_utils.py at
+// 008e574391258935f3ecc3035c882e73bbcac419; before the dataclass
+// configs, PretrainedConfig.__init__'s loop over **kwargs after the
+// subclass's __init__ had set its parameters, e.g. GPT2Config at
+// 01ae98ae2414210efd0d9ac1ffe78ff21588f1f7): the last key the file
+// gives wins, null included, where lookup takes the first non-null one.
+// They agree when the values are equal or the field is null.
+func (c *hfConfig) aliases(keys ...string) error {
+	var first, last string
+	var fv, lv any
+	for _, k := range keys {
+		v, ok := c.get(k)
+		if !ok {
+			continue
+		}
+		if first == "" && v != nil {
+			first, fv = k, v
+		}
+		last, lv = k, v
+	}
+	if first == "" || last == first || sameJSON(fv, lv) {
+		return nil
+	}
+	return c.errorf("%s%s=%s and %s%s=%s are one setting in transformers (the config class's attribute_map), which sets %s last, so the model gets %s where the import reads %s's %s (give one of them, or both the same value)",
+		c.prefix, last, describeJSON(lv), c.prefix, first, describeJSON(fv), last, describeJSON(lv), first, describeJSON(fv))
+}
+
+// sameJSON reports whether two config.json values are the same: numbers
+// by value (12 and 12.0), others as decoded.
+func sameJSON(a, b any) bool {
+	x, okA := a.(json.Number)
+	y, okB := b.(json.Number)
+	if okA && okB {
+		p, okP := new(big.Rat).SetString(x.String())
+		q, okQ := new(big.Rat).SetString(y.String())
+		if okP && okQ {
+			return p.Cmp(q) == 0
+		}
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // int reads a whole number in [lo, hi]; missing or null is an error. A
@@ -989,9 +1038,14 @@ func (hm *HFModel) DropoutNote() string {
 }
 
 // common reads vocab_size, hidden_size, num_hidden_layers,
-// num_attention_heads (with attribute_map aliases) and
-// max_position_embeddings (optional).
+// num_attention_heads (with attribute_map aliases, which must agree:
+// aliases) and max_position_embeddings (optional).
 func (c *hfConfig) common(hiddenKeys, layerKeys, headKeys, posKeys []string) (hm *HFModel, err error) {
+	for _, keys := range [][]string{hiddenKeys, layerKeys, headKeys, posKeys} {
+		if err := c.aliases(keys...); err != nil {
+			return nil, err
+		}
+	}
 	hm = &HFModel{}
 	if hm.Vocab, err = c.int(1, maxVocab, "vocab_size"); err != nil {
 		return nil, err

@@ -75,6 +75,12 @@ func hfErnie45Moe(c *hfConfig) (*HFModel, error) {
 	if d.ExpertFFN, err = c.intOr(1536, 1, maxFFN, "moe_intermediate_size"); err != nil {
 		return nil, err
 	}
+	if err := c.aliases("moe_num_experts", "num_experts"); err != nil {
+		return nil, err
+	}
+	if err := c.aliases("moe_k", "num_experts_per_tok"); err != nil {
+		return nil, err
+	}
 	routed, err := c.intOr(64, 1, maxExperts, "moe_num_experts", "num_experts")
 	if err != nil {
 		return nil, err

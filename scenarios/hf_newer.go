@@ -313,6 +313,9 @@ func hfMiniMaxM2(c *hfConfig) (*HFModel, error) {
 	if d.ExpertFFN, err = c.int(1, maxFFN, "intermediate_size"); err != nil {
 		return nil, err
 	}
+	if err := c.aliases("num_local_experts", "num_experts"); err != nil {
+		return nil, err
+	}
 	if d.Experts, err = c.intOr(256, 1, maxExperts, "num_local_experts", "num_experts"); err != nil {
 		return nil, err
 	}
@@ -500,6 +503,9 @@ func hfDots1(c *hfConfig) (*HFModel, error) {
 	var routed, shared, ng, tg int64
 	if moe {
 		if d.ExpertFFN, err = c.intOr(1408, 1, maxFFN, "moe_intermediate_size"); err != nil {
+			return nil, err
+		}
+		if err := c.aliases("n_routed_experts", "num_local_experts"); err != nil {
 			return nil, err
 		}
 		if routed, err = c.int(1, maxExperts, "n_routed_experts", "num_local_experts"); err != nil {

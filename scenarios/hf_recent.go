@@ -596,7 +596,16 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 	if d.Experts, err = c.int(1, maxExperts, "num_local_experts"); err != nil {
 		return nil, err
 	}
-	if d.TopK, err = c.intOr(min(4, d.Experts), 1, d.Experts, "num_experts_per_tok", "experts_per_token"); err != nil {
+	// num_experts_per_tok alone: experts_per_token, the name in OpenAI's
+	// original checkpoint config that the Hub's config.json repeats, is no
+	// alias of it. GptOssConfig.__init__ takes num_experts_per_tok=4 and
+	// hands any other key to PretrainedConfig, which keeps it as an unused
+	// attribute (configuration_gpt_oss.py at
+	// 828a27fd326e49d4a1c4b08210bfd32c107facc9), and its attribute_map
+	// maps num_experts alone (at 02b8f42b4240dddea1b27c45d2dc95fb2682f841,
+	// the @strict dataclass: num_experts_per_tok: int = 4), so a file with
+	// experts_per_token only builds 4 experts per token.
+	if d.TopK, err = c.intOr(min(4, d.Experts), 1, d.Experts, "num_experts_per_tok"); err != nil {
 		return nil, err
 	}
 	if hm.Tied, err = c.boolOr(false, "tie_word_embeddings"); err != nil {

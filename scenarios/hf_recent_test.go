@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,6 +147,34 @@ func TestHFGptOss(t *testing.T) {
 		}
 		if c.hm.WindowLayers != c.hm.Layers/2 || c.hm.SlidingWindow != 128 {
 			t.Errorf("%s: %d windowed layers of %d, window %d", c.name, c.hm.WindowLayers, c.hm.Layers, c.hm.SlidingWindow)
+		}
+	}
+}
+
+// TestHFGptOssExpertsPerToken: GptOssConfig reads num_experts_per_tok
+// (default 4) and nothing else for the experts each token runs:
+// experts_per_token, which gpt-oss-20b's config.json also gives, is no
+// alias of it (configuration_gpt_oss.py at 828a27fd: __init__'s
+// num_experts_per_tok=4, other keys kept as unused attributes; at
+// 02b8f42b the attribute_map maps num_experts alone). A file with
+// experts_per_token = 2 alone builds 4 experts per token, gpt-oss-20b's
+// active count, and lists the key as not read; before, it built 2.
+func TestHFGptOssExpertsPerToken(t *testing.T) {
+	base := hfVariant(t, "gpt-oss-20b", nil)
+	for _, c := range []struct {
+		name string
+		set  map[string]any
+		topK int64
+	}{
+		{"experts_per_token alone", map[string]any{"num_experts_per_tok": nil, "experts_per_token": 2}, 4},
+		{"num_experts_per_tok", map[string]any{"num_experts_per_tok": 2, "experts_per_token": 4}, 2},
+	} {
+		hm := hfVariant(t, "gpt-oss-20b", c.set)
+		if hm.Dims.TopK != c.topK || (c.topK == 4) != (hm.Active == base.Active) || hm.Total != base.Total {
+			t.Errorf("%s: %d experts per token, %d active of %d; want %d (gpt-oss-20b: %d of %d)", c.name, hm.Dims.TopK, hm.Active, hm.Total, c.topK, base.Active, base.Total)
+		}
+		if !slices.Contains(hm.Unread, "experts_per_token") {
+			t.Errorf("%s: keys not read %q lack experts_per_token", c.name, hm.Unread)
 		}
 	}
 }

@@ -183,7 +183,7 @@ func (l *loader) resolveHFConfig(s *Scenario) *Error {
 	}
 	mtp := int64(-1)
 	if l.has("model.mtp_layers") {
-		if err := l.intRange("model.mtp_layers", m.MTPLayers, 0, maxLayers); err != nil {
+		if err := l.intRange("model.mtp_layers", m.MTPLayers); err != nil {
 			return err
 		}
 		mtp = m.MTPLayers
@@ -240,7 +240,7 @@ func (l *loader) hfLayers(m *Model) (int64, *Error) {
 	if !l.has("model.layers") {
 		return 0, nil
 	}
-	return m.Layers, l.intRange("model.layers", m.Layers, 1, maxLayers)
+	return m.Layers, l.intRange("model.layers", m.Layers)
 }
 
 // applyHF makes m the imported model: its layer list, the dimensions of its
@@ -254,7 +254,7 @@ func (l *loader) applyHF(s *Scenario, hm *HFModel) *Error {
 	if !l.has("model.seq_len") {
 		m.SeqLen = hm.SeqLen()
 	}
-	if err := l.intRange("model.seq_len", m.SeqLen, 1, maxSeqLen); err != nil {
+	if err := l.intRange("model.seq_len", m.SeqLen); err != nil {
 		return err
 	}
 	m.LayerList = append([]Layer(nil), hm.LayerList...)

@@ -78,3 +78,55 @@ func TestHFUnreadKeys(t *testing.T) {
 		t.Errorf("misspelt text_config kv heads:\n got %v\nwant %s…", err, want)
 	}
 }
+
+// TestHFAliases: a key and its attribute_map alias given together. An
+// alias the import does not read is named (a GPT-2 config with an extra
+// key its class does not define keeps it in the note), one equal to its
+// field is read, and one that differs is refused at its position:
+// transformers sets the class's fields first and the file's other keys
+// after them, an alias onto its field (PreTrainedConfig.__post_init__ and
+// __setattr__ at 008e5743; GPT2Config.attribute_map maps hidden_size onto
+// n_embd, num_attention_heads onto n_head), so GPT-2 small's file with
+// hidden_size 1024 beside n_embd 768 builds a 1024-wide model, not the
+// 124,439,808 parameters of n_embd's 768.
+func TestHFAliases(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hf/gpt2/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(extra string) string { return strings.Replace(string(raw), "{", "{"+extra, 1) }
+	at := func(doc, key string) string {
+		i := strings.Index(doc, `"`+key+`"`)
+		return strconv.Itoa(strings.Count(doc[:i], "\n")+1) + ":" + strconv.Itoa(i-strings.LastIndex(doc[:i], "\n"))
+	}
+	for _, c := range []struct {
+		name, doc, unread, err string
+		heads                  int64
+	}{
+		{"as published", string(raw), "n_ctx", "", 12},
+		{"an unknown key beside", with(`"n_heads": 16,`), "n_heads", "", 12},
+		{"the alias, equal", with(`"num_attention_heads": 12,`), "", "", 12},
+		{"the alias, 12.0", with(`"num_attention_heads": 12.0,`), "", "", 12},
+		{"a null field, the alias", strings.Replace(string(raw), `"n_head": 12`, `"n_head": null, "num_attention_heads": 12`, 1), "", "", 12},
+		{"the alias, 16", with(`"num_attention_heads": 16,`), "", "num_attention_heads=16 and n_head=12 are one setting in transformers (the config class's attribute_map), which sets num_attention_heads last, so the model gets 16 where the import reads n_head's 12 (give one of them, or both the same value)", 0},
+		{"hidden_size 1024", with(`"hidden_size": 1024,`), "", "hidden_size=1024 and n_embd=768 are one setting", 0},
+		{"the alias null", with(`"num_attention_heads": null,`), "", "num_attention_heads=null and n_head=12 are one setting", 0},
+	} {
+		hm, err := ImportHF("g.json", []byte(c.doc))
+		if c.err != "" {
+			key, _, _ := strings.Cut(c.err, "=")
+			if want := "g.json:" + at(c.doc, key) + ": " + c.err; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s: %v, want %s…", c.name, err, want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		named := strings.Join(hm.Unread, ", ")
+		if hm.Total != 124_439_808 || hm.Dims.Heads != c.heads || c.unread != "" && !strings.Contains(named, c.unread) || strings.Contains(named, "num_attention_heads") {
+			t.Errorf("%s: %d parameters, %d heads, unread %q; want 124,439,808, %d heads and %q named", c.name, hm.Total, hm.Dims.Heads, named, c.heads, c.unread)
+		}
+	}
+}

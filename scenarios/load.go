@@ -16,7 +16,7 @@ import (
 // one scenario file. file names the input in error messages. Every error it
 // returns is an *Error whose message is one line.
 func Load(file string, data []byte, sets []string) (*Scenario, error) {
-	l := &loader{file: file, setOf: map[*yaml.Node]string{}, idx: map[string]entry{}}
+	l := &loader{file: file, example: exampleOf(file, data), setOf: map[*yaml.Node]string{}, idx: map[string]entry{}}
 	s, err := l.load(data, sets)
 	if err != nil {
 		// Every message is one line, whatever the input held.
@@ -33,9 +33,12 @@ func Load(file string, data []byte, sets []string) (*Scenario, error) {
 
 // loader holds the state of one Load.
 type loader struct {
-	file  string
-	setOf map[*yaml.Node]string // nodes created or replaced by a --set flag
-	idx   map[string]entry      // path → key and value of the final tree
+	file string
+	// example is the embedded example file is (exampleOf), named beside
+	// its positions (Error.Example).
+	example string
+	setOf   map[*yaml.Node]string // nodes created or replaced by a --set flag
+	idx     map[string]entry      // path → key and value of the final tree
 	// replacedModel lists the file's model keys a --set of
 	// model.hf_config dropped (replaces).
 	replacedModel []string
@@ -66,7 +69,7 @@ func (l *loader) errAt(n *yaml.Node, msg string) *Error {
 			return &Error{File: l.file, Msg: "--set " + set + ": " + severalValues(set, msg)}
 		}
 		if n.Line > 0 {
-			return &Error{File: l.file, Line: n.Line, Col: n.Column, Msg: msg}
+			return &Error{File: l.file, Line: n.Line, Col: n.Column, Msg: msg, Example: l.example}
 		}
 	}
 	return l.fileErr(msg)

@@ -67,8 +67,22 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:3:10: nodes: 2 is tagged !!float, not an integer (delete the tag: nodes: 2)"},
 		{"nodes tagged str", rep("nodes: 2", "nodes: !!str 2"),
 			"s.yaml:3:10: nodes: 2 is tagged !!str, not an integer (delete the tag: nodes: 2)"},
+		// Beyond 64 bits a key with a range of its own is told it, as
+		// nodes: 0 is (qauser s28 L3: "use a whole number below 2^63").
 		{"nodes overflow", rep("nodes: 2", "nodes: 99999999999999999999"),
-			"s.yaml:3:10: nodes: 99999999999999999999 does not fit in 64 bits (use a whole number below 2^63)"},
+			"s.yaml:3:10: nodes=99999999999999999999 is out of range (use 1 to 65536)"},
+		{"micro_batch overflow", rep("zero_stage: 1", "zero_stage: 1\ntraining: {micro_batch: 99999999999999999999}"),
+			"s.yaml:11:25: micro_batch=99999999999999999999 is out of range (use 1 to 1048576)"},
+		{"layer dims overflow", rep("preset: gpt3-125m", "layer_list: [{name: a, params: 10, dims: {hidden: -99999999999999999999}}]"),
+			"s.yaml:7:53: hidden=-99999999999999999999 is out of range (use 0 to 1048576)"},
+		{"kv_heads overflow: its range is heads'", rep("preset: gpt3-125m", "preset: gpt3-125m\n  kv_heads: 99999999999999999999"),
+			"s.yaml:8:13: kv_heads: 99999999999999999999 does not fit in 64 bits (use a whole number below 2^63)"},
+		// qauser s28 L2: loaded, and the replay's overflow blamed
+		// micro_batch 1 × seq_len 0.
+		{"params past its range", rep("preset: gpt3-125m", "params: 9223372036854775807"),
+			"s.yaml:7:3: params=9223372036854775807 is out of range (use 1 to 20000T)"},
+		{"params beyond 64 bits", rep("preset: gpt3-125m", "params: 1e19"),
+			"s.yaml:7:11: params=1e19 is out of range (use 1 to 20000T)"},
 		{"unknown gpu", rep("gpu: A100-80GB", "gpu: A200"),
 			"s.yaml:5:3: gpu \"A200\" is unknown (use V100-16GB, V100-32GB, A100-40GB, A100-80GB, A800-80GB, H100-80GB, H100-PCIe, H200, GH200-96GB, B200, GB200, B300, GB300, MI300X, MI325X, MI350X, MI355X, L40S, A10G, L4, RTX4090 or RTX5090, or give gpu_memory, peak_bf16 and hbm_bandwidth)"},
 		{"bad size unit", rep("gpu: A100-80GB", "gpu: A100-80GB\n  gpu_memory: 80XB"),

@@ -46,6 +46,23 @@ const maxLossChunks = 1 << 20
 // above 1).
 func (t *Training) Chunked() bool { return t.LossChunks > 1 }
 
+// LossChunkTokens is the tokens each of the chunked loss's chunks runs
+// the output head and the loss on: tokens/chunks, all the tokens when
+// chunks is 1 or less (one pass). ChunkedLossWrapper splits the hidden
+// states into chunks equal chunks and refuses a count that does not
+// divide them (loss.py lines 602-611 at b5bcd76c6), an error here too:
+// the loader's check of training.loss_chunks, the memory model's and the
+// compute plan's are this one.
+func LossChunkTokens(tokens, chunks int64) (int64, error) {
+	if chunks <= 1 {
+		return tokens, nil
+	}
+	if tokens%chunks != 0 {
+		return 0, fmt.Errorf("%d loss chunks do not divide %d tokens (use a divisor of %d)", chunks, tokens, tokens)
+	}
+	return tokens / chunks, nil
+}
+
 // resolveLossChunks validates training.loss_chunks: a count from 1 (one
 // pass, the default) that divides the rank's tokens per micro-batch, and,
 // above 1, only where zerosim models the wrapper: torchtitan's eager fp32
@@ -62,7 +79,7 @@ func (l *loader) resolveLossChunks(s *Scenario) *Error {
 		return nil
 	}
 	t := &s.Training
-	if err := l.intRange(p, t.LossChunks, 1, maxLossChunks); err != nil {
+	if err := l.intRange(p, t.LossChunks); err != nil {
 		return err
 	}
 	if !t.Chunked() {
@@ -73,8 +90,8 @@ func (l *loader) resolveLossChunks(s *Scenario) *Error {
 		return l.errPath(p, fmt.Sprintf("loss_chunks=%d has no output head to chunk: %s (delete the key)", n, why))
 	}
 	m := &s.Model
-	cp := int64(max(s.Parallelism.CP, 1))
-	if tokens := t.MicroBatch * ((m.SeqLen + cp - 1) / cp); tokens%n != 0 {
+	tokens := t.MicroBatch * s.RankSeqLen()
+	if _, err := LossChunkTokens(tokens, n); err != nil {
 		return l.errPath(p, fmt.Sprintf("loss_chunks=%d does not divide the rank's %d tokens per micro-batch (micro_batch × seq_len/cp): torchtitan's ChunkedLossWrapper checks seq_len %% num_chunks == 0 (use a divisor of %d, e.g. %d)", n, tokens, tokens, largestDivisorUpTo(tokens, n)))
 	}
 	why := ""

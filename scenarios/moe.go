@@ -149,8 +149,7 @@ func ExpertTokens(s *Scenario, l Layer) (int64, error) {
 	if l.Dims == nil || l.Dims.TopK == 0 {
 		return 0, nil
 	}
-	cp := int64(max(s.Parallelism.CP, 1))
-	seq := (s.Model.SeqLen + cp - 1) / cp
+	seq := s.RankSeqLen()
 	S := max(s.Training.MicroBatch, 1)
 	for _, f := range [...]int64{seq, l.Dims.TopK, l.Dims.Hidden, 2} {
 		var err error

@@ -374,7 +374,7 @@ func (l *loader) resolveHost(s *Scenario) *Error {
 	if !l.has("cluster.host.sockets") {
 		h.Sockets = sys.nodeSockets(gpn)
 	}
-	if err := l.intRange("cluster.host.sockets", int64(h.Sockets), 1, MaxGPUsPerNode); err != nil {
+	if err := l.intRange("cluster.host.sockets", int64(h.Sockets)); err != nil {
 		return err
 	}
 	if err := enum(l, "cluster.host.cpu", &h.CPU, DefaultHostCPU(s.Cluster.HostPreset()), HostIntel, HostAMD, HostArm); err != nil {

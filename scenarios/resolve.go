@@ -109,23 +109,6 @@ func (l *loader) maxBandwidth(path string, bw units.Bandwidth) *Error {
 	return nil
 }
 
-// intRange checks v at path against the key's own bounds lo and hi (an
-// Alone error); intRangeOf against bounds other keys give.
-func (l *loader) intRange(path string, v, lo, hi int64) *Error {
-	if err := l.intRangeOf(path, v, lo, hi); err != nil {
-		err.Alone = true
-		return err
-	}
-	return nil
-}
-
-func (l *loader) intRangeOf(path string, v, lo, hi int64) *Error {
-	if v < lo || v > hi {
-		return l.errPath(path, fmt.Sprintf("%s=%d is out of range (use %d to %d)", leaf(path), v, lo, hi))
-	}
-	return nil
-}
-
 // errAlone is errPath for a value wrong by itself (Error.Alone).
 func (l *loader) errAlone(path, msg string) *Error {
 	e := l.errPath(path, msg)
@@ -188,6 +171,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnGradSync(s)
 	l.warnKeepLogits(s)
 	l.warnCalibratedSetup(s)
+	l.warnNoActivations(s)
 	return nil
 }
 
@@ -236,13 +220,13 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	if !l.has("cluster.nodes") {
 		return l.missing("cluster.nodes", "use the number of machines, e.g. nodes: 2")
 	}
-	if err := l.intRange("cluster.nodes", int64(c.Nodes), 1, MaxNodes); err != nil {
+	if err := l.intRange("cluster.nodes", int64(c.Nodes)); err != nil {
 		return err
 	}
 	if !l.has("cluster.gpus_per_node") {
 		return l.missing("cluster.gpus_per_node", "use the GPUs of one machine, e.g. gpus_per_node: 8")
 	}
-	if err := l.intRange("cluster.gpus_per_node", int64(c.GPUsPerNode), 1, MaxGPUsPerNode); err != nil {
+	if err := l.intRange("cluster.gpus_per_node", int64(c.GPUsPerNode)); err != nil {
 		return err
 	}
 	if n := int64(c.Nodes) * int64(c.GPUsPerNode); n > MaxGPUs {
@@ -405,6 +389,11 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 	if explicitParams && m.Params <= 0 {
 		return l.errAlone("model.params", "params=0 is out of range (use a count > 0 such as 7B)")
 	}
+	if explicitParams {
+		if err := l.intRange("model.params", int64(m.Params)); err != nil {
+			return err
+		}
+	}
 
 	switch {
 	case len(m.LayerList) > 0:
@@ -440,7 +429,7 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 		if !l.has("model.layers") {
 			m.Layers = DefaultLayers
 		}
-		if err := l.intRange("model.layers", m.Layers, 1, maxLayers); err != nil {
+		if err := l.intRange("model.layers", m.Layers); err != nil {
 			return err
 		}
 		if l.has("model.largest_layer") && m.LargestLayer <= 0 {
@@ -530,17 +519,17 @@ func markBlocks(m *Model) {
 // checkDims validates the dimensions of a transformer, llama, mlp or
 // tiny-transformer model and fills FFN and KVHeads defaults.
 func (l *loader) checkDims(m *Model) *Error {
-	need := func(key string, v *int64, hi int64) *Error {
+	need := func(key string, v *int64) *Error {
 		p := "model." + key
 		if !l.has(p) && *v == 0 {
 			return l.missing(p, fmt.Sprintf("kind %s needs %s", m.Kind, key))
 		}
-		return l.intRange(p, *v, 1, hi)
+		return l.intRange(p, *v)
 	}
-	if err := need("hidden", &m.Hidden, maxHidden); err != nil {
+	if err := need("hidden", &m.Hidden); err != nil {
 		return err
 	}
-	if err := need("layers", &m.Layers, maxLayers); err != nil {
+	if err := need("layers", &m.Layers); err != nil {
 		return err
 	}
 	if m.Kind == KindTinyTransformer && m.Layers != 1 {
@@ -559,13 +548,13 @@ func (l *loader) checkDims(m *Model) *Error {
 	if m.FFN == 0 && !l.has("model.ffn") && m.Arch != ArchLlama {
 		m.FFN = 4 * m.Hidden
 	}
-	if err := need("ffn", &m.FFN, maxFFN); err != nil {
+	if err := need("ffn", &m.FFN); err != nil {
 		return err
 	}
 	if m.Kind == KindMLP {
 		return nil
 	}
-	if err := need("heads", &m.Heads, maxHidden); err != nil {
+	if err := need("heads", &m.Heads); err != nil {
 		return err
 	}
 	if m.Hidden%m.Heads != 0 {
@@ -586,10 +575,10 @@ func (l *loader) checkDims(m *Model) *Error {
 	if m.Heads%m.KVHeads != 0 {
 		return l.errPath("model.kv_heads", fmt.Sprintf("kv_heads=%d does not divide heads=%d (use a divisor of %d)", m.KVHeads, m.Heads, m.Heads))
 	}
-	if err := need("vocab", &m.Vocab, maxVocab); err != nil {
+	if err := need("vocab", &m.Vocab); err != nil {
 		return err
 	}
-	return need("seq_len", &m.SeqLen, maxSeqLen)
+	return need("seq_len", &m.SeqLen)
 }
 
 // checkLayerList validates an explicit layer list.
@@ -659,22 +648,23 @@ func (l *loader) checkLayerList(m *Model) *Error {
 // top_k no more than heads and experts, a known router, and a window or
 // an attention chunk, not both.
 func (l *loader) checkLayerDims(p string, d *BlockDims) *Error {
+	// The bounds are layerDims's.
 	for _, f := range []struct {
-		key   string
-		v, hi int64
+		key string
+		v   int64
 	}{
-		{"hidden", d.Hidden, maxHidden}, {"heads", d.Heads, maxHidden}, {"kv_heads", d.KVHeads, maxHidden},
-		{"head_dim", d.HeadDim, maxHeadDim}, {"ffn", d.FFN, maxFFN}, {"experts", d.Experts, maxExperts},
-		{"top_k", d.TopK, maxExperts}, {"expert_ffn", d.ExpertFFN, maxFFN}, {"shared_experts", d.SharedExperts, maxExperts},
-		{"shared_ffn", d.SharedFFN, maxFFN}, {"value_head_dim", d.ValueHeadDim, maxHeadDim},
-		{"rope_head_dim", d.RopeHeadDim, maxHeadDim}, {"q_lora_rank", d.QLoRARank, maxHidden},
-		{"kv_lora_rank", d.KVLoRARank, maxHidden}, {"window", d.Window, maxSeqLen}, {"attention_chunk", d.AttentionChunk, maxSeqLen},
-		{"linear_key_heads", d.LinearKeyHeads, maxHidden}, {"linear_value_heads", d.LinearValueHeads, maxHidden},
-		{"linear_key_head_dim", d.LinearKeyHeadDim, maxHeadDim}, {"linear_value_head_dim", d.LinearValueHeadDim, maxHeadDim},
-		{"linear_conv_kernel", d.LinearConvKernel, maxHeadDim}, {"router_groups", d.RouterGroups, maxExperts},
-		{"router_group_topk", d.RouterGroupTopK, maxExperts},
+		{"hidden", d.Hidden}, {"heads", d.Heads}, {"kv_heads", d.KVHeads},
+		{"head_dim", d.HeadDim}, {"ffn", d.FFN}, {"experts", d.Experts},
+		{"top_k", d.TopK}, {"expert_ffn", d.ExpertFFN}, {"shared_experts", d.SharedExperts},
+		{"shared_ffn", d.SharedFFN}, {"value_head_dim", d.ValueHeadDim},
+		{"rope_head_dim", d.RopeHeadDim}, {"q_lora_rank", d.QLoRARank},
+		{"kv_lora_rank", d.KVLoRARank}, {"window", d.Window}, {"attention_chunk", d.AttentionChunk},
+		{"linear_key_heads", d.LinearKeyHeads}, {"linear_value_heads", d.LinearValueHeads},
+		{"linear_key_head_dim", d.LinearKeyHeadDim}, {"linear_value_head_dim", d.LinearValueHeadDim},
+		{"linear_conv_kernel", d.LinearConvKernel}, {"router_groups", d.RouterGroups},
+		{"router_group_topk", d.RouterGroupTopK},
 	} {
-		if err := l.intRange(p+"."+f.key, f.v, 0, f.hi); err != nil {
+		if err := l.intRange(p+"."+f.key, f.v); err != nil {
 			return err
 		}
 	}
@@ -869,7 +859,7 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 	if !l.has("parallelism.cp") {
 		p.CP = 1
 	}
-	if err := l.intRange("parallelism.cp", int64(p.CP), 1, MaxNodes*MaxGPUsPerNode); err != nil {
+	if err := l.intRange("parallelism.cp", int64(p.CP)); err != nil {
 		return err
 	}
 	gpus := int64(s.Cluster.Nodes) * int64(s.Cluster.GPUsPerNode)
@@ -884,7 +874,7 @@ func (l *loader) resolveParallelism(s *Scenario) *Error {
 		}
 		p.DP = int(gpus / int64(p.CP))
 	}
-	if err := l.intRange("parallelism.dp", int64(p.DP), 1, MaxNodes*MaxGPUsPerNode); err != nil {
+	if err := l.intRange("parallelism.dp", int64(p.DP)); err != nil {
 		return err
 	}
 	if !l.has("parallelism.zero_stage") {
@@ -1073,13 +1063,13 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 	if !l.has("training.micro_batch") {
 		t.MicroBatch = 1
 	}
-	if err := l.intRange("training.micro_batch", t.MicroBatch, 1, MaxMicroBatch); err != nil {
+	if err := l.intRange("training.micro_batch", t.MicroBatch); err != nil {
 		return err
 	}
 	if !l.has("training.grad_accum") {
 		t.GradAccum = 1
 	}
-	if err := l.intRange("training.grad_accum", t.GradAccum, 1, MaxGradAccum); err != nil {
+	if err := l.intRange("training.grad_accum", t.GradAccum); err != nil {
 		return err
 	}
 	if err := enum(l, "training.param_dtype", &t.ParamDType, BF16, BF16, FP16, FP32); err != nil {
@@ -1121,7 +1111,7 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 	if !l.has("training.steps") {
 		t.Steps = DefaultSteps
 	}
-	if err := l.intRange("training.steps", int64(t.Steps), 1, maxSteps); err != nil {
+	if err := l.intRange("training.steps", int64(t.Steps)); err != nil {
 		return err
 	}
 	if !l.has("training.seed") {
@@ -1196,13 +1186,13 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 		c.PrefetchDepth = new(int)
 		*c.PrefetchDepth = DefaultPrefetchDepth
 	}
-	if err := l.intRange("communication.prefetch_depth", int64(*c.PrefetchDepth), 0, maxPrefetch); err != nil {
+	if err := l.intRange("communication.prefetch_depth", int64(*c.PrefetchDepth)); err != nil {
 		return err
 	}
 	if !l.has("communication.max_inflight_allgathers") {
 		c.MaxInflightAllGathers = DefaultMaxInflightAllGathers
 	}
-	if err := l.intRange("communication.max_inflight_allgathers", int64(c.MaxInflightAllGathers), 1, maxInflight); err != nil {
+	if err := l.intRange("communication.max_inflight_allgathers", int64(c.MaxInflightAllGathers)); err != nil {
 		return err
 	}
 	if err := enum(l, "communication.padding", &c.Padding, PaddingToy, PaddingToy, PaddingMegatron); err != nil {

@@ -39,7 +39,7 @@ func (l *loader) applySet(root *yaml.Node, set string) error {
 		return failAlone(path, "the value is not valid YAML: %s (quote it or fix it)", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if vdoc.Kind != yaml.DocumentNode || len(vdoc.Content) != 1 {
-		return fail("no value after \"=\" (use --set %s=VALUE)", path)
+		return fail("%s", noValue(path))
 	}
 	x := &expander{l: l, active: map[*yaml.Node]bool{}}
 	val, err := x.copy(vdoc.Content[0])
@@ -177,7 +177,7 @@ func CheckSet(set string) error {
 	case path == "":
 		return fmt.Errorf("--set %s: empty key path (use --set key.path=value)", set)
 	case strings.TrimSpace(value) == "":
-		return fmt.Errorf("--set %s: no value after \"=\" (use --set %s=VALUE)", set, path)
+		return fmt.Errorf("--set %s: %s", set, noValue(path))
 	case nullSet(value):
 		return fmt.Errorf("--set %s: %s", set, nullValue(path))
 	}
@@ -234,5 +234,20 @@ func nullValue(path string) string {
 	if path == "parallelism.dp" {
 		msg += "; parallelism.dp=auto makes dp the cluster's GPUs over cp"
 	}
-	return msg + ")"
+	return msg + unsetHint(path) + ")"
+}
+
+// noValue is the error of a --set with nothing after "=".
+func noValue(path string) string {
+	return "no value after \"=\" (use --set " + path + "=VALUE" + unsetHint(path) + ")"
+}
+
+// unsetHint says how a --set drops the key at path where a value does:
+// stack=none runs without a preset (qauser s28 L8: stack=, stack=null
+// and stack=none were all refused, with no way named).
+func unsetHint(path string) string {
+	if path == "stack" {
+		return "; stack=" + StackNone + " runs without a stack preset"
+	}
+	return ""
 }

@@ -231,6 +231,10 @@ var stackPresets = map[string][]stackKey{
 	},
 }
 
+// StackNone is the stack key's value for no preset, as absent: what a
+// calibration file records for a scenario without one (CalSetupOf).
+const StackNone = "none"
+
 // StackNames lists the stack presets in the order the docs give them.
 func StackNames() []string {
 	return []string{"torchtitan", "llm-foundry", "fms-fsdp", "deepspeed", "megatron"}
@@ -251,9 +255,16 @@ func (l *loader) applyStack(root *yaml.Node) error {
 		return nil
 	}
 	v := root.Content[i+1]
-	names := strings.Join(StackNames(), ", ")
+	names := strings.Join(StackNames(), ", ") + ", or none"
 	if v.Kind != yaml.ScalarNode {
 		return l.errAt(v, fmt.Sprintf("stack is %s, not a name (use one of %s; docs/stacks.md)", describe(v), names))
+	}
+	if v.Tag == "!!str" && v.Value == StackNone {
+		// No preset, as if the key were absent: --set stack=none takes
+		// a file's stack away, so compare --vary stack=none,torchtitan
+		// can hold the plain run (qauser s28 L8: no --set could).
+		root.Content = slices.Delete(root.Content, i, i+2)
+		return nil
 	}
 	keys, ok := stackPresets[v.Value]
 	if !ok {

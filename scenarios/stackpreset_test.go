@@ -112,9 +112,9 @@ func TestStackPresetStages(t *testing.T) {
 func TestStackErrors(t *testing.T) {
 	for _, c := range []struct{ name, doc, want string }{
 		{"unknown", stackYAML + "stack: torchtitn\n",
-			`s.yaml:5:8: stack "torchtitn" is unknown (use one of torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron; docs/stacks.md)`},
+			`s.yaml:5:8: stack "torchtitn" is unknown (use one of torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron, or none; docs/stacks.md)`},
 		{"not a name", stackYAML + "stack: [torchtitan]\n",
-			`s.yaml:5:8: stack is a list, not a name (use one of torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron; docs/stacks.md)`},
+			`s.yaml:5:8: stack is a list, not a name (use one of torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron, or none; docs/stacks.md)`},
 		{"preset key against the file", stackYAML + "stack: megatron\ncommunication: {zero_quantized_gradients: true}\n",
 			`s.yaml: stack megatron (training.reduce_dtype=fp32): reduce_dtype fp32 and communication.zero_quantized_gradients exclude each other: qgZ reduces quantized gradients (drop one)`},
 	} {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -142,26 +143,26 @@ func gpuMemSize(name string) string {
 	return m[1]
 }
 
-var gpuMemRe = regexp.MustCompile(`[-_. ]([0-9]+) ?gb?$`)
+var gpuMemRe = regexp.MustCompile(`[-_.\s\p{Pd}\x{2212}]([0-9]+)\s?gb?$`)
 
 // gpuModel is a GPU name's model, lower case: its part before the first
 // separator ("h100" of H100-80GB, "mi355x" of MI355X).
 func gpuModel(name string) string {
 	name = strings.ToLower(strings.TrimSpace(name))
-	if i := strings.IndexAny(name, "-_. "); i >= 0 {
+	if i := strings.IndexFunc(name, isSep); i >= 0 {
 		name = name[:i]
 	}
 	return name
 }
 
 // prefixAtSeparator reports whether name's first k characters other than
-// separators are followed by a separator (- _ . or space).
+// separators are followed by a separator (isSep).
 func prefixAtSeparator(name string, k int) bool {
 	for _, r := range name {
 		if k == 0 {
-			return strings.ContainsRune("-_. ", r)
+			return isSep(r)
 		}
-		if !strings.ContainsRune("-_. ", r) {
+		if !isSep(r) {
 			k--
 		}
 	}
@@ -169,14 +170,25 @@ func prefixAtSeparator(name string, k int) bool {
 }
 
 // normName lowers s and drops the separators - _ . and space.
+//
+// Unicode's dashes (U+2010 hyphen, U+2013 en dash, U+2212 minus sign …:
+// category Pd and the minus) and spaces count as separators too: a name
+// pasted from a datasheet or a word processor, "H100‐80GB", got the whole
+// list instead of "did you mean H100-80GB?" (qauser s28 L13). It is
+// suggested, not accepted: the file should hold the preset's name.
 func normName(s string) string {
 	return strings.Map(func(r rune) rune {
-		switch r {
-		case '-', '_', '.', ' ':
+		if isSep(r) {
 			return -1
 		}
 		return r
 	}, strings.ToLower(strings.TrimSpace(s)))
+}
+
+// isSep reports a separator of a name: - _ . a space, or another of
+// Unicode's dashes and spaces (normName).
+func isSep(r rune) bool {
+	return r == '-' || r == '_' || r == '.' || r == '\u2212' || unicode.Is(unicode.Pd, r) || unicode.IsSpace(r)
 }
 
 // NearExample is nearExample for the CLI (zerosim scenarios show NAME).

@@ -25,6 +25,13 @@ func TestUnknownValueSuggests(t *testing.T) {
 		{"training.optimizer=AdamW", `optimizer "AdamW" is unknown (did you mean adamw?)`},
 		{"training.recompute=Full", `recompute "Full" is unknown (did you mean full?)`},
 		{"offload.optimizer=CPU", `optimizer "CPU" is unknown (did you mean cpu?)`},
+		// Unicode's dashes and spaces are separators (qauser s28 L13:
+		// a hyphen pasted from a document got the whole list).
+		{"cluster.gpu=H100\u201080GB", `is unknown (did you mean H100-80GB?)`},
+		{"cluster.gpu=H100\u201380GB", `is unknown (did you mean H100-80GB?)`},
+		{"cluster.gpu=A100\u221280G", `is unknown (did you mean A100-80GB?)`},
+		{"cluster.gpu=H100\u00a080GB", `is unknown (did you mean H100-80GB?)`},
+		{"model.preset=llama2\u20117b", `is unknown (did you mean llama2-7b?)`},
 		// Unchanged: no near miss.
 		{"cluster.gpu=A200", `gpu "A200" is unknown (use V100-16GB, `},
 		{"model.preset=llama3-8b", `preset "llama3-8b" is unknown (use gpt3-125m, `},

@@ -139,6 +139,9 @@ type Torchtitan struct {
 	Sources map[string]string
 	// Notes name what the import approximates or leaves out.
 	Notes []string
+	// Warnings are keys the import left out as the file's torchtitan
+	// ignored them (ttDoc.unknownKey), each one line naming file:line:column.
+	Warnings []string
 }
 
 // ReadTorchtitan reads and imports the job config at path.
@@ -174,7 +177,8 @@ type ttDoc struct {
 	// added activation_checkpoint.early_stop with default False: old, or a
 	// key renamed before it (training.batch_size at 8570415, 2025-06-05;
 	// training.compile at 08b8b244f3a6, 2025-08-20;
-	// checkpoint.enable_checkpoint at cd337db63038, 2025-08-22). Until then
+	// checkpoint.enable_checkpoint at cd337db63038, 2025-08-22; a key of
+	// ttPreDSV3Flex, removed by f738a03bf, 2025-08-22). Until then
 	// ptd_checkpoint_wrapper kept torch's early stop, on. preEarlyKey is
 	// the first key that dates it so, for the notes.
 	preEarlyStop bool
@@ -256,6 +260,10 @@ func ImportTorchtitan(file string, data []byte, c TorchtitanCluster) (*Torchtita
 			d.preEarlyKey = cmp.Or(d.preEarlyKey, k)
 		}
 	}
+	if k, _ := d.ttEraKey(ttPreDSV3Flex); k != "" {
+		// Older than f738a03bf, so than 25413d2 too.
+		d.preEarlyKey = cmp.Or(d.preEarlyKey, k)
+	}
 	d.preEarlyStop = d.preEarlyKey != ""
 	k, _ := d.ttEraKey(ttPreCuDNNAll)
 	d.preAll = cmp.Or(d.preEarlyKey, k)
@@ -335,9 +343,18 @@ func ttKey(s string) string {
 // at is "file:line:col" of key (or of the closest enclosing table), else
 // the file.
 func (d *ttDoc) at(key string) string {
+	if p, ok := d.place(key); ok {
+		return fmt.Sprintf("%s:%d:%d", d.file, p[0], p[1])
+	}
+	return d.file
+}
+
+// place is the line and column of key, or of the nearest table holding it
+// that the file places.
+func (d *ttDoc) place(key string) ([2]int, bool) {
 	for k := key; k != ""; {
 		if p, ok := d.pos[k]; ok {
-			return fmt.Sprintf("%s:%d:%d", d.file, p[0], p[1])
+			return p, true
 		}
 		i := strings.LastIndexByte(k, '.')
 		if i < 0 {
@@ -345,7 +362,7 @@ func (d *ttDoc) at(key string) string {
 		}
 		k = k[:i]
 	}
-	return d.file
+	return [2]int{}, false
 }
 
 func (d *ttDoc) errf(key, format string, a ...any) error {
@@ -632,17 +649,33 @@ func from(k, def string) string {
 
 // read maps the job config onto the scenario.
 func (t *Torchtitan) read(d *ttDoc) error {
-	// A key no torchtitan has is an error, as torchtitan's own since
-	// eadca48354fd (ValueError "Invalid field names", _dict_to_dataclass in
-	// torchtitan/config/manager.py lines 160-171 at TorchtitanCommit):
-	// before, it was noted and ignored, so a typo (local_batch_sise)
-	// imported the default. A job.custom_config_module extends JobConfig
-	// with its own dataclasses (_maybe_add_custom_config, lines 86-124):
-	// a key outside the stock ones is then noted. Keys zerosim cannot use
-	// are noted, or silently skipped where they change nothing of a step.
+	// A key no torchtitan has is judged as the file's torchtitan judged it
+	// (ttDoc.unknownKey): refused, as torchtitan's own since eadca48354fd
+	// (ValueError "Invalid field names", _dict_to_dataclass in
+	// torchtitan/config/manager.py lines 160-171 at TorchtitanCommit), or,
+	// in a file whose keys date it before eadca48, imported with a
+	// warning at the key, as that torchtitan ignored it. A
+	// job.custom_config_module extends JobConfig with its own dataclasses
+	// (_maybe_add_custom_config, lines 86-124): a key outside the stock
+	// ones is then noted. Keys zerosim cannot use are noted, or silently
+	// skipped where they change nothing of a step.
 	custom, _, _ := d.str("", "job.custom_config_module", "experimental.custom_args_module")
 	var leaves []string
 	ttLeaves("", d.root, &leaves)
+	// In the file's order: the first unknown key is the one refused, the
+	// warnings go down the file. A key it cannot place (inside an inline
+	// table without one) comes last.
+	slices.SortStableFunc(leaves, func(a, b string) int {
+		pa, oka := d.place(a)
+		pb, okb := d.place(b)
+		if oka != okb {
+			if oka {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(pa[0], pb[0]), cmp.Compare(pa[1], pb[1]))
+	})
 	for _, k := range leaves {
 		top, _, _ := strings.Cut(k, ".")
 		if ttKnown[k] {
@@ -650,7 +683,14 @@ func (t *Torchtitan) read(d *ttDoc) error {
 		}
 		if !ttAllKeys[k] && !ttTables[k] {
 			if custom == "" {
-				return d.unknownKey(k)
+				w, err := d.unknownKey(k)
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(t.Warnings, w) { // one per unknown table
+					t.Warnings = append(t.Warnings, w)
+				}
+				continue
 			}
 			t.note("%s is not a key of torchtitan's JobConfig; job.custom_config_module %s may add it: ignored", k, custom)
 			continue
@@ -687,39 +727,111 @@ func (t *Torchtitan) read(d *ttDoc) error {
 	return nil
 }
 
-// unknownKey is the error for a leaf k that no torchtitan job config has:
-// at the first part of it that is neither a key nor a table ([trainng],
-// training.local_batch_sise), with the key or table within two edits of
-// it when there is one.
-func (d *ttDoc) unknownKey(k string) error {
+// ttStrict is torchtitan eadca48354fd (2025-08-28, "enforce existence of
+// .toml args in JobConfig dataclasses"), the first to refuse a key outside
+// JobConfig; ttDataclassDate is the date of c1c2f55d1e2d (2025-04-18,
+// "Typed JobConfig"), whose dataclass parser replaced the argparse one: of
+// ttPreStrict's keys, exactly those removed before it (by ancestry) have
+// earlier dates.
+const (
+	ttStrict        = "eadca48 (2025-08-28)"
+	ttDataclassDate = "2025-04-18"
+)
+
+// unknownKey judges a leaf k that no torchtitan job config has as the
+// file's torchtitan did, at the first part of it that is neither a key nor
+// a table ([trainng], training.local_batch_sise), with the key or table
+// within two edits of it when there is one. It returns the warning for a
+// key that torchtitan ignored, or the error for one it refused.
+//
+// torchtitan's parser, by era (each file and commit read for this):
+//   - to c1c2f55 (2025-04-18), argparse: parse_args merged each top-level
+//     table of the TOML into its namespace unread, args_dict[k] |= v
+//     (torchtitan/config_manager.py lines 618-620 at
+//     9dec370ad26b5f8e9a7333a0e36165018262644b; args_dict |= tomllib.load(f)
+//     and type(k.title(), (), v) before 0d415d782): a key or table it did
+//     not have was ignored, a top-level value that is not a table raised
+//     TypeError (defaultdict |= int; type() of a non-dict).
+//   - from c1c2f55 to eadca48: _dict_to_dataclass took JobConfig's fields
+//     from the TOML and dropped the rest, at every depth and with no
+//     message (torchtitan/config/manager.py lines 157-170 at
+//     715641639d689f4ace2cfb900a58503686e0b114, eadca48's parent; the same
+//     function at c1c2f55d1e2df4f319e254b768c9b3827027057e).
+//   - from eadca48: ValueError "Invalid field names" (lines 160-171 at
+//     TorchtitanCommit).
+//
+// A file that gives a key of ttPreStrict, one no torchtitan from eadca48
+// on has, ran on an older torchtitan, which ignored k: imported without
+// it and warned, unless the key that dates it earliest dates it before
+// c1c2f55 and k is a top-level value. A file no key so dates is read as
+// TorchtitanCommit's, which refuses k. A key given a table's keys
+// (training.steps.x) is refused in every era: torchtitan took the table
+// as the key's value.
+func (d *ttDoc) unknownKey(k string) (string, error) {
 	parts := strings.Split(k, ".")
+	// A top-level leaf is a value or an empty table ([foo]).
+	_, topTable := d.root[k].(map[string]any)
+	topValue := len(parts) == 1 && !topTable
 	bad, what := k, "key"
+	if topTable {
+		what = "table"
+	}
 	for i := 1; i < len(parts); i++ {
-		if p := strings.Join(parts[:i], "."); !ttAllKeys[p] && !ttTables[p] {
-			bad, what = p, "table"
-			break
+		p := strings.Join(parts[:i], ".")
+		if ttTables[p] {
+			continue
+		}
+		if ttAllKeys[p] {
+			return "", d.errf(d.posKey(p, k), "%s is a torchtitan job config key, not a table (give it a value: %s = ...)", p, parts[i-1])
+		}
+		bad, what = p, "table"
+		break
+	}
+	at := d.posKey(bad, k)
+	near := unknownKeyFix(bad, ttKnownNames())
+	dating, removed := d.ttEarliest(ttPreStrict)
+	switch {
+	case dating == "":
+		return "", d.errf(at, "%s is not a torchtitan job config %s (%s torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since %s; before it torchtitan dropped them unread, _dict_to_dataclass in torchtitan/config_manager.py lines 740-753 at e7c0cae, but no key of the file dates it so)", bad, what, near, TorchtitanCommit[:7], ttStrict)
+	case ttRemovedDate(removed) >= ttDataclassDate:
+		return d.warnf(at, "%s is not a torchtitan job config %s%s: ignored, as the file's torchtitan ignored it (%s, removed from torchtitan's config by %s, dates the file before %s, which first refused unknown keys; until then _dict_to_dataclass took JobConfig's fields and dropped the rest: torchtitan/config/manager.py:157-170 at 7156416)", bad, what, didYouMean(bad, ttKnownNames()), dating, removed, ttStrict), nil
+	case topValue:
+		return "", d.errf(at, "%s is not a torchtitan job config table (%s %s, removed from torchtitan's config by %s, dates the file before c1c2f55 (%s), whose argparse config_manager.py refused a top-level value that is not a table: args_dict[k] |= v raises TypeError, lines 618-620 at 9dec370)", bad, near, dating, removed, ttDataclassDate)
+	default:
+		return d.warnf(at, "%s is not a torchtitan job config %s%s: ignored, as the file's torchtitan ignored it (%s, removed from torchtitan's config by %s, dates the file before c1c2f55 (%s), until which the argparse config_manager.py merged the TOML's tables unread: args_dict[k] |= v, lines 618-620 at 9dec370)", bad, what, didYouMean(bad, ttKnownNames()), dating, removed, ttDataclassDate), nil
+	}
+}
+
+// posKey is the key of bad's position: bad's when the file places it,
+// else leaf's.
+func (d *ttDoc) posKey(bad, leaf string) string {
+	if _, ok := d.pos[bad]; ok {
+		return bad
+	}
+	return leaf
+}
+
+// warnf is a warning at key, as errf's errors are.
+func (d *ttDoc) warnf(key, format string, a ...any) string {
+	return d.errf(key, format, a...).Error()
+}
+
+// ttEarliest is the key of keys the file gives that torchtitan removed
+// first, with its "commit (date)" (the values of ttPreStrict); "" when it
+// gives none.
+func (d *ttDoc) ttEarliest(keys map[string]string) (key, removed string) {
+	for _, k := range sortedKeys(keys) {
+		if _, ok := d.get(k); ok && (key == "" || ttRemovedDate(keys[k]) < ttRemovedDate(removed)) {
+			key, removed = k, keys[k]
 		}
 	}
-	at := k
-	if _, ok := d.pos[bad]; ok {
-		at = bad
-	}
-	fix := unknownKeyFix(bad, ttKnownNames())
-	// The parser of the file's era (QA33 LOW-4: a January 2025 file was
-	// told of 238fa99's manager.py): before 785c34c (d.old)
-	// torchtitan/config_manager.py merged the TOML's tables into its
-	// argparse namespace unread (parse_args, args_dict[k] |= v, lines
-	// 618-620 at 9dec370ad26b5f8e9a7333a0e36165018262644b); from 785c34c
-	// its _dict_to_dataclass took only the dataclasses' fields and
-	// dropped the rest (lines 740-753 at
-	// e7c0cae934df78d6e9c2835f42ff1f757dc3fddc); from eadca48 (2025-08-28)
-	// torchtitan refuses them. A file the keys do not date before
-	// 785c34c may be of either later parser: both are cited.
-	refuse := fmt.Sprintf("torchtitan refuses unknown keys: ValueError \"Invalid field names\", torchtitan/config/manager.py:160-171 at %s, since eadca48", TorchtitanCommit[:7])
-	if d.old {
-		return d.errf(at, "%s is not a torchtitan job config %s (%s the file's torchtitan read it unchecked: torchtitan/config_manager.py:618-620 at 9dec370 merges the TOML's tables unread; %s)", bad, what, fix, refuse)
-	}
-	return d.errf(at, "%s is not a torchtitan job config %s (%s %s; before it torchtitan/config_manager.py dropped them: _dict_to_dataclass, lines 740-753 at e7c0cae)", bad, what, fix, refuse)
+	return key, removed
+}
+
+// ttRemovedDate is the date of a "commit (YYYY-MM-DD)".
+func ttRemovedDate(s string) string {
+	_, date, _ := strings.Cut(s, "(")
+	return strings.TrimSuffix(date, ")")
 }
 
 // ttKnownNames are the keys and tables of ttAllKeys, in order.

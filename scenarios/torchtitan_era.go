@@ -259,7 +259,8 @@ var ttModelAfterCuDNNB200 = map[string]string{
 // gave cuDNN's attention (torchtitan/models/{qwen3,deepseek_v3,llama4}/
 // infra/parallelize.py, b39377f's diff).
 // A flavor on FlexAttention (t.flexAttn, or t.Attention set by its
-// flavor) is left alone. A file no key dates before b39377f is read as
+// flavor, as deepseek_v3's SDPA before f738a03bf is, whose heads SDPA
+// ran on the memory-efficient kernel alone) is left alone. A file no key dates before b39377f is read as
 // TorchtitanCommit's (gqaAttention: its list saves cuDNN's attention),
 // with a note under the op policy.
 func (t *Torchtitan) readCuDNNEra(d *ttDoc) {
@@ -297,4 +298,41 @@ func (t *Torchtitan) readCuDNNEra(d *ttDoc) {
 	case slices.Contains(ttCuDNNGPUs, gpu) && d.preAll == "":
 		t.note("torchtitan from 6a3a9da (2025-10-09) asks SDPA for cuDNN's attention first on every GPU, and %s dates the file before b39377f but not before 6a3a9da: the kernel stays fa2 (if yours is 6a3a9da or later, set training.attention_kernel: cudnn%s)", d.preSaved, op)
 	}
+}
+
+// ttPreDSV3Flex are keys torchtitan's config lost after d54d05a5f
+// (2025-07-11), which registered deepseek_v3, and by f738a03bf
+// (2025-08-22), which moved its 16B, 236B and 671B flavors from SDPA to
+// FlexAttention (ttDSV3Flex), found by comparing JobConfig's fields at
+// d54d05a5f's torchtitan/config_manager.py and f738a03bf's
+// torchtitan/config/job_config.py, each key's commit by git log -S (none
+// of them is in 238fa99's JobConfig again); and training.batch_size,
+// renamed before d54d05a5f. A file that gives one is older than
+// f738a03bf, and so than 25413d2 (ttDoc.preEarlyKey).
+var ttPreDSV3Flex = map[string]string{
+	"training.batch_size":                        "8570415c3 (2025-06-05)",
+	"checkpoint.initial_load_model_weights_only": "beb29a1c7 (2025-07-20)",
+	"checkpoint.last_save_model_weights_only":    "beb29a1c7 (2025-07-20)",
+	"mx.use_fp8_dim1_cast_triton_kernel":         "f3e2a75e1 (2025-07-24)",
+	"float8.force_recompute_fp8_weight_in_bwd":   "1fefaee08 (2025-07-28)",
+	"lr_scheduler.lr_min":                        "881f0ca46 (2025-07-31)",
+	"fault_tolerance.fragment_sync_delay":        "be211c823 (2025-08-05)",
+	"fault_tolerance.fragment_update_alpha":      "be211c823 (2025-08-05)",
+	"fault_tolerance.should_quantize":            "be211c823 (2025-08-05)",
+	"fault_tolerance.sync_steps":                 "be211c823 (2025-08-05)",
+	"memory_estimation.enabled":                  "08b8b244f (2025-08-20)",
+	"training.compile":                           "08b8b244f (2025-08-20)",
+}
+
+// preFlexDSV3 is the key that dates the file before ttDSV3Flex, with the
+// commit that removed it (ttPreDSV3Flex), or the first key of an older
+// schema (ttDoc.old: before 785c34c, 2025-03-18); "" when none does.
+func (d *ttDoc) preFlexDSV3() (key, removed string) {
+	if k, by := d.ttEraKey(ttPreDSV3Flex); k != "" {
+		return k, "removed from torchtitan's config by " + by
+	}
+	if d.old {
+		return d.preEarlyKey, "a key of torchtitan's config before 785c34c (2025-03-18)"
+	}
+	return "", ""
 }

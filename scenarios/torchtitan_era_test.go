@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -207,6 +209,102 @@ func TestImportTorchtitanCuDNNEra(t *testing.T) {
 		for k := range m {
 			if !ttAllKeys[k] {
 				t.Errorf("%s: in no torchtitan job config", k)
+			}
+		}
+	}
+}
+
+// TestImportTorchtitanUnknownKeyEra: a key no torchtitan job config has is
+// judged as the file's torchtitan judged it (ttDoc.unknownKey). Before
+// eadca48 (2025-08-28) torchtitan ignored it: the argparse
+// config_manager.py merged the TOML's tables unread (lines 618-620 at
+// 9dec370), then _dict_to_dataclass kept JobConfig's fields and dropped
+// the rest (torchtitan/config/manager.py lines 157-170 at 7156416); from
+// eadca48 it raises ValueError "Invalid field names". torchtitan's own
+// deepseek_v3_16b.toml of b5b7ffb (byte for byte) gives float8.moe_fqns,
+// a key torchtitan never had (the field was moe_fqns_prototype, which
+// 4256f7561 fixed the file to the day after eadca48), and training.compile,
+// which no torchtitan from eadca48 on has: it ran on a torchtitan that
+// ignored moe_fqns, so it imports, with one warning at the key, to the
+// scenario of the file without that line. Before, it was refused. The
+// same file of cd337db, which no key dates before eadca48, is read as
+// 238fa99's and refused.
+func TestImportTorchtitanUnknownKeyEra(t *testing.T) {
+	const f = "deepseek_v3_16b-b5b7ffb.toml"
+	cl := TorchtitanCluster{Nodes: 2, GPUsPerNode: 8, GPU: "H100-80GB"}
+	tt, err := ImportTorchtitan(f, ttFile(t, f), cl)
+	if err != nil {
+		t.Fatalf("torchtitan's own file of b5b7ffb: %v", err)
+	}
+	const tyro = "deepseek_v3_16b-b5b7ffb.toml:71:1: float8.moe_fqns is not a torchtitan job config key: ignored, as the file's torchtitan ignored it (training.compile, removed from torchtitan's config by 08b8b244f (2025-08-20), dates the file before eadca48 (2025-08-28), which first refused unknown keys; until then _dict_to_dataclass took JobConfig's fields and dropped the rest: torchtitan/config/manager.py:157-170 at 7156416)"
+	if !slices.Equal(tt.Warnings, []string{tyro}) {
+		t.Errorf("warnings %q, want [%q]", tt.Warnings, tyro)
+	}
+	cut, err := ImportTorchtitan(f, ttFile(t, f, "moe_fqns = [\"experts\"]\n", ""), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tt.Scenario(), cut.Scenario(); !bytes.Equal(got, want) || len(cut.Warnings) != 0 {
+		t.Errorf("not the scenario of the file without the key (warnings %q):\n%s\nwant\n%s", cut.Warnings, got, want)
+	}
+	if _, err := Load("s.yaml", tt.Scenario(), nil); err != nil {
+		t.Errorf("the imported scenario does not load: %v", err)
+	}
+
+	const strict = ` torchtitan refuses unknown keys: ValueError "Invalid field names", torchtitan/config/manager.py:160-171 at 238fa99, since eadca48 (2025-08-28); before it torchtitan dropped them unread, _dict_to_dataclass in torchtitan/config_manager.py lines 740-753 at e7c0cae, but no key of the file dates it so)`
+	const argparse = `float8.enable_float8_linear, removed from torchtitan's config by 57387af0e (2025-02-15), dates the file before c1c2f55 (2025-04-18)`
+	for _, c := range []struct {
+		name, file string
+		edits      []string
+		warn, err  string
+	}{
+		{"cd337db's file", "deepseek_v3_16b-cd337db.toml", nil, "",
+			"j.toml:75:1: float8.moe_fqns is not a torchtitan job config key (remove it or fix its spelling;" + strict},
+		// e7c0cae (2025-06-11): the default micro-batch, as torchtitan ran it.
+		{"e7c0cae's file, a typo", "llama3_8b-e7c0cae.toml", []string{"local_batch_size = 1", "local_batch_sze = 1"},
+			"j.toml:33:1: training.local_batch_sze is not a torchtitan job config key (did you mean training.local_batch_size?): ignored, as the file's torchtitan ignored it (checkpoint.model_weights_only, removed from torchtitan's config by cddd7dc80 (2025-06-13), dates the file before eadca48 (2025-08-28)", ""},
+		// A table torchtitan did not have, and a top-level value: dropped.
+		{"e7c0cae's file, a table", "llama3_8b-e7c0cae.toml", []string{"[training]", "[foo]\nx = 1\ny = 2\n[training]"},
+			"j.toml:32:1: foo is not a torchtitan job config table (did you mean job?): ignored, as the file's torchtitan ignored it (checkpoint.model_weights_only", ""},
+		{"e7c0cae's file, a top-level value", "llama3_8b-e7c0cae.toml", []string{"[job]", "foo = 1\n[job]"},
+			"j.toml:4:1: foo is not a torchtitan job config key (did you mean job?): ignored, as the file's torchtitan ignored it (checkpoint.model_weights_only", ""},
+		// 9dec370 (2024-12-26): argparse merged the table unread...
+		{"9dec370's file, a typo", "llama3_8b-9dec370.toml", []string{"batch_size = 1", "batch_sze = 1"},
+			"j.toml:29:1: training.batch_sze is not a torchtitan job config key (did you mean training.batch_size?): ignored, as the file's torchtitan ignored it (" + argparse + ", until which the argparse config_manager.py merged the TOML's tables unread: args_dict[k] |= v, lines 618-620 at 9dec370)", ""},
+		// ... and raised TypeError at a top-level value.
+		{"9dec370's file, a top-level value", "llama3_8b-9dec370.toml", []string{"[job]", "foo = 1\n[job]"}, "",
+			"j.toml:4:1: foo is not a torchtitan job config table (did you mean job? " + argparse + ", whose argparse config_manager.py refused a top-level value that is not a table: args_dict[k] |= v raises TypeError, lines 618-620 at 9dec370)"},
+	} {
+		tt, err := ImportTorchtitan("j.toml", ttFile(t, c.file, c.edits...), TorchtitanCluster{})
+		switch {
+		case c.err != "":
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%s: %v, want %q", c.name, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case len(tt.Warnings) != 1 || !strings.HasPrefix(tt.Warnings[0], c.warn):
+			t.Errorf("%s: warnings %q, want one starting %q", c.name, tt.Warnings, c.warn)
+		case c.name == "e7c0cae's file, a typo" && tt.MicroBatch != 8:
+			t.Errorf("%s: micro-batch %d, want torchtitan's default 8 (job_config.py at e7c0cae)", c.name, tt.MicroBatch)
+		}
+	}
+
+	// Every key that dates a file before eadca48 is one some torchtitan
+	// read, removed before eadca48; the other dating tables' keys of that
+	// time are among them, removed by the same commit.
+	for k, by := range ttPreStrict {
+		if !ttAllKeys[k] {
+			t.Errorf("%s is in no torchtitan job config", k)
+		}
+		if ttRemovedDate(by) >= "2025-08-28" {
+			t.Errorf("%s removed by %s, not before eadca48", k, by)
+		}
+	}
+	for _, m := range []map[string]string{ttPreDelPred, ttPreExpandable, ttPreDSV3Flex} {
+		for k, by := range m {
+			if ttPreStrict[k] != by {
+				t.Errorf("%s: removed by %q, ttPreStrict says %q", k, by, ttPreStrict[k])
 			}
 		}
 	}

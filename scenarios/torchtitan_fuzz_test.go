@@ -10,7 +10,7 @@ import (
 // FuzzImportTorchtitan feeds job config bytes to the torchtitan importer,
 // seeded with torchtitan's own job configs (testdata/torchtitan) and
 // small configs for each mapping: it never panics, every error is one line
-// naming the file, and a scenario without placeholders loads, with the
+// naming the file, as is every warning, and a scenario without placeholders loads, with the
 // flavor's parameter count; one with placeholders is rendered too.
 func FuzzImportTorchtitan(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/torchtitan/*.toml")
@@ -31,6 +31,8 @@ func FuzzImportTorchtitan(f *testing.F) {
 		"[model]\nflavor = \"8B\"\n[training]\nlocal_batch_sise = 2\n[trainng]\nseq_len = 8192\n",
 		"[model]\nflavor = \"8B\"\n[training]\ndtype = \"bfloat16\"\n[parallelism]\ndata_parallel_shard_degree = 1\ndata_parallel_replicate_degree = 8\n",
 		"[job]\ncustom_config_module = \"m\"\n[model]\nflavor = \"8B\"\n[m]\nx = 1\n",
+		"x = 1\n[model]\nflavor = \"8B\"\n[training]\ncompile = true\nlocal_batch_sise = 2\n[trainng]\nseq_len = 8192\n[training.steps]\nx = 1\n",
+		"x = 1\n[model]\nflavor = \"8B\"\n[optimizer]\nfused = true\n[training]\nbatch_sze = 2\n[foo]\n",
 		"[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n[parallelism]\nexpert_parallel_degree = 8\ncontext_parallel_degree = 2\n",
 		"[model]\nname = \"deepseek_v3\"\nflavor = \"671B\"\nconverters = [\"quantize.grouped_mm.float8\"]\n[parallelism]\nexpert_parallel_degree = 64\ndata_parallel_shard_degree = 128\n",
 		"[model]\nname = \"deepseek_v3\"\nflavor = \"236B\"\n[parallelism]\nexpert_parallel_degree = 32\ndata_parallel_replicate_degree = 2\n",
@@ -58,6 +60,11 @@ func FuzzImportTorchtitan(f *testing.F) {
 		for _, n := range tt.Notes {
 			if strings.ContainsAny(n, "\n\r") {
 				t.Fatalf("note %q is not one line", n)
+			}
+		}
+		for _, w := range tt.Warnings {
+			if !strings.HasPrefix(w, "j.toml") || strings.ContainsAny(w, "\n\r") {
+				t.Fatalf("warning %q is not one line naming the file", w)
 			}
 		}
 		if !tt.Complete() {

@@ -23,6 +23,10 @@ type ttHFFlavor struct {
 	config string
 	// attn is attn_type when not sdpa ("flex": block-causal mask).
 	attn string
+	// attnSince, when set, is the torchtitan commit that gave the flavor
+	// attn: before it the flavor ran SDPA with a causal mask, which a
+	// file ttDoc.preFlexDSV3 dates before it gets.
+	attnSince string
 	// expertBias marks a transformers model that counts a router bias
 	// of one number per routed expert in every MoE layer which torchtitan
 	// keeps as a buffer (DeepSeek-V3's e_score_correction_bias, torchtitan's
@@ -109,11 +113,26 @@ func ttQwen3MoE(vocab, dim, layers, heads, kv, hidden, moeInter, experts, topK i
 var ttDeepseekFlavors = map[string]ttHFFlavor{
 	"debugmodel":           {config: ttDeepseekV2(2048, 256, 1024, 256, 6, 1, 16, 8, 2, 3, 0, 0, 0)},
 	"debugmodel_flex_attn": {config: ttDeepseekV2(2048, 256, 1024, 256, 6, 1, 16, 8, 2, 3, 0, 0, 0), attn: "flex"},
-	"16B":                  {config: ttDeepseekV2(102400, 2048, 10944, 1408, 27, 1, 16, 64, 2, 6, 0, 0, 0), attn: "flex"},
-	"236B":                 {config: ttDeepseekV2(102400, 5120, 12288, 1536, 60, 1, 128, 160, 2, 6, 1536, 8, 3), attn: "flex"},
+	"16B":                  {config: ttDeepseekV2(102400, 2048, 10944, 1408, 27, 1, 16, 64, 2, 6, 0, 0, 0), attn: "flex", attnSince: ttDSV3Flex},
+	"236B":                 {config: ttDeepseekV2(102400, 5120, 12288, 1536, 60, 1, 128, 160, 2, 6, 1536, 8, 3), attn: "flex", attnSince: ttDSV3Flex},
 	"671B": {config: `{"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "first_k_dense_replace": 3, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "n_group": 8, "topk_group": 4, "norm_topk_prob": true, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "num_nextn_predict_layers": 0, "tie_word_embeddings": false, "max_position_embeddings": 16384}`,
-		attn: "flex", expertBias: true},
+		attn: "flex", attnSince: ttDSV3Flex, expertBias: true},
 }
+
+// ttDSV3Flex is the torchtitan commit that switched deepseek_v3's 16B,
+// 236B and 671B flavors from SDPA with a causal mask (DeepSeekV3ModelArgs'
+// defaults use_flex_attn False, attn_mask_type "causal",
+// torchtitan/models/deepseek_v3/model/args.py lines 78-79 at its parent)
+// to FlexAttention with a block-causal mask (use_flex_attn=True,
+// attn_mask_type="block_causal" in each flavor,
+// torchtitan/models/deepseek_v3/__init__.py at
+// f738a03bf45e1c063aaffa6f7e4df2cfcb47de42, "Switch DeepSeekV3 to Use
+// FlexAttention by Default"); debugmodel_flex_attn had it from its first
+// commit (415f83445, 2025-07-21). That commit's message says SDPA's only
+// backend for the flavors' heads (q and k 192 wide, v 128) was the
+// memory-efficient kernel: FlashAttention-2 needs v as wide as q and k,
+// and cuDNN refused the head size.
+const ttDSV3Flex = "f738a03bf (2025-08-22)"
 
 // ttDeepseekV2 is a DeepSeek-V2 config.json: q_lora_rank 0 is null (wq),
 // groups 0 is greedy routing, else group-limited greedy.
@@ -190,9 +209,21 @@ func (t *Torchtitan) readHFModel(d *ttDoc, name, nk string) error {
 	for _, n := range hm.Notes {
 		t.note("%s", n)
 	}
-	if f.attn != "" {
+	switch k, by := d.preFlexDSV3(); {
+	case f.attnSince != "" && k != "":
+		// Set, so that gqaAttention and readCuDNNEra leave it and its
+		// kernel alone.
+		t.Attention = AttentionSDPA
+		t.src("attention", fmt.Sprintf("%s dates the file before torchtitan %s: flavor %s ran SDPA with a causal mask", k, f.attnSince, flavor))
+		t.note("model.flavor %s ran SDPA with a causal mask until torchtitan %s gave it %s attention with a block-causal mask, and %s, %s, dates the file before it: written as training.attention: sdpa, timed as attention_kernel fa2 (that commit's message says SDPA's only backend for its heads, q and k 192 wide and v 128, was the memory-efficient kernel, which zerosim does not time on its own)",
+			flavor, f.attnSince, f.attn, k, by)
+	case f.attn != "":
 		t.flexAttn = true
-		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence", flavor, f.attn, f.attn)
+		since := ""
+		if f.attnSince != "" {
+			since = fmt.Sprintf("; before torchtitan %s it ran SDPA with a causal mask (if yours is older, set training.attention: sdpa)", f.attnSince)
+		}
+		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence%s", flavor, f.attn, f.attn, since)
 	}
 	if f.flex != "" {
 		// FlexAttentionWrapper (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1)

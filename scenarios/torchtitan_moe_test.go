@@ -101,3 +101,48 @@ func TestImportTorchtitanMoEErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestImportTorchtitanDSV3SDPA: deepseek_v3's 16B, 236B and 671B flavors
+// ran SDPA with a causal mask until torchtitan f738a03bf (2025-08-22,
+// "Switch DeepSeekV3 to Use FlexAttention by Default"), so a job config
+// its keys date before that commit is written as training.attention
+// sdpa, not as FlexAttention (testdata/torchtitan/deepseek_v3_16b-b5b7ffb.toml:
+// training.compile, renamed by 08b8b244f, 2025-08-20); 238fa99's own file,
+// which no key dates, runs FlexAttention and says when it did not;
+// debugmodel_flex_attn ran FlexAttention from its first commit.
+func TestImportTorchtitanDSV3SDPA(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		edits      []string
+		attention  Attention
+		note       string
+	}{
+		{"16B before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", nil, AttentionSDPA,
+			"model.flavor 16B ran SDPA with a causal mask until torchtitan f738a03bf (2025-08-22) gave it flex attention with a block-causal mask, and training.compile, removed from torchtitan's config by 08b8b244f (2025-08-20), dates the file before it: written as training.attention: sdpa"},
+		{"671B before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{`flavor = "16B"`, `flavor = "671B"`}, AttentionSDPA,
+			"model.flavor 671B ran SDPA with a causal mask until torchtitan f738a03bf"},
+		{"16B at 238fa99, lr_min", "deepseek_v3_16b.toml", []string{"min_lr_factor = 0.1", "lr_min = 0.1"}, AttentionSDPA,
+			"and lr_scheduler.lr_min, removed from torchtitan's config by 881f0ca46 (2025-07-31), dates the file before it"},
+		{"debugmodel_flex_attn before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{`flavor = "16B"`, `flavor = "debugmodel_flex_attn"`}, "",
+			"model.flavor debugmodel_flex_attn runs flex attention with a block-causal mask (attn_type = \"flex\"); modelled as causal attention over the whole sequence"},
+		{"16B at 238fa99", "deepseek_v3_16b.toml", nil, AttentionFlash,
+			"model.flavor 16B runs flex attention with a block-causal mask (attn_type = \"flex\"); modelled as causal attention over the whole sequence; before torchtitan f738a03bf (2025-08-22) it ran SDPA with a causal mask (if yours is older, set training.attention: sdpa)"},
+	} {
+		// On B200, where a torchtitan of then asked SDPA for cuDNN's
+		// attention first (readCuDNNEra), which refused these heads.
+		tt, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), TorchtitanCluster{Nodes: 2, GPUsPerNode: 8, GPU: "B200"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if _, err := Load(c.name+".yaml", tt.Scenario(), nil); err != nil {
+			t.Fatalf("%s: the imported scenario does not load: %v", c.name, err)
+		}
+		notes := strings.Join(tt.Notes, "\n")
+		if tt.Attention != c.attention || !strings.Contains(notes, c.note) {
+			t.Errorf("%s: attention %q, notes\n%s\nwant %q and a note with %q", c.name, tt.Attention, notes, c.attention, c.note)
+		}
+		if c.attention == AttentionSDPA && tt.AttentionKernel != "" {
+			t.Errorf("%s: attention_kernel %q, want the default (SDPA ran the memory-efficient kernel, not cuDNN's)", c.name, tt.AttentionKernel)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"slices"
 
 	"github.com/zerosim/zerosim/units"
 )
@@ -44,6 +45,14 @@ type Scenario struct {
 	// not run parallelism's stage and K (StackLayout), "" when it runs
 	// them: a command that searches the stage and K (plan, fit) drops it.
 	LayoutWarning string `yaml:"-"`
+	// ActivationsWarning is the one of Warnings that says the model counts
+	// no activations (CountsNoActivations), "" when it does: a command that
+	// counts model states only (memory and fit under a seed's convention,
+	// the published estimators, verify's numerics) drops it.
+	ActivationsWarning string `yaml:"-"`
+	// activationsKey is the key ActivationsWarning is placed at
+	// (ActivationsKey).
+	activationsKey string
 	// ReadFiles are the files Load read besides the scenario (model.hf_config,
 	// communication.calibration), in the order it read them, each with the
 	// SHA-256 of the bytes read: what a sweep's meta records so --resume
@@ -544,8 +553,34 @@ type MemoryConfig struct {
 // --grid, compare --vary) drops it from the file's own load.
 func (s *Scenario) SeqLenNote() string { return s.seqLenNote }
 
+// CountsNoActivations reports a model zerosim counts no activations,
+// attention or output logits for: a generic model (a bare model.params,
+// or a layer list without dims) none of whose units gives
+// activation_bytes. Its memory and step time are lower bounds, and no
+// micro-batch or checkpointing choice can be judged on it
+// (ActivationsWarning).
+func (s *Scenario) CountsNoActivations() bool {
+	return s.Model.Kind == KindGeneric && !slices.ContainsFunc(s.Model.LayerList, func(l Layer) bool { return l.ActivationBytes > 0 })
+}
+
+// ActivationsKey is the key that gives a model counting no activations
+// (CountsNoActivations) its size, where ActivationsWarning is placed:
+// model.params, model.layer_list or model; "" for a model that counts
+// them.
+func (s *Scenario) ActivationsKey() string { return s.activationsKey }
+
 // N is the size of the ZeRO group, dp·cp.
 func (s *Scenario) N() int { return s.Parallelism.DP * max(s.Parallelism.CP, 1) }
+
+// RankSeqLen is the tokens of each sequence one rank holds under context
+// parallelism, ceil(seq_len/cp) (seq_len itself at cp = 1, 0 for a model
+// without a sequence). The ceiling never rounds a transformer's sequence:
+// resolveCPAttention, like torchtitan's head-tail load balancer it cites,
+// refuses a seq_len that 2·cp does not divide.
+func (s *Scenario) RankSeqLen() int64 {
+	cp := int64(max(s.Parallelism.CP, 1))
+	return (s.Model.SeqLen + cp - 1) / cp
+}
 
 // GPUs is the number of GPUs in the cluster.
 func (s *Scenario) GPUs() int { return s.Cluster.Nodes * s.Cluster.GPUsPerNode }

@@ -83,6 +83,12 @@ func resolved(s *Scenario) (*Scenario, error) {
 		r.Warnings = slices.Insert(slices.Clone(r.Warnings), s.importAt, notes...)
 		r.importNotes, r.importAt, r.seqLenNote, r.defaultSeqLen = notes, s.importAt, s.seqLenNote, s.defaultSeqLen
 	}
+	if i := slices.Index(r.Warnings, r.ActivationsWarning); s.ActivationsWarning != "" && i >= 0 {
+		// The re-encoded text gives the layer list Load derived from a
+		// bare model.params: the warning stays the one s's file gave.
+		r.Warnings = slices.Clone(r.Warnings)
+		r.Warnings[i], r.ActivationsWarning, r.activationsKey = s.ActivationsWarning, s.ActivationsWarning, s.activationsKey
+	}
 	if cal != nil {
 		b, err := MarshalCalibration(cal)
 		if err == nil {

@@ -542,3 +542,31 @@ func (l *loader) warnImpossibleHardware(s *Scenario) {
 		l.warn(s, at, fmt.Sprintf("inter bandwidth %v per NIC is more than the fastest NIC with a published line rate, %v (ConnectX-8 SuperNIC, InfiniBand XDR, 800 Gb/s: its user manual): give one NIC's bandwidth, with nics: per_gpu or nics_per_node for a node's several", c.Inter.Bandwidth, xdr.Bandwidth))
 	}
 }
+
+// warnNoActivations says what a model without transformer dimensions
+// leaves out (CountsNoActivations): "params: 13B" is the first thing a
+// planner types, and it replayed with 0 B of activations, no attention
+// and no logits, and without seq_len at one token a sample, all silently,
+// so plan recommended micro-batch 4 without checkpointing at 15.7 GiB
+// where a real 13B keeps about 37 GiB per sequence (qauser s28 H1). The
+// seeds' model-state tables use such models, and their commands drop it
+// (ActivationsWarning).
+func (l *loader) warnNoActivations(s *Scenario) {
+	if !s.CountsNoActivations() {
+		return
+	}
+	at, what, fix := "model.params", "model.params alone has no transformer dimensions", "give model.preset, model.hf_config, or kind: transformer with hidden, layers and heads"
+	if !l.has("model.params") || l.has("model.layer_list") {
+		at, what, fix = "model.layer_list", "model.layer_list gives no layer dims or activation_bytes", "give each layer's dims or activation_bytes, or use model.preset or model.hf_config"
+		if !l.has(at) {
+			at = "model"
+		}
+	}
+	msg := what + ": activations, attention and the output logits are not counted"
+	if s.Model.SeqLen == 0 {
+		msg += ", and without model.seq_len a sample is one token"
+	}
+	msg += ", so memory and step time are lower bounds (" + fix + "; docs/scenario-format.md)"
+	l.warn(s, at, msg)
+	s.ActivationsWarning, s.activationsKey = s.Warnings[len(s.Warnings)-1], at
+}

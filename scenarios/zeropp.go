@@ -29,7 +29,7 @@ func (c Communication) ZeroPP() bool {
 func (l *loader) resolveZeroPP(s *Scenario) *Error {
 	c := &s.Communication
 	const hpz = "communication.zero_hpz_partition_size"
-	if err := l.intRange(hpz, int64(c.ZeroHPZPartitionSize), 0, int64(MaxNodes)*MaxGPUsPerNode); err != nil {
+	if err := l.intRange(hpz, int64(c.ZeroHPZPartitionSize)); err != nil {
 		return err
 	}
 	if !c.ZeroPP() {

@@ -783,6 +783,14 @@ func newPlanSpace(src Source, opt PlanOptions) (*planSpace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if at := s.ActivationsKey(); at != "" {
+		// Without activations every micro-batch fits without
+		// checkpointing: plan recommended micro-batch 4 and no
+		// checkpointing for a bare 13B at 15.7 GiB, which a real 13B
+		// runs out of memory at (qauser s28 H1).
+		return nil, scenarios.Place(src.File, src.Data, src.Sets, &scenarios.Error{Path: at,
+			Msg: "plan needs the model's shape: " + noShape(at) + ", so no activations are counted and every micro-batch would fit without checkpointing (give model.preset, model.hf_config, or kind: transformer with hidden, layers and heads; zerosim run and fit give this model's states)"})
+	}
 	sp := &planSpace{base: s, basePins: src.checkPins(s), global: opt.GlobalBatch, stages: opt.Stages, recompute: opt.Recompute, buckets: opt.BucketSizes,
 		prefetch: opt.Prefetch, algorithms: opt.Algorithms}
 	if sp.global == 0 {
@@ -1741,4 +1749,13 @@ func ParseTokens(v string) (int64, error) {
 // unless the scenario sets training.grad_accum itself.
 func noAccum(s *scenarios.Scenario, set map[string]bool) bool {
 	return s.NoGradAccum() && !set["training.grad_accum"]
+}
+
+// noShape says what the key at, which sizes a model counting no
+// activations (scenarios.Scenario.ActivationsKey), leaves out.
+func noShape(at string) string {
+	if at == "model.params" {
+		return "model.params alone has no transformer dimensions"
+	}
+	return "the layer list gives no dims or activation_bytes"
 }

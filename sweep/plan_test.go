@@ -63,7 +63,7 @@ func TestPlanEqualsExhaustiveSweep(t *testing.T) {
 		{"default, global batch 32", exampleSource(t, "default"), PlanOptions{GlobalBatch: 32, Recompute: []string{"selective", "full"},
 			BucketSizes: []string{"40MB"}, Algorithms: []string{"ring", "hierarchical"}}, false, true, 0},
 		{"seed000-k4", exampleSource(t, "seed000-k4"), PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}}, false, false, 0},
-		{"30B on 8 RTX4090: nothing fits", exampleSource(t, "seed002-7b", "model.params=30B"),
+		{"Llama 2 70B on 8 RTX4090: nothing fits", exampleSource(t, "seed002-7b", "model={preset: llama2-70b}"),
 			PlanOptions{GlobalBatch: 16, Recompute: []string{"selective", "full"}, BucketSizes: []string{"25MB"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, true, false, 0},
 		{"32,768 tokens, cp 1 and 4", exampleSource(t, "default", "model.seq_len=32768"),
 			PlanOptions{CP: []int{1, 4}, Stages: []int{3}, Recompute: []string{"none", "full"}, Prefetch: []int{1}, Algorithms: []string{"ring"}}, false, false, 4},
@@ -1210,11 +1210,13 @@ func TestPlanNoDDPWithCPUnderTorchtitan(t *testing.T) {
 }
 
 // TestPlanGlobalBatchTooLong: plan --global-batch 1e9 on a 13B model
-// whose memory fits at every micro-batch (a bare parameter count) says
-// the global batch is the cause, before any replay (QA s28 M2: 10 minutes,
-// then "check the link bandwidths and latencies").
+// whose memory fits at every micro-batch (one layer of 13B parameters
+// keeping 1 KiB of activations) says the global batch is the cause,
+// before any replay (QA s28 M2: 10 minutes, then "check the link
+// bandwidths and latencies").
 func TestPlanGlobalBatchTooLong(t *testing.T) {
-	src := Source{File: "p.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {params: 13B, seq_len: 4096}\nparallelism: {dp: 16, zero_stage: 3}\n")}
+	src := Source{File: "p.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\n" +
+		"model: {seq_len: 4096, layer_list: [{name: block.0, params: 13B, activation_bytes: 1KiB}]}\nparallelism: {dp: 16, zero_stage: 3}\n")}
 	_, err := PlanSearch(context.Background(), src, PlanOptions{GlobalBatch: 1_000_000_000, Stages: []int{1}, Recompute: []string{"none"}})
 	if err == nil || !strings.HasPrefix(err.Error(), "--global-batch 1000000000: ") || !strings.Contains(err.Error(), "use a smaller --global-batch") ||
 		strings.Contains(err.Error(), "link bandwidths") {

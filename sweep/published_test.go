@@ -33,9 +33,9 @@ func replayed(t *testing.T, src Source, sets ...string) (*scenarios.Scenario, *z
 }
 
 // An uncalibrated step on the H100 is replayed at the least and the
-// greatest efficiency docs/validation.md fitted to the 10 published bf16
-// runs there (0.3395, torchao float8nocompile's eager bf16 row, and
-// 0.6216), each
+// greatest efficiency docs/validation.md fitted to the 12 published bf16
+// runs there (0.3617, torchao float8nocompile's eager bf16 row, and
+// 0.6983, torchtitan's Qwen3-32B), each
 // the step a scenario setting that efficiency replays, slower than the
 // default 0.8's (QA34 M1); a set or MFU-fitted efficiency, or
 // a GPU without a published run, gets none.
@@ -49,8 +49,8 @@ func TestAtPublishedFits(t *testing.T) {
 	if f == nil {
 		t.Fatal("the default example (H100-80GB, default efficiency) was not replayed at the published fits")
 	}
-	if f.Runs != 10 || f.GPU != "H100-80GB" || f.FP8 || f.Low.Efficiency != 0.3395 || f.High.Efficiency != 0.6216 {
-		t.Errorf("fits: %d runs on %s fp8 %v at %v–%v, want 10 bf16 runs on H100-80GB at 0.3395–0.6216", f.Runs, f.GPU, f.FP8, f.Low.Efficiency, f.High.Efficiency)
+	if f.Runs != 12 || f.GPU != "H100-80GB" || f.FP8 || f.Low.Efficiency != 0.3617 || f.High.Efficiency != 0.6983 {
+		t.Errorf("fits: %d runs on %s fp8 %v at %v–%v, want 12 bf16 runs on H100-80GB at 0.3617–0.6983", f.Runs, f.GPU, f.FP8, f.Low.Efficiency, f.High.Efficiency)
 	}
 	if !(f.Low.StepTime > f.High.StepTime && f.High.StepTime > int64(res.StepTime)) {
 		t.Errorf("step times: %d ps at the least fit, %d at the greatest, %d at the default: want them slower in that order", f.Low.StepTime, f.High.StepTime, res.StepTime)

@@ -16,10 +16,9 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	if m.Kind != scenarios.KindTransformer || m.Hidden <= 0 || m.Heads <= 0 || m.SeqLen <= 0 {
 		return FLOPDims{}, false
 	}
-	cp := int64(s.Parallelism.CP)
 	gpt := memory.BlockStyle(m) == "gpt" // the preset's biases on every matrix (memory's baseDims)
 	force, forceGiven := s.Training.OpForceJoined()
-	return FLOPDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: (m.SeqLen + cp - 1) / cp, KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
+	return FLOPDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: s.RankSeqLen(), KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
 		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
 }
@@ -160,6 +159,10 @@ type unitPlan struct {
 	// adds, RoPE, router, the fp8 casts of its GEMMs), before recompute;
 	// Costs adds them as it adds the ring's.
 	elemFwd, elemBwd float64
+	// copyFwd and copyBwd are the seconds of FSDP2's compute-stream copies
+	// (fsdp2CopyBytes) of a unit left to the FLOP count; Costs adds them
+	// as it adds elemFwd and elemBwd, but not to the recompute.
+	copyFwd, copyBwd float64
 }
 
 // blockRing is context parallelism's ring for transformer block l (the
@@ -340,6 +343,34 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 			out[u].Bwd += secs
 			out[u].BwdBy.Other += secs
 		}
+	}
+	// FSDP2's copies around its collectives on the compute stream
+	// (fsdp2CopyBytes): on a unit of the per-operation model into its
+	// times, on a block left to the FLOP count beside its memory-bound
+	// work (Costs adds copyFwd and copyBwd after recompute, which does not
+	// rerun them).
+	kept := memory.KeptAcrossBoundary(s)
+	for u, l := range s.Model.LayerList {
+		if l.FwdFLOPs > 0 {
+			continue // the scenario's own times
+		}
+		f, b, err := fsdp2CopyBytes(s, u, kept)
+		if err != nil {
+			return nil, err
+		}
+		if f == 0 && b == 0 {
+			continue
+		}
+		bw := gpu.HBM * eff.HBM
+		fs, bs := float64(f)/bw, float64(b)/bw
+		if out[u].ok {
+			out[u].Fwd += fs
+			out[u].Bwd += bs
+			out[u].FwdBy.Other += fs
+			out[u].BwdBy.Other += bs
+			continue
+		}
+		out[u].copyFwd, out[u].copyBwd = fs, bs
 	}
 	return out, nil
 }
@@ -676,4 +707,137 @@ func flatGradCopyBytes(s *scenarios.Scenario) int64 {
 		return 4 + 4
 	}
 	return 2 + 2
+}
+
+// chargeFSDP2Copies is whether Costs charges fsdp2CopyBytes: always, but
+// in the tests that weigh the charge with it off (TestStackCosts on the
+// FSDP2 sources, TestBoundary on the gathers alone; the zero package's
+// tests run one at a time).
+var chargeFSDP2Copies = true
+
+// fsdp2CopyBytes is the HBM traffic that PyTorch FSDP2 (communication.boundary
+// fsdp2 or fsdp2_head, at stage 3 or as FSDP's stage 2, memory.FSDPStage2)
+// runs on the compute stream around unit u's collectives in one micro-step,
+// forward and backward; 0 otherwise. kept is memory.KeptAcrossBoundary(s).
+//
+//   - The all-gather's copy-out, once per gather. pre_forward and
+//     pre_backward call wait_for_unshard, which calls
+//     foreach_all_gather_copy_out (torch/distributed/fsdp/_fully_shard/
+//     _fsdp_param_group.py at pytorch/pytorch
+//     002a76fbfea0ac0f199e4b8e2a0691074796c908); it makes the current
+//     stream wait for the all-gather's event and runs
+//     torch.split_with_sizes_copy from the all-gather output into each
+//     parameter's unsharded tensor there (_fsdp_collectives.py at
+//     8fc2039decebd92b15b38296df8bf9aa13275be0; the same at
+//     torch/distributed/_composable/fsdp/_fsdp_collectives.py
+//     01d66d21f38a04729a87a5840f405ca1b7acf856, the PyTorch 2.4 path): a
+//     read and a write of every gathered element in its all-gather dtype,
+//     param_dtype's bytes, or 1 B for the weights torchao gathers in fp8
+//     (Scenario.GathersFP8). A unit gathers in its forward every
+//     micro-step (post_backward reshards it, reshard_after_backward) and
+//     again in its backward unless it is kept across the boundary; FSDP's
+//     stage 2 (reshard_after_forward=False) only in its forward.
+//   - The reduce-scatter's copy-in, once per micro-step that reduces
+//     (Scenario.GradSyncEvery, else the last): foreach_reduce allocates the
+//     reduce-scatter input in reduce_dtype and copies the unit's unsharded
+//     gradients into it (foreach_reduce_scatter_copy_in, torch._chunk_cat:
+//     param_dtype read, reduce_dtype written) on the current stream before
+//     "reduce_scatter_stream.wait_stream(current_stream)" (8fc2039d).
+//     Before PyTorch 2.5 (memory.fsdp2_rs_own_stream) it ran on the
+//     reduce-scatter stream followed by the pre-divide of the whole input
+//     (_div_if_needed(reduce_scatter_input, predivide_factor), a read and a
+//     write in reduce_dtype; the factor, a power of two about √N,
+//     exceeds 1 from N = 2), and the compute stream waited for both
+//     ("current_stream.wait_event(copy_in_event)", 01d66d21), so both are
+//     charged to it there. A micro-step that does not reduce
+//     charges no copy-in but, under reduce_dtype fp32, FSDP2's
+//     accumulation in the reduce dtype (fsdp2AccumBytes); the step's
+//     reduce-side bytes are spread over its micro-steps.
+//
+// Not charged, with the reason: the all-gather's copy-in (the shard's cast
+// to param_dtype, _get_param_all_gather_inputs' _foreach_copy_, and its copy
+// into the all-gather input, all_gather_copy_in) runs on the
+// all_gather_copy_in_stream, and the reduce-scatter's post-processing (the
+// cast of the reduced shard to the parameter's dtype and its accumulation
+// into the sharded gradient; the divisions since NCCL's AVG does them for
+// bf16 and fp32, _get_gradient_divide_factors at 8fc2039d) on the
+// reduce-scatter stream: both move shard-sized tensors (1/N of the unit)
+// beside the compute, whose HBM contention no source measures, as FSDP1's
+// post-backward-stream work is left (docs/compute-model.md). zerosim's
+// communication.compute_interference is Lee et al.'s slowdown of compute
+// by NCCL's kernels alone, so neither these side-stream kernels nor the
+// compute-stream copies here are in it: nothing is counted twice.
+func fsdp2CopyBytes(s *scenarios.Scenario, u int, kept []bool) (fwd, bwd int64, err error) {
+	bd := s.Communication.Boundary
+	stage3 := s.Parallelism.Stage == 3
+	if !chargeFSDP2Copies || !bd.FSDP2() || !stage3 && !memory.FSDPStage2(s) {
+		return 0, 0, nil
+	}
+	l := s.Model.LayerList[u]
+	elems := int64(l.Params)
+	if elems == 0 {
+		return 0, 0, nil
+	}
+	if ep := int64(s.Parallelism.EP); l.Group == scenarios.GroupExpert && ep > 1 {
+		elems /= ep // the rank's 1/ep of the routed experts, as memory holds them
+	}
+	grad := paramBytes(s.Training.ParamDType)
+	gathered := grad
+	if s.GathersFP8(u) {
+		gathered = 1
+	}
+	reduce := grad
+	if s.Training.FP32Reduce() {
+		reduce = 4
+	}
+	var c flopCalc
+	out := c.Mul(2*gathered, elems)
+	in := c.Mul(grad+reduce, elems)
+	if own := s.Memory.FSDP2RSOwnStream; own != nil && *own && s.N() > 1 {
+		in = c.Add(in, c.Mul(2*reduce, elems))
+	}
+	// The step's reduce-side bytes: a copy-in per reducing micro-step, and
+	// under grad_sync last with reduce_dtype fp32 the accumulation in
+	// between (fsdp2AccumBytes).
+	ga := max(s.Training.GradAccum, 1)
+	step := c.Mul(in, ga)
+	if !s.GradSyncEvery() {
+		step = c.Add(in, fsdp2AccumBytes(&c, s, elems, grad, reduce))
+	}
+	fwd, bwd = out, (step+ga-1)/ga
+	if stage3 && (u >= len(kept) || !kept[u]) {
+		bwd = c.Add(bwd, out)
+	}
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: layer %q: FSDP2 copy bytes overflow: %w", l.Name, c.Err)
+	}
+	return fwd, bwd, nil
+}
+
+// fsdp2AccumBytes is the HBM traffic per step that FSDP2 adds to elems
+// unsharded gradient elements of grad bytes under grad_sync last (the
+// micro-steps before the last do not reduce) when the reduce dtype
+// (reduce bytes) is wider: post_backward first calls
+// accumulate_unsharded_grad_if_needed on every parameter and, when it does
+// not reduce, reshards and calls to_accumulated_grad_if_needed
+// (FSDPParamGroup.post_backward, _fsdp_param_group.py at pytorch/pytorch
+// 002a76fbfea0ac0f199e4b8e2a0691074796c908), all on the compute stream:
+// the first micro-step casts its gradient to the reduce dtype
+// ("self.unsharded_accumulated_grad = unsharded_grad.to(self.reduce_dtype)":
+// grad + reduce bytes), every later one adds its gradient into that
+// ("self.unsharded_accumulated_grad += self.unsharded_param.grad": reduce +
+// grad read, reduce written; FSDPParam, _fsdp_param.py at
+// 010ae4a89516fa3be548ab16dff711414ec12d0b), and the last micro-step's
+// copy-in reads the accumulated reduce-dtype gradient instead of the
+// param_dtype one (reduce − grad bytes more than fsdp2CopyBytes' copy-in).
+// Under an equal reduce dtype FSDP2 adds nothing: autograd accumulates into
+// the unsharded parameter's .grad, a cost of autograd that zerosim charges
+// no stack. 0 at grad_accum 1 or without fp32 reduction.
+func fsdp2AccumBytes(c *flopCalc, s *scenarios.Scenario, elems, grad, reduce int64) int64 {
+	ga := s.Training.GradAccum
+	if ga < 2 || reduce == grad {
+		return 0
+	}
+	per := (grad + reduce) + (ga-1)*(2*reduce+grad) + (reduce - grad)
+	return c.Mul(per, elems)
 }

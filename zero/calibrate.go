@@ -251,8 +251,7 @@ func modelAttentionWidth(s *scenarios.Scenario, base FLOPDims) (int64, error) {
 // tokensPerGPU is the tokens one GPU processes per micro-step: its
 // micro-batch of ceil(seq/cp) tokens per sequence.
 func tokensPerGPU(s *scenarios.Scenario) int64 {
-	cp := int64(max(s.Parallelism.CP, 1))
-	return max(s.Training.MicroBatch, 1) * ((max(s.Model.SeqLen, 1) + cp - 1) / cp)
+	return max(s.Training.MicroBatch, 1) * max(s.RankSeqLen(), 1)
 }
 
 // mfuStep is the step time at which a step reaches the model FLOPs

@@ -236,8 +236,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 	// Models without a sequence (mlp, generic) count one token per sample;
 	// under context parallelism a rank holds ceil(seq_len/cp) of each
 	// sequence's tokens (tokensPerGPU).
-	cp := int64(max(s.Parallelism.CP, 1))
-	tokens, err := units.Mul(s.Training.MicroBatch, (max(m.SeqLen, 1)+cp-1)/cp)
+	tokens, err := units.Mul(s.Training.MicroBatch, max(s.RankSeqLen(), 1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
 	}
@@ -428,7 +427,9 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 			// and top-k, casts): charged, as the per-operation model's
 			// blocks are (blockTimes.seconds), the forward's memory-bound
 			// time times the share of the forward FLOPs it reruns,
-			// opRe / FwdFLOPs.
+			// opRe / FwdFLOPs. FSDP2's copies around its collectives
+			// (copyFwd, copyBwd: fsdp2CopyBytes) run once per gather and
+			// reduce-scatter, not again in the recompute.
 			elemRe := float64(re)
 			if opRe > 0 && c.FwdFLOPs > 0 {
 				elemRe = float64(opRe) / float64(c.FwdFLOPs)
@@ -437,7 +438,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 				d    *units.Duration
 				set  units.Duration
 				secs float64
-			}{{&c.Fwd, l.Fwd, u.elemFwd}, {&c.Bwd, l.Bwd, u.elemBwd + float64(elemRe*u.elemFwd)}} {
+			}{{&c.Fwd, l.Fwd, u.elemFwd + u.copyFwd}, {&c.Bwd, l.Bwd, u.elemBwd + float64(elemRe*u.elemFwd) + u.copyBwd}} {
 				if x.set != 0 || x.secs == 0 {
 					continue
 				}
@@ -604,7 +605,6 @@ func padsValue(s *scenarios.Scenario) bool {
 // attend over all s keys, as in flopDims.
 func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error) {
 	m := &s.Model
-	cp := int64(max(s.Parallelism.CP, 1))
 	heads, qk, v := int64(1), m.Hidden, m.Hidden
 	if x := l.Dims; x != nil && x.HeadDim > 0 {
 		heads, qk = m.Heads, x.HeadDim
@@ -614,7 +614,7 @@ func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error
 		v = x.KernelValueDim(padsValue(s), x.HeadDim)
 	}
 	causal, window, chunk := blockMask(s, l.Dims)
-	return AttentionFLOPs(s.Training.MicroBatch, heads, (m.SeqLen+cp-1)/cp, m.SeqLen, qk, v, causal, window, chunk)
+	return AttentionFLOPs(s.Training.MicroBatch, heads, s.RankSeqLen(), m.SeqLen, qk, v, causal, window, chunk)
 }
 
 // effectiveFP8 is fp8GEMMPeak × compute_efficiency when training.fp8 is

@@ -3,6 +3,7 @@ package zero
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -314,6 +315,77 @@ func TestFlatParamGradCopy(t *testing.T) {
 		want := 4 * float64(base2[i].Params) / hbm
 		if got := (stage2[i].Bwd - base2[i].Bwd).Seconds(); math.Abs(got-want) > 2e-12 {
 			t.Errorf("unit %s at stage 2: backward grows %.6g s, want %.6g s", base2[i].Name, got, want)
+		}
+	}
+}
+
+// TestFSDP2CopyBytes: FSDP2's compute-stream copies (fsdp2CopyBytes) on
+// Llama 2 7B over 8 A100s, each unit against the same scenario under the
+// reshard boundary, which charges none: the all-gather copy-out reads and
+// writes the gathered unit once per gather (2 × 2 B in bf16, 2 × 1 B for
+// the blocks torchao gathers in fp8), in forward and again in backward
+// unless the unit stays gathered (under fsdp2 the last block and the root's
+// units: memory.KeptAcrossBoundary), and the reduce-scatter copy-in reads
+// the bf16 gradient and writes the reduce dtype once per reduction (2 + 2,
+// 2 + 4 under fp32), with the pre-divide's read and write of the fp32 input
+// before PyTorch 2.5 (memory.fsdp2_rs_own_stream), a reduction once a step
+// under grad_sync last spread over its micro-steps, with FSDP2's fp32
+// accumulation between them under reduce_dtype fp32 (fsdp2AccumBytes);
+// FSDP's stage 2 gathers in forward only, and FSDP1 none of this.
+func TestFSDP2CopyBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		sets      []string
+		out       func(block bool) float64 // copy-out B a parameter a gather
+		in        float64                  // copy-in B a parameter a micro-step
+		bwdGather bool                     // resharded units gather again in backward
+	}{
+		{"fsdp2", nil, func(bool) float64 { return 4 }, 4, true},
+		{"fsdp2 reduce fp32", []string{"training.reduce_dtype=fp32"}, func(bool) float64 { return 4 }, 6, true},
+		{"fsdp2 fp8 all-gather on H100", []string{"cluster.gpu=H100-80GB", "training.fp8=torchao"}, func(block bool) float64 {
+			if block {
+				return 2
+			}
+			return 4
+		}, 4, true},
+		{"fsdp2 stage 2", []string{"parallelism.zero_stage=2"}, func(bool) float64 { return 4 }, 4, false},
+		{"fsdp2 grad_sync last, GA 4", []string{"training.grad_accum=4", "training.grad_sync=last"}, func(bool) float64 { return 4 }, 1, true},
+		// The first micro-step's upcast (2 + 4), three adds into the fp32
+		// sum (4 + 2 + 4 each) and the last one's copy-in from it (4 + 4):
+		// 44 B a step, 11 a micro-step.
+		{"fsdp2 grad_sync last, GA 4, reduce fp32", []string{"training.grad_accum=4", "training.grad_sync=last", "training.reduce_dtype=fp32"}, func(bool) float64 { return 4 }, 11, true},
+		{"fsdp2 before PyTorch 2.5, reduce fp32", []string{"training.reduce_dtype=fp32", "memory.fsdp2_rs_own_stream=true"}, func(bool) float64 { return 4 }, 6 + 8, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hbm := 2039e9 * DefaultHBMEfficiency // A100 SXM4 80GB
+			if slices.Contains(tc.sets, "cluster.gpu=H100-80GB") {
+				hbm = 3350e9 * DefaultHBMEfficiency // H100 SXM5
+			}
+			base := llama7bZeRO3Costs(t, 1, append([]string{"communication.boundary=reshard"}, tc.sets...)...)
+			got := llama7bZeRO3Costs(t, 1, append([]string{"communication.boundary=fsdp2"}, tc.sets...)...)
+			lastBlock := len(base) - 3 // embedding, 32 blocks, final_norm, lm_head
+			for i := range base {
+				block := i > 0 && i <= lastBlock
+				p := float64(base[i].Params)
+				wantF := tc.out(block) * p / hbm
+				wantB := tc.in * p / hbm
+				if tc.bwdGather && block && i != lastBlock {
+					wantB += wantF
+				}
+				if d := (got[i].Fwd - base[i].Fwd).Seconds(); math.Abs(d-wantF) > 2e-12 {
+					t.Errorf("unit %s: forward grows %.6g s, want %.6g s", base[i].Name, d, wantF)
+				}
+				if d := (got[i].Bwd - base[i].Bwd).Seconds(); math.Abs(d-wantB) > 2e-12 {
+					t.Errorf("unit %s: backward grows %.6g s, want %.6g s", base[i].Name, d, wantB)
+				}
+			}
+		})
+	}
+	base := llama7bZeRO3Costs(t, 1, "communication.boundary=reshard")
+	fsdp1 := llama7bZeRO3Costs(t, 1, "communication.boundary=fsdp1")
+	for i := range base {
+		if base[i].Fwd != fsdp1[i].Fwd || base[i].Bwd != fsdp1[i].Bwd {
+			t.Errorf("unit %s under fsdp1: %v/%v, want %v/%v (no FSDP2 copies)", base[i].Name, fsdp1[i].Fwd, fsdp1[i].Bwd, base[i].Fwd, base[i].Bwd)
 		}
 	}
 }

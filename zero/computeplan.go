@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -146,10 +147,10 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		}
 		t := spec.Dims.Seq * spec.Dims.Batch
 		chunks := max(spec.HeadChunks, 1)
-		if t%chunks != 0 {
-			return nil, fmt.Errorf("zero: %d loss chunks do not divide %d tokens", chunks, t)
+		tc, err := scenarios.LossChunkTokens(t, chunks)
+		if err != nil {
+			return nil, fmt.Errorf("zero: %w", err)
 		}
-		tc := t / chunks
 		fs, err := GEMMSeconds(tc, spec.Dims.Vocab, spec.Dims.Hidden, spec.GPU, spec.Eff)
 		if err != nil {
 			return nil, err

@@ -62,8 +62,7 @@ func dedupBytes(s *scenarios.Scenario, l scenarios.Layer) (rail, node int64, err
 	if d.RouterGroups > 1 && d.RouterGroupTopK >= 1 {
 		groups, topk = d.RouterGroups, d.RouterGroupTopK
 	}
-	cp := int64(max(s.Parallelism.CP, 1))
-	seq := (s.Model.SeqLen + cp - 1) / cp
+	seq := s.RankSeqLen()
 	tokBytes := new(big.Int).Mul(big.NewInt(max(s.Training.MicroBatch, 1)*seq), big.NewInt(d.Hidden*2))
 	hit := func(parts int64) *big.Rat {
 		// The mean over the parts of P(part gets ≥ 1 of the token's

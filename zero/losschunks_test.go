@@ -4,8 +4,10 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -119,5 +121,29 @@ func TestChunkedLossCompute(t *testing.T) {
 	}
 	if d, want := eight.Bwd-one.Bwd, 24*8192*4096/1e13; math.Abs(d-want) > 1e-12 {
 		t.Errorf("backward %.9g → %.9g s: %.9g more, want %.9g", one.Bwd, eight.Bwd, d, want)
+	}
+}
+
+// TestLossChunkChecksAgree: the loader, the memory model and the compute
+// plan refuse a chunk count that does not divide the rank's tokens with
+// the one check, scenarios.LossChunkTokens, and take one that does.
+func TestLossChunkChecksAgree(t *testing.T) {
+	const tokens = 8192
+	for _, chunks := range []int64{3, 8} {
+		_, want := scenarios.LossChunkTokens(tokens, chunks)
+		_, _, mem := memory.ChunkedLossBuffers(memory.BlockDims{Arch: "llama", Seq: tokens, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 128256, LossChunks: chunks})
+		_, plan := PlanCompute(ComputeSpec{Dims: FLOPDims{Arch: "llama", Seq: tokens, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 128256},
+			GPU: GPUShape{Peak: 1e15, HBM: 1e13, SMs: 132}, Eff: Efficiency{GEMM: 1, Attention: 1, HBM: 1}, Blocks: []bool{false}, Head: 0, HeadChunks: chunks})
+		if want == nil {
+			if mem != nil || plan != nil {
+				t.Errorf("%d chunks of %d tokens: memory %v, compute plan %v; want both taken", chunks, tokens, mem, plan)
+			}
+			continue
+		}
+		for name, err := range map[string]error{"memory": mem, "compute plan": plan} {
+			if err == nil || !strings.Contains(err.Error(), want.Error()) {
+				t.Errorf("%d chunks of %d tokens: %s error %v, want %q", chunks, tokens, name, err, want)
+			}
+		}
 	}
 }

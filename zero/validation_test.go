@@ -130,6 +130,21 @@ type validationRow struct {
 	FP8          string `json:"fp8"`
 	FP8AllGather *bool  `json:"fp8_all_gather"`
 	Compile      string `json:"compile"`
+	// ZeroStage is parallelism.zero_stage for a row that differs from its
+	// template in it: torchtitan 5940ddeb5's reshard_after_forward_policy
+	// "never", under which FSDP2 keeps every unit gathered from forward
+	// through backward, is ZeRO-2 under an FSDP boundary.
+	ZeroStage *int `json:"zero_stage"`
+	// Boundary is communication.boundary for a row that ran another
+	// FSDP reshard policy than its template's (torchtitan 5940ddeb5's
+	// reshard_after_forward_policy "always").
+	Boundary string `json:"boundary"`
+	// ModelPreset is model.preset for a source whose rows train models
+	// that the row dimensions cannot describe (torchtitan bcc09297a's
+	// nvfp4.md: Llama 3 8B and Qwen3 8B, whose q/k norms only its
+	// config.json gives); the template then names its model by a preset
+	// too.
+	ModelPreset string `json:"model_preset"`
 	// TokenMiss, on a row whose precision differs from its source's
 	// calibration row, names why it is predicted outside 5 % (what the
 	// stack does that zerosim does not model); TokenBound holds it at the
@@ -232,6 +247,15 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.Compile != "" {
 		sets = append(sets, "training.compile="+r.Compile)
 	}
+	if r.ZeroStage != nil {
+		sets = append(sets, fmt.Sprintf("parallelism.zero_stage=%d", *r.ZeroStage))
+	}
+	if r.Boundary != "" {
+		sets = append(sets, "communication.boundary="+r.Boundary)
+	}
+	if r.ModelPreset != "" {
+		sets = append(sets, "model.preset="+r.ModelPreset)
+	}
 	return append(part, sets...)
 }
 
@@ -268,6 +292,12 @@ func (r validationRow) name() string {
 	}
 	if r.Compile != "" {
 		n += ", compile " + r.Compile
+	}
+	if r.ZeroStage != nil {
+		n += fmt.Sprintf(", zero_stage %d", *r.ZeroStage)
+	}
+	if r.Boundary != "" {
+		n += ", boundary " + r.Boundary
 	}
 	return n
 }
@@ -322,9 +352,25 @@ type validationCase struct {
 // issue 16's acceptance holds every predicted row of it within 5 %.
 const sharedSource = "llm-foundry-mpt-a100-40gb"
 
-// knownMiss is a row of the shared source that is predicted outside 5 %
+// heldSources are the sources whose every predicted row of the
+// calibration row's precision is held within 5 % after calibration, or at
+// the bound of its knownMisses entry: the shared source (issue 16's
+// acceptance) and the sources added with that promise, torchtitan's
+// Llama 3 8B commit runs, nvfp4.md's bf16 rows and the Qwen3-32B table
+// (a row of another precision is held by checkCrossPrecision).
+var heldSources = []string{sharedSource, "torchtitan-llama3-8b-h100-commits", "torchtitan-nvfp4md-gb200", "torchtitan-qwen3-32b-h100"}
+
+// heldMiss is a predicted row of a held source in knownMisses.
+type heldMiss struct {
+	source string
+	c      validationCase
+}
+
+// knownMiss is a row of a held source that is predicted outside 5 %
 // after honest work: the test holds it at the figure reached (bound) so
-// that it cannot get worse unnoticed, and docs/validation.md says why.
+// that it cannot get worse unnoticed, asserts that it still misses (the
+// entry must go when the model learns why), and docs/validation.md says
+// why.
 type knownMiss struct {
 	bound float64 // |relative error| allowed
 	// reason says why, its figures computed from c (the row) and v
@@ -375,7 +421,9 @@ func (c validationCase) persistentGiB() float64 {
 	return 16 * float64(c.params) / float64(c.dp) / float64(units.GiB)
 }
 
-// knownMisses is keyed by source and row name.
+// knownMisses is keyed by source and row name. The bounds are the
+// errors the rows reached when they were added (or last moved), rounded
+// up to the next 0.1 point: never loosened to pass.
 var knownMisses = map[[2]string]knownMiss{
 	{sharedSource, "mpt-13b, 8 GPUs, micro-batch 4, GA 16"}: {0.122,
 		// The bound follows the model, never the other way: 0.121 held
@@ -402,6 +450,102 @@ var knownMisses = map[[2]string]knownMiss{
 		// devices/device_gpu.py tensor_to_device (58-59);
 		// trainer/dist_strategy.py ddp_sync_context (57-69).
 		mpt13bMissReason},
+	// Both bounds: the errors these rows reached when the source was
+	// added (-6.27 % and -8.66 %).
+	{titanCommitsSource, "llama3-8b, 8 GPUs, micro-batch 1, GA 1, boundary fsdp2"}: {0.063, titanCommitsReason},
+	{titanCommitsSource, "llama3-8b, 8 GPUs, micro-batch 1, GA 1, zero_stage 2"}:   {0.087, titanCommitsReason},
+	// -10.60 % when the source was added; the eager batch-2 row, -6.98 %
+	// then, is -3.3 % since FSDP2's copies are charged (zero.fsdp2CopyBytes).
+	{qwen32bSource, "qwen3-32b, 8 GPUs, micro-batch 2, GA 1, compile blocks+loss"}: {0.106, qwen32bBatchReason},
+	// +1.1 % when the source was added, +7.4 % since FSDP2's copies are
+	// charged.
+	{qwen32bSource, "qwen3-32b, 16 GPUs, micro-batch 4, GA 1"}: {0.075, qwen32bNodesReason},
+}
+
+// qwen32bNodesReason is the reason for the Qwen3-32B row on two hosts (c),
+// batch 4 on 16 GPUs, predicted from the batch-1 row on one host.
+func qwen32bNodesReason(c validationCase, v validationResults) string {
+	b2 := v.rows(qwen32bSource, func(r validationRow) bool { return r.GPUs == 8 && r.MicroBatch == 2 && r.Compile == "" })[0]
+	return fmt.Sprintf("not established. On one host the batch-2 row is %+.1f %%; this row ran on two hosts (16 GPUs, local batch 4), "+
+		"and the commit names neither host nor network for it: the template assumes the 400 Gb/s RDMA per GPU of Meta's Grand Teton hosts "+
+		"(torchtitan docs/performance.md at eaea6f6), which zerosim then overlaps with the blocks' compute (%.1f GiB sent a rank a step). "+
+		"Before FSDP2's per-gather and per-reduction copies were charged (zero.fsdp2CopyBytes: they cost the batch-1 calibration row "+
+		"four times what they cost this row a token) it was +1.1 %%, and the batch-2 row -7.0 %%",
+		100*b2.tokenErr, c.sentGiB)
+}
+
+const (
+	titanCommitsSource = "torchtitan-llama3-8b-h100-commits"
+	qwen32bSource      = "torchtitan-qwen3-32b-h100"
+)
+
+// calibrationRow is source's calibration row.
+func (v validationResults) calibrationRow(source string) validationCase {
+	i := slices.IndexFunc(v[source], func(c validationCase) bool { return c.calibrated })
+	if i < 0 {
+		panic(fmt.Sprintf("validation: no calibration row in %s", source))
+	}
+	return v[source][i]
+}
+
+// titanDefaultRun is the tps of torchtitan 5940ddeb5's 'Default' run (the
+// median of its lines of steps 10 to 50: 5,536, 5,615, 5,607, 5,603,
+// 5,605), logged on 2025-02-05 beside the 'Always' and 'Never' runs with
+// the same llama3_8b.toml as 6a6f755d2's run, at the same 49.59 GiB.
+const titanDefaultRun = 5605.0
+
+// titanCommitsReason is the reason for a 5940ddeb5 row of the torchtitan
+// commit runs (c), which the source predicts from 6a6f755d2's run of
+// November 2024.
+func titanCommitsReason(c validationCase, v validationResults) string {
+	cal := v.calibrationRow(titanCommitsSource)
+	drift := titanDefaultRun/cal.row.TokensPerGPU - 1
+	// The row against the Default run of its own day, as zerosim
+	// predicts the row against the calibration row's configuration.
+	sameDay := c.tokens/cal.tokens*titanDefaultRun/c.row.TokensPerGPU - 1
+	if math.Abs(sameDay) > 0.05 {
+		panic("validation: " + c.row.name() + " is off by more than 5 % against the Default run of its own day: reword titanCommitsReason")
+	}
+	return fmt.Sprintf("calibrated on 6a6f755d2's run of 2024-11-25 (%.2f tok/s/GPU, the wandb summary's wps of steps 991 to 1000, a window that holds the profiler's recorded steps), "+
+		"this row ran on 2025-02-05 on another nightly: 5940ddeb5's message logs that day a 'Default' run of the calibration row's own configuration "+
+		"(the same llama3_8b.toml, the same 49.59 GiB reserved) at %.0f tps, %+.1f %% on the calibration row, where zerosim, given one configuration, predicts one throughput. "+
+		"Against that run of its own day the row is %+.1f %% (zerosim predicts it at %+.1f %% of the calibration row): the miss is the stack and the window between the two runs, "+
+		"which zerosim does not model, not the reshard policy",
+		cal.row.TokensPerGPU, titanDefaultRun, 100*drift, 100*sameDay, 100*(c.tokens/cal.tokens-1))
+}
+
+// qwen32bBatchReason is the reason for the Qwen3-32B rows at local batch
+// 2 on 8 GPUs (c), eager and compiled, predicted from the batch-1 row.
+func qwen32bBatchReason(c validationCase, v validationResults) string {
+	on8 := func(mb int64) validationCase {
+		return v.rows(qwen32bSource, func(r validationRow) bool { return r.GPUs == 8 && r.MicroBatch == mb && r.Compile == "" })[0]
+	}
+	b1, b2 := on8(1), on8(2)
+	// A step of fixed time plus time per token through the two eager rows,
+	// measured and predicted.
+	fixedPer := func(s1, s2 float64) (fixed, perToken float64) {
+		perToken = (s2 - s1) / float64(b2.stepTokens-b1.stepTokens)
+		return s1 - perToken*float64(b1.stepTokens), perToken
+	}
+	mFixed, mPer := fixedPer(b1.stepSeconds(b1.row.TokensPerGPU), b2.stepSeconds(b2.row.TokensPerGPU))
+	pFixed, pPer := fixedPer(b1.stepSeconds(b1.tokens), b2.stepSeconds(b2.tokens))
+	if b2.row.TokensPerGPU/b1.row.TokensPerGPU <= b2.tokens/b1.tokens || mFixed <= pFixed {
+		panic("validation: Qwen3-32B's batch-2 row no longer gains more over batch 1 than predicted: reword qwen32bBatchReason")
+	}
+	why := fmt.Sprintf("local batch 2 ran %.1f %% more tokens per second per GPU than batch 1 on the same 8 GPUs (%.0f against %.0f), where zerosim predicts %+.1f %% (%.0f against the calibrated %.0f). "+
+		"Read as a step of fixed time plus time per token, the two runs give %.2f s fixed and %.3f ms a token, zerosim %.2f s and %.3f ms: "+
+		"the runs pay about %.1f times zerosim's per step whatever the batch. Not established: zerosim times every GEMM at the one fitted efficiency "+
+		"whatever its rows (4,096 or 8,192 tokens a micro-step), and overlaps FSDP2's per-block all-gathers and reduce-scatters with full recomputation's compute; "+
+		"the message publishes no trace and no torch version. The 16-GPU batch-4 row is %+.1f %%",
+		100*(b2.row.TokensPerGPU/b1.row.TokensPerGPU-1), b2.row.TokensPerGPU, b1.row.TokensPerGPU, 100*(b2.tokens/b1.tokens-1), b2.tokens, b1.tokens,
+		mFixed, 1e3*mPer, pFixed, 1e3*pPer, mFixed/pFixed,
+		100*v.rows(qwen32bSource, func(r validationRow) bool { return r.GPUs == 16 })[0].tokenErr)
+	if c.row.Compile == "" {
+		return why
+	}
+	return fmt.Sprintf("compiled, the row ran %.1f %% faster than the eager batch-2 row, where zerosim predicts %+.1f %% (what compile removes of the blocks' and the loss's memory-bound traffic): "+
+		"against the eager row's own error, %+.1f %%, it is %+.1f %%; the rest is that row's miss: %s",
+		100*(c.row.TokensPerGPU/b2.row.TokensPerGPU-1), 100*(c.tokens/b2.tokens-1), 100*b2.tokenErr, 100*((1+c.tokenErr)/(1+b2.tokenErr)-1), why)
 }
 
 // mpt13bMissReason is the reason for the shared source's 13B row with
@@ -640,7 +784,7 @@ func TestValidation(t *testing.T) {
 	var sharedCase [2]string
 	var tokenMisses strings.Builder
 	results := validationResults{}
-	var missed []validationCase // the shared source's rows in knownMisses
+	var missed []heldMiss // the held sources' rows in knownMisses
 	var published []PublishedEfficiency
 	var publishedCPRows []PublishedCP
 	for _, f := range files {
@@ -734,16 +878,20 @@ func TestValidation(t *testing.T) {
 			} else if c.row.TokenMiss != "" || c.row.TokenBound != 0 {
 				t.Errorf("%s: token_miss and token_bound are for a row whose precision differs from its source's calibration row", c.row.name())
 			}
-			if filepath.Base(base) != sharedSource || c.calibrated {
+			source := filepath.Base(base)
+			if !slices.Contains(heldSources, source) || c.calibrated || c.crossPrecision {
 				continue
 			}
 			bound := 0.05
-			if m, ok := knownMisses[[2]string{sharedSource, c.row.name()}]; ok {
+			if m, ok := knownMisses[[2]string{source, c.row.name()}]; ok {
 				bound = m.bound
-				missed = append(missed, c)
+				missed = append(missed, heldMiss{source, c})
+				if math.Abs(c.tokenErr) <= 0.05 {
+					t.Errorf("%s: %s: %+.1f %% is now within 5 %%: delete its knownMisses entry", source, c.row.name(), 100*c.tokenErr)
+				}
 			}
 			if math.Abs(c.tokenErr) > bound {
-				t.Errorf("%s: %.0f tokens/s/GPU, published %.0f (%+.1f %%, over %.1f %%)", c.row.name(), c.tokens, c.row.TokensPerGPU, 100*c.tokenErr, 100*bound)
+				t.Errorf("%s: %s: %.0f tokens/s/GPU, published %.0f (%+.1f %%, over %.1f %%)", source, c.row.name(), c.tokens, c.row.TokensPerGPU, 100*c.tokenErr, 100*bound)
 			}
 		}
 		if len(fitMisses) > 0 {
@@ -765,9 +913,14 @@ func TestValidation(t *testing.T) {
 		}
 	}
 	deepspeedGaps(t, &body, files, results)
-	for _, c := range missed {
-		m := knownMisses[[2]string{sharedSource, c.row.name()}]
-		fmt.Fprintf(&tokenMisses, "- %s: %s, %+.1f %% (held at ±%.1f %%; the requirement is 5 %%): %s.\n", sharedSource, c.row.name(), 100*c.tokenErr, 100*m.bound, m.reason(c, results))
+	for key := range knownMisses {
+		if !slices.ContainsFunc(missed, func(h heldMiss) bool { return h.source == key[0] && h.c.row.name() == key[1] }) {
+			t.Errorf("knownMisses names %s: %s, which is no predicted row of a held source", key[0], key[1])
+		}
+	}
+	for _, h := range missed {
+		m := knownMisses[[2]string{h.source, h.c.row.name()}]
+		fmt.Fprintf(&tokenMisses, "- %s: %s, %+.1f %% (held at ±%.1f %%; the requirement is 5 %%): %s.\n", h.source, h.c.row.name(), 100*h.c.tokenErr, 100*m.bound, m.reason(h.c, results))
 	}
 	within := func(bound float64) int {
 		n := 0

@@ -67,7 +67,7 @@ func TestCalibrateStepTimeRoundTrip(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		out, errOut, code := runCLI("calibrate", "--step-time", step.String(), "default", "--file", file)
 		// Above the published runs' 0.62 on H100 a fit warns (qa20 M1).
-		high := "zerosim: warning: --step-time " + step.String() + fmt.Sprintf(": the fitted compute efficiency %.4f is above the 0.34–0.62", want)
+		high := "zerosim: warning: --step-time " + step.String() + fmt.Sprintf(": the fitted compute efficiency %.4f is above the 0.36–0.70", want)
 		if code != 0 || (want > 0.62) != strings.HasPrefix(errOut, high) || strings.Count(errOut, "\n") != map[bool]int{true: 1}[want > 0.62] {
 			t.Fatalf("%g: exit %d: %s", want, code, errOut)
 		}
@@ -623,7 +623,7 @@ func TestCalibrateStepTimeCarriesWhatItRanWith(t *testing.T) {
 		wrote, warn           string
 	}{
 		{"attention", mix, "600ms", "a.yaml", "attention_efficiency 0.25 from " + mix + ", which the fit ran with", ""},
-		// 0.4220 is within the 0.34–0.62 the published H100 runs
+		// 0.4220 is within the 0.36–0.70 the published H100 runs
 		// fitted: no warning.
 		{"network", net, "620ms", "n.yaml", "the network part of " + net + ", which the fit ran with", ""},
 		{"another network", net, "620ms", other, "its network part kept", "zerosim: warning: the fit ran with the network part of " + net + " (the scenario's communication.calibration), " + other + " keeps its own"},
@@ -712,7 +712,7 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%g: exit %d: %s", tc.g, code, errOut)
 		}
-		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.34–0.62 that 10 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --trace " + trace + ": the fitted compute efficiency 0.1000 is below half the 0.36–0.70 that 12 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%g: stderr %q, want warning %t (%q)", tc.g, errOut, tc.warn, want)
 		}
@@ -739,12 +739,12 @@ func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 
 // Under fp8 the below-range warning names the peak the fp8 GEMMs run
 // against, cluster.peak_fp8: default with torchao's float8 at 600 ms fits
-// 0.2807, below the 0.30–0.51 of the 2 published fp8 runs on H100-80GB
+// 0.2807, below the 0.31–0.53 of the 2 published fp8 runs on H100-80GB
 // and above half of it.
 func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cal.yaml")
 	_, errOut, code := runCLI("calibrate", "--step-time", "600ms", "default", "--set", "training.fp8=torchao", "--file", file)
-	want := "zerosim: warning: --step-time 600ms: the fitted compute efficiency 0.2807 is below the 0.30–0.51 that 2 published fp8 runs on H100-80GB fitted (docs/validation.md): " +
+	want := "zerosim: warning: --step-time 600ms: the fitted compute efficiency 0.2807 is below the 0.31–0.53 that 2 published fp8 runs on H100-80GB fitted (docs/validation.md): " +
 		"the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below cluster.peak_fp8, a slower network or host)"
 	if code != 0 || !strings.HasPrefix(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
@@ -752,7 +752,7 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 	// Above the range (400 ms fits 0.6322) the warning names the fp8 peak
 	// too, and so does the refusal of a step no efficiency reaches.
 	_, errOut, code = runCLI("calibrate", "--step-time", "400ms", "default", "--set", "training.fp8=torchao", "--file", file)
-	if code != 0 || !strings.Contains(errOut, "0.6322 is above the 0.30–0.51") || !strings.Contains(errOut, "or cluster.peak_fp8 is below the GPU's") {
+	if code != 0 || !strings.Contains(errOut, "0.6322 is above the 0.31–0.53") || !strings.Contains(errOut, "or cluster.peak_fp8 is below the GPU's") {
 		t.Errorf("400ms: exit %d, stderr %q; want the above-range warning naming cluster.peak_fp8", code, errOut)
 	}
 	_, errOut, code = runCLI("calibrate", "--step-time", "150ms", "default", "--set", "training.fp8=torchao", "--file", file)
@@ -766,10 +766,10 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // words run's headline sets a typed efficiency beside it (one source:
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
-// B200 run is outside_range), the range is the 25 bf16 runs on other
+// B200 run is outside_range), the range is the 28 bf16 runs on other
 // GPUs: 520 ms fits 0.1994 (warned), 250 ms 0.7331 (within, not).
 func TestCalibrateOutsidePublished(t *testing.T) {
-	const rng = "below the 0.24–0.85 that 25 published bf16 runs on other GPUs fitted (docs/validation.md)"
+	const rng = "below the 0.24–0.85 that 28 published bf16 runs on other GPUs fitted (docs/validation.md)"
 	golden.CheckQuotes(t, "../../docs/calibration.md", "TestCalibrateOutsidePublished", "the range of every GPU's: 0.24–0.85 for bf16")
 	for _, tc := range []struct {
 		step, eff string

@@ -9,7 +9,7 @@ import (
 
 // TestCalibrateHighFitWarns (qa20 M1): a fit above what the GPU plausibly
 // reaches is written with a warning, the mirror of the low one: a step
-// fitted above the 0.34–0.62 that the 10 published bf16 runs on H100-80GB
+// fitted above the 0.36–0.70 that the 12 published bf16 runs on H100-80GB
 // fitted, a trace's GEMMs above cuBLAS's standalone 0.80, a trace's fa2
 // attention above 1.5 × its published 0.35 on H100 (0.525).
 func TestCalibrateHighFitWarns(t *testing.T) {
@@ -23,7 +23,7 @@ func TestCalibrateHighFitWarns(t *testing.T) {
 		return path
 	}
 	const (
-		stepHigh  = "is above the 0.34–0.62 that 10 published bf16 runs on H100-80GB fitted (docs/validation.md): the measured step is likely of a smaller run than default"
+		stepHigh  = "is above the 0.36–0.70 that 12 published bf16 runs on H100-80GB fitted (docs/validation.md): the measured step is likely of a smaller run than default"
 		gemmHigh  = "is above the 0.80 of the dense peak cuBLAS's GEMMs reach with nothing beside them"
 		attnHigh  = "the fitted attention efficiency 0.7000 is above 0.52, 1.5× the 0.35 that fa2 reaches on H100-80GB"
 		anyAbove  = " is above "

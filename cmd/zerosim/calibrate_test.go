@@ -498,3 +498,39 @@ func TestCalibrateJSON(t *testing.T) {
 		t.Errorf("--format csv: exit %d, %q", code, eo)
 	}
 }
+
+// TestCalibrateRefusesSendRecv: a sendrecv_perf run, alone or after an
+// all_gather_perf run in one file, is refused at its test's name with
+// exit 2 and no file written (qanccl s28: it was fitted as an all-reduce,
+// intra efficiency 35.9, and in a multi-run file blamed as edited rows).
+func TestCalibrateRefusesSendRecv(t *testing.T) {
+	ar, _, code := runCollectiveCLI(t, "--size", "1MiB:4MiB", "--format", "nccl-tests")
+	ag, _, code2 := runCollectiveCLI(t, "--op", "allgather", "--size", "1MiB:4MiB", "--format", "nccl-tests")
+	const arName = "# Collective test starting: all_reduce_perf\n"
+	if code != 0 || code2 != 0 || !strings.HasPrefix(ar, arName) {
+		t.Fatalf("exit %d, %d:\n%s", code, code2, ar)
+	}
+	sr := "# Collective test starting: sendrecv_perf\n" + strings.TrimPrefix(ar, arName)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, text string
+		line       int
+	}{
+		{"sendrecv.log", sr, 1},
+		{"multi.log", ag + sr, strings.Count(ag, "\n") + 1},
+	} {
+		log, cal := filepath.Join(dir, c.name), filepath.Join(dir, c.name+".yaml")
+		if err := os.WriteFile(log, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, eo strings.Builder
+		code := Main([]string{"calibrate", log, "--file", cal}, strings.NewReader(""), &out, &eo)
+		want := fmt.Sprintf("zerosim: %s:%d: a run of sendrecv_perf: zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf, not this test (remove this run from the log)\n", log, c.line)
+		if code != 2 || eo.String() != want || out.Len() > 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", c.name, code, out.String(), eo.String(), want)
+		}
+		if _, err := os.Stat(cal); !os.IsNotExist(err) {
+			t.Errorf("%s: calibration file written (%v)", c.name, err)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func TestCalibrateTrainLogMegatron(t *testing.T) {
 	if c.Compute == nil {
 		t.Fatalf("exit %d: %s; no compute part", code, errOut)
 	}
-	if code != 0 || !strings.HasPrefix(errOut, fmt.Sprintf("zerosim: warning: <stdin>: the fitted compute efficiency %.4f is below half the 0.34–0.62", c.Compute.Efficiency)) ||
+	if code != 0 || !strings.HasPrefix(errOut, fmt.Sprintf("zerosim: warning: <stdin>: the fitted compute efficiency %.4f is below half the 0.36–0.70", c.Compute.Efficiency)) ||
 		c.Compute.Efficiency >= 0.45/2 || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -168,7 +168,7 @@ func TestCalibrateTrainLogDeepSpeed(t *testing.T) {
 	log := trainLogs + "deepspeed-chat-step2-npu.log"
 	out, errOut, code := runCLI("calibrate", "--train-log", log, "default", "--set", "training.grad_accum=4", "--file", file)
 	// The NPU run's step fits the default scenario's GEMMs at 0.3713,
-	// within the 0.34–0.62 the published H100 runs fitted: no warning.
+	// within the 0.36–0.70 the published H100 runs fitted: no warning.
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -319,7 +319,7 @@ func TestCalibrateTrainLogMemoryNotFitted(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// The 600 ms step fits 0.4380, within the 0.34–0.62 the published H100
+	// The 600 ms step fits 0.4380, within the 0.36–0.70 the published H100
 	// runs fitted: the memory part's is the one warning.
 	if !strings.HasPrefix(errOut, "zerosim: warning: the memory part is not fitted (the compute part is written): <stdin>:2: max reserved 1000.00 MiB: below ") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("stderr %q", errOut)
@@ -427,7 +427,7 @@ func TestCalibrateLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.step, code, errOut)
 		}
-		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency 0.0438 is below half the 0.34–0.62 that 10 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency 0.0438 is below half the 0.36–0.70 that 12 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%s: stderr %q, want warning %t (%q)", tc.step, errOut, tc.warn, want)
 		}

@@ -77,6 +77,7 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	a.dropActivationsWarning(s, conv != memory.ConventionZerosim)
 	// The least-nodes search tries whole nodes: below one node it tried
 	// nothing and every row read "none", beside rows that fit this cluster.
 	if s != nil && o.maxGPUs < s.Cluster.GPUsPerNode {

@@ -32,8 +32,8 @@ DeepSeek-V3's multi-token-prediction module, which transformers drops, so
 that it is left out unless --mtp-layers says the stack trains it) and which blocks attend over a sliding window or within
 attention chunks: their dims carry window or attention_chunk, and
 training.attention flash counts only the pairs the mask keeps; a last note
-names the keys it did not read (a near-miss of one it reads is refused). A scenario
-can also name the file directly with model: {hf_config: path/to/config.json};
+names the keys it did not read (a near-miss of one it reads is refused, as is a key and its attribute_map alias
+at two values). A scenario can also name the file directly with model: {hf_config: path/to/config.json};
 Load then warns with the same notes (on windows only under sdpa, whose
 kernel computes every score and whose mask each block keeps, both counted,
 and under context parallelism, whose ring attention is counted over all
@@ -92,11 +92,13 @@ came from. Keys and defaults are those of torchtitan 238fa99, the last
 commit that reads TOML job configs; the older keys of 9dec370
 (training.batch_size, [float8], ...) are read too. Tensor, pipeline and
 expert tensor parallel degrees above 1 are refused, as is a key no
-torchtitan job config has (torchtitan refuses it; with
-job.custom_config_module set it is noted); lines starting "# note:" name
-what the import approximates. The job config does not say the cluster:
-give --nodes and --gpu (--gpus-per-node is 8 unless set), or set the
-SET_NODES, SET_GPU and SET_DP placeholders in the printed file. Then:
+torchtitan job config has (torchtitan refuses it since eadca48; in a file
+whose keys date it before eadca48, whose torchtitan ignored it, it is left
+out with a warning; with job.custom_config_module set it is noted); lines
+starting "# note:" name what the import approximates. The job config does
+not say the cluster: give --nodes and --gpu (--gpus-per-node is 8 unless
+set), or set the SET_NODES, SET_GPU and SET_DP placeholders in the printed
+file. Then:
 zerosim import torchtitan llama3_8b.toml --nodes 16 --gpu H100-80GB > s.yaml
 && zerosim run s.yaml. torchtitan configures jobs in Python from 9810191bb
 (config_registry.py), which this command cannot read; from 786e26f8e its
@@ -119,6 +121,9 @@ communication.boundary: fsdp2_head and training.loss_chunks: 8
 			t, err := scenarios.ReadTorchtitan(args[0], cl)
 			if err != nil {
 				return otherImporter("torchtitan", args[0], err)
+			}
+			for _, w := range t.Warnings {
+				a.warnf("%s", w)
 			}
 			_, err = a.out.Write(t.Scenario())
 			return err

@@ -60,34 +60,45 @@ Without FILE the default example scenario is used.`,
 	return cmd
 }
 
-func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
+// memoryFlags checks zerosim memory's flags and returns the convention and
+// the estimators they ask for.
+func memoryFlags(o memoryOpts) (memory.Convention, []memory.Estimator, error) {
 	if o.stage < -1 || o.stage > 3 {
-		return inputError{fmt.Errorf("--stage %d: use 0, 1, 2 or 3", o.stage)}
+		return 0, nil, inputError{fmt.Errorf("--stage %d: use 0, 1, 2 or 3", o.stage)}
 	}
 	conv, err := memory.ParseConvention(o.convention)
 	if err != nil {
-		return inputError{fmt.Errorf("--convention: %s", plain(err))}
+		return 0, nil, inputError{fmt.Errorf("--convention: %s", plain(err))}
 	}
 	ests, err := parseEstimators(o.estimator)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	if o.convention != "zerosim" && (o.estimator == "deepspeed" || o.estimator == "megatron") {
 		// It was ignored: the estimators print their own formulas.
-		return inputError{fmt.Errorf("--convention %s counts zerosim's model as a seed's tables do, and --estimator %s prints %s's own estimate, which no convention changes: add --estimator all (or zerosim), or drop --convention",
+		return 0, nil, inputError{fmt.Errorf("--convention %s counts zerosim's model as a seed's tables do, and --estimator %s prints %s's own estimate, which no convention changes: add --estimator all (or zerosim), or drop --convention",
 			o.convention, o.estimator, map[string]string{"deepspeed": "DeepSpeed", "megatron": "Megatron"}[o.estimator])}
 	}
 	if o.detail && o.estimator != "all" {
 		// It was ignored: one estimator's table is printed in full.
-		return inputError{fmt.Errorf("--detail adds every table to the summary of --estimator all (--estimator %s prints its table in full): add --estimator all, or drop --detail", o.estimator)}
+		return 0, nil, inputError{fmt.Errorf("--detail adds every table to the summary of --estimator all (--estimator %s prints its table in full): add --estimator all, or drop --detail", o.estimator)}
 	}
 	if o.rank < 0 {
-		return inputError{fmt.Errorf("--rank %d: must be ≥ 0", o.rank)}
+		return 0, nil, inputError{fmt.Errorf("--rank %d: must be ≥ 0", o.rank)}
+	}
+	return conv, ests, nil
+}
+
+func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
+	conv, ests, err := memoryFlags(o)
+	if err != nil {
+		return err
 	}
 	s, err := a.loadScenarioNoStep(file)
 	if err != nil {
 		return err
 	}
+	a.dropActivationsWarning(s, conv != memory.ConventionZerosim || o.estimator == "deepspeed" || o.estimator == "megatron")
 	if o.rank >= s.N() {
 		return inputError{fmt.Errorf("--rank %d: the scenario has ranks 0–%d", o.rank, s.N()-1)}
 	}

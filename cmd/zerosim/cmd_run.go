@@ -41,7 +41,9 @@ max beyond 16 ranks), the communication of each phase (the algorithm it
 ran, seed accounting, exact bytes sent, wire bytes per link class), the
 memory of the scenario's
 stage with the replay's peak, the top of the critical path and key findings;
-warnings go to standard error.
+warnings go to standard error. Messages name an embedded example NAME.yaml
+and mark its positions "built-in example": zerosim scenarios show NAME
+prints the text they point into (the default example is default).
 
 --trace FILE.json writes a Chrome trace (open it in https://ui.perfetto.dev):
 one process per rank for the first 64 ranks (the trace's cap) and the

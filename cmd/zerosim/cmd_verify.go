@@ -111,6 +111,7 @@ func runVerify(a *app, o verifyOpts, file string, stepSet bool) error {
 	if err != nil {
 		return err
 	}
+	a.dropActivationsWarning(s, true) // the numerics train a toy of the model's shape
 	corrupt, err := corruptionOf(o, s.N())
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func TestTrayWarningOfFlags(t *testing.T) {
 	}{
 		{[]string{"--nodes", "3", "--gpus-per-node", "4"}, "zerosim: warning: --gpus-per-node 4 is a GB300 compute tray or less, but NCCL's MNNVL counts the NVL72 rack as one node, and the traffic between its trays would be modelled over the NICs instead of NVLink: describe the trays of one rack as one node: --nodes 1 --gpus-per-node 12 (docs/scenario-format.md, cluster)\n", "gpus_per_node", true},
 		{[]string{"--nodes", "1", "--gpus-per-node", "12"}, "", "", false},
-		{nil, "zerosim: warning: default.yaml:11:3: gpus_per_node=8 is not a whole GB300 NVLink domain", "--gpus-per-node", true},
+		{nil, "zerosim: warning: default.yaml:11:3 (built-in example: zerosim scenarios show default): gpus_per_node=8 is not a whole GB300 NVLink domain", "--gpus-per-node", true},
 	} {
 		_, errOut, code := runCLI(append(gb300, c.flags...)...)
 		if code != 0 || c.shouldWarn != strings.Contains(errOut, "MNNVL") || !strings.Contains(errOut, c.want) || c.not != "" && strings.Contains(errOut, c.not) {

@@ -60,7 +60,7 @@ func TestCompareVariantWarnings(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := "zerosim: warning: cluster.gpu=MI300X: default.yaml:16:5: intra preset NVLink4"
+	want := "zerosim: warning: cluster.gpu=MI300X: default.yaml:16:5 (built-in example: zerosim scenarios show default): intra preset NVLink4"
 	if strings.Count(errOut, want) != 1 || strings.Contains(errOut, "cluster.gpu=H100-80GB: ") {
 		t.Errorf("stderr %q, want one %q and nothing for the H100 variant", errOut, want)
 	}

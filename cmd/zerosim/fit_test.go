@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,10 @@ func TestFitSeed002CLI(t *testing.T) {
 		{[]string{"fit", "seed002-7b", "--format", "csv"}, "fit_seed002_7b.csv.golden"},
 	} {
 		out, errOut, code := sweepCLI(t, tc.args...)
-		if code != 0 || errOut != "" {
+		// Under convention zerosim, which counts activations, the bare
+		// parameter count warns that it has none (qauser s28 H1); the
+		// seed's convention counts model states only.
+		if warn := !slices.Contains(tc.args, "seed002"); code != 0 || strings.Contains(errOut, "model.params alone has no transformer dimensions") != warn || strings.Count(errOut, "\n") != 1 && warn || errOut != "" && !warn {
 			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
 		}
 		golden.Check(t, filepath.Join("..", "..", "reports", "testdata", tc.golden), goldenBuild(out), false)

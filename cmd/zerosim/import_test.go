@@ -195,8 +195,11 @@ func TestRunImported(t *testing.T) {
 // TestImportTorchtitanCLI: torchtitan's llama3_8b.toml imported for 16
 // nodes of H100s runs as printed (the brief's "import > s.yaml && run
 // s.yaml"), with the file's 1 × 8,192-token micro-batch on dp 128; its
-// llama3_70b.toml (8-way TP) and a malformed file are one line on stderr
-// naming file:line:column, exit code 2.
+// llama3_70b.toml (8-way TP), a malformed file and deepseek_v3_16b.toml of
+// cd337db (float8.moe_fqns, which no key dates before torchtitan eadca48
+// refused it) are one line on stderr naming file:line:column, exit code 2;
+// that key in the file of b5b7ffb, whose torchtitan ignored it, is one
+// warning line, exit code 0.
 func TestImportTorchtitanCLI(t *testing.T) {
 	const dir = "../../scenarios/testdata/torchtitan/"
 	out, stderr, code := runValidateCLI(t, nil, "import", "torchtitan", dir+"llama3_8b.toml", "--nodes", "16", "--gpu", "H100-80GB")
@@ -215,6 +218,14 @@ func TestImportTorchtitanCLI(t *testing.T) {
 			t.Errorf("run: code %d, no %q: %s\n%s", code, want, stderr, run)
 		}
 	}
+	// torchtitan's deepseek_v3_16b.toml of b5b7ffb gives float8.moe_fqns,
+	// which the torchtitan of its keys ignored: one warning line at the
+	// key on stderr, the scenario on stdout, exit 0.
+	const ds = dir + "deepseek_v3_16b-b5b7ffb.toml"
+	out, stderr, code = runValidateCLI(t, nil, "import", "torchtitan", ds, "--nodes", "2", "--gpu", "H100-80GB")
+	if want := "zerosim: warning: " + ds + ":71:1: float8.moe_fqns is not a torchtitan job config key: ignored, as the file's torchtitan ignored it (training.compile, "; code != 0 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.HasPrefix(out, "# Imported by zerosim import torchtitan from "+ds+"\n") {
+		t.Errorf("%s: code %d, stderr %q, want one line starting %q\n%s", ds, code, stderr, want, out)
+	}
 	bad := filepath.Join(t.TempDir(), "bad.toml")
 	if err := os.WriteFile(bad, []byte("[training]\nseq_len = 8192\nlocal_batch_size = = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -222,6 +233,7 @@ func TestImportTorchtitanCLI(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{dir + "llama3_70b.toml", "zerosim: " + dir + "llama3_70b.toml:41:1: parallelism.tensor_parallel_degree = 8: tensor parallelism is not modelled"},
 		{bad, "zerosim: " + bad + ":3:20: not valid TOML: "},
+		{dir + "deepseek_v3_16b-cd337db.toml", "zerosim: " + dir + "deepseek_v3_16b-cd337db.toml:75:1: float8.moe_fqns is not a torchtitan job config key (remove it or fix its spelling; torchtitan refuses unknown keys"},
 	} {
 		_, stderr, code = runValidateCLI(t, nil, "import", "torchtitan", c.file)
 		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, c.want) {

@@ -104,10 +104,10 @@ func checkOneScreen(t *testing.T, out string) {
 	}
 }
 
-// TestPlanNothingFits: a 30B model on 8 × 24 GiB fits in no configuration;
-// plan says so and what to change, and exits 1.
+// TestPlanNothingFits: Llama 2 70B on 8 × 24 GiB fits in no
+// configuration; plan says so and what to change, and exits 1.
 func TestPlanNothingFits(t *testing.T) {
-	out, errOut, code := sweepCLI(t, "plan", "seed002-7b", "--set", "model.params=30B", "--recompute", "full", "--algorithms", "ring")
+	out, errOut, code := sweepCLI(t, "plan", "seed002-7b", "--set", "model={preset: llama2-70b}", "--recompute", "full", "--algorithms", "ring")
 	// Exit 1 after the report, as run --require-fit (QA7 F8: exit 0 let
 	// "plan … && sbatch" go ahead).
 	if code != 1 || errOut != "zerosim: plan: no configuration fits in GPU memory (the report says what to change)\n" {

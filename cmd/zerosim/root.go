@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,18 @@ type app struct {
 // warnf holds a warning (pending) until the command's checks pass.
 func (a *app) warnf(format string, args ...any) {
 	a.pending = append(a.pending, fmt.Sprintf(format, args...))
+}
+
+// dropActivationsWarning drops, when drop is set, s's warning that its
+// model counts no activations (scenarios.Scenario.ActivationsWarning) from
+// the warnings held: a command that counts model states only (memory and
+// fit under a seed's convention, the published estimators, verify's
+// numerics) prints the seeds' tables without it.
+func (a *app) dropActivationsWarning(s *scenarios.Scenario, drop bool) {
+	if !drop || s == nil || s.ActivationsWarning == "" {
+		return
+	}
+	a.pending = slices.DeleteFunc(a.pending, func(w string) bool { return w == s.ActivationsWarning })
 }
 
 // flushWarnings prints the warnings held, once.

@@ -79,6 +79,13 @@ func checkError(in scenarios.Input, sets []string, s *scenarios.Scenario, err er
 		if s.Training.MicroBatch <= 1 {
 			key = "model.seq_len"
 		}
+		if at := s.ActivationsKey(); at != "" {
+			// A model sized by its parameter count alone: the count is a
+			// factor too (qauser s28 L2: it blamed micro_batch 1 ×
+			// seq_len 0).
+			msg = fmt.Sprintf("params %d × micro_batch %d × seq_len %d: %s (the step's FLOPs or bytes do not fit in int64 at this size: lower %s, training.micro_batch or model.seq_len)", s.Model.TotalParams(), s.Training.MicroBatch, s.Model.SeqLen, msg, at)
+			return in.Place(sets, &scenarios.Error{Path: at, Msg: msg})
+		}
 		msg = fmt.Sprintf("micro_batch %d × seq_len %d: %s (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)", s.Training.MicroBatch, s.Model.SeqLen, msg)
 		return in.Place(sets, &scenarios.Error{Path: key, Msg: msg})
 	case errors.As(err, new(*memory.TooManyBucketsError)):

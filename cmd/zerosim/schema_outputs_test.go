@@ -31,7 +31,7 @@ func TestJSONOutputSchemas(t *testing.T) {
 	}{
 		{"plan", []string{"plan", "default"}, 0},
 		{"plan", []string{"plan", "default", "--network"}, 0},
-		{"plan", []string{"plan", "seed002-7b", "--set", "cluster.gpu_memory=8GiB"}, exitFailure},
+		{"plan", []string{"plan", "seed002-7b", "--set", "model={preset: llama2-7b}", "--set", "cluster.gpu_memory=8GiB"}, exitFailure},
 		{"plan", []string{"plan", "default", "--stages", "3", "--tokens", "1T", "--require-device-fit", "--set", "parallelism.k=1"}, 0},
 		{"compare", []string{"compare", "default", "--vary", "parallelism.k=1,2"}, 0},
 		{"compare", []string{"compare", "default", "--set", "parallelism.zero_stage=0", "--vary", "parallelism.k=1,2"}, 0},

@@ -41,6 +41,10 @@ func TestSweepsDoc(t *testing.T) {
 		// A development build's meta line carries its executable's
 		// digest, which every build changes: the page shows it as "…".
 		out = binaryDigest.ReplaceAllString(out, `"binary_sha256":"…"`)
+		// The page shows a terminal's view, as TestREADMEExamples reads
+		// it: the load's warnings on stderr come before the report
+		// (fit seed002-7b's bare parameter count, qauser s28 H1).
+		out = errOut + out
 		if out != want {
 			t.Errorf("%s: output differs from docs/sweeps.md:\n%s", cmdLine, out)
 		}

@@ -460,7 +460,7 @@ func TestSweepResumeNamesTheEditedFile(t *testing.T) {
 // is in the rows; the file's own warnings are printed once, not again per
 // point; values named by a --grid are said to be the --grid's.
 func TestSweepPrintsPointWarnings(t *testing.T) {
-	const link = "default.yaml:16:5: intra preset NVLink4 (450.00 GB/s per direction) is not the MI300X's interconnect: it has xGMI (448.00 GB/s); use preset: xGMI (--set cluster.intra.preset=xGMI), or intra.bandwidth: for links of your own\n"
+	const link = "default.yaml:16:5 (built-in example: zerosim scenarios show default): intra preset NVLink4 (450.00 GB/s per direction) is not the MI300X's interconnect: it has xGMI (448.00 GB/s); use preset: xGMI (--set cluster.intra.preset=xGMI), or intra.bandwidth: for links of your own\n"
 	for _, format := range []string{"csv", "json"} {
 		out, errOut, code := sweepCLI(t, "sweep", "--grid", "cluster.gpu=H100-80GB,MI300X", "--grid", "parallelism.k=1,2", "--format", format)
 		if code != 0 || errOut != "zerosim: warning: points 2–3 (cluster.gpu=MI300X): "+link {
