@@ -939,11 +939,12 @@ func unitParams(m *scenarios.Model, u, stage int, pad Padding, ep int) (ps []Par
 		experts = l.Dims.Experts
 	}
 	local = ep > 1 && ts[0].expert > 0 && experts%int64(ep) == 0
+	ps = make([]Param, 0, len(ts))
 	for _, t := range ts {
 		if local && t.expert > experts/int64(ep) {
 			break
 		}
-		ps = append(ps, Param{Name: l.Name + "." + t.name, Numel: t.numel, Unit: u})
+		ps = append(ps, Param{Name: l.Name + "." + t.tensorName(), Numel: t.numel, Unit: u})
 	}
 	return ps, local, nil
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -68,12 +69,22 @@ func tensorStyleOf(pad Padding) tensorStyle {
 }
 
 // paramTensor is one parameter tensor of a unit: its name within the unit
-// and its numel; expert is 1 + the index of the routed expert whose own
+// (or, without one, its index) and its numel; expert is 1 + the index of the routed expert whose own
 // module holds it (0: none).
 type paramTensor struct {
 	name   string
+	index  int
 	numel  int64
 	expert int64
+}
+
+// tensorName is t's name within its unit: its own, or its index in the
+// unit's tensors.
+func (t paramTensor) tensorName() string {
+	if t.name != "" {
+		return t.name
+	}
+	return strconv.Itoa(t.index)
 }
 
 // unitTensors lists unit u's parameter tensors under style, in
@@ -113,8 +124,13 @@ func separateTensors(m *scenarios.Model, l scenarios.Layer) []paramTensor {
 	}
 	ts := make([]paramTensor, len(shapes))
 	for i, sh := range shapes {
-		n, _ := scenarios.ShapesNumel([][]int64{sh}) // UnitShapes checked the total
-		ts[i] = paramTensor{name: fmt.Sprintf("%d", i), numel: n}
+		n := int64(1)
+		for _, d := range sh {
+			n *= d // UnitShapes checked the total
+		}
+		// Named by index when a Param is made of it (tensorName): most
+		// routed experts' tensors are another rank's under ep.
+		ts[i] = paramTensor{index: i, numel: n}
 		if perExpert > 0 {
 			ts[i].expert = int64(i/perExpert) + 1
 		}

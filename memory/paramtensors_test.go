@@ -69,7 +69,7 @@ func TestUnitTensors(t *testing.T) {
 		s := loadTensorModel(t, tc.model, "")
 		var got []string
 		for _, p := range unitTensors(&s.Model, tc.unit, tc.style) {
-			got = append(got, fmt.Sprintf("%s %d", p.name, p.numel))
+			got = append(got, fmt.Sprintf("%s %d", p.tensorName(), p.numel))
 		}
 		if g := strings.Join(got, ", "); g != tc.want {
 			t.Errorf("%s unit %d style %d:\n got %s\nwant %s", s.Model.LayerList[tc.unit].Name, tc.unit, tc.style, g, tc.want)

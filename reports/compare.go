@@ -589,6 +589,16 @@ func deltaCell(p *float64) string {
 	return s + " %"
 }
 
+// pointsCell is a change of tenths of a percent in percentage points:
+// "+6.2 pts".
+func pointsCell(tenths int64) string {
+	s := strconv.FormatFloat(float64(tenths)/10, 'f', 1, 64)
+	if tenths > 0 {
+		s = "+" + s
+	}
+	return s + " pts"
+}
+
 func humanValue(unit string, v int64) string {
 	switch unit {
 	case "ps":
@@ -710,7 +720,13 @@ func writeCompareRows(w io.Writer, c *Comparison) error {
 			} else {
 				cells[j] = append(cells[j], humanValue(r.Unit, v))
 			}
-			if i > 0 {
+			switch {
+			case i > 0 && r.Unit == "fraction":
+				// A change of a percentage in points, from the values
+				// shown (0.1 %): 48.5 % → 54.7 % is +6.2 pts, not
+				// +12.8 % (QA s28 L12). JSON keeps the relative change.
+				cells[j] = append(cells[j], pointsCell(v-r.Values[0]))
+			case i > 0:
 				cells[j] = append(cells[j], deltaCell(r.DeltaPct[i]))
 			}
 		}
@@ -795,7 +811,11 @@ func writeCompareRows(w io.Writer, c *Comparison) error {
 	if c.Wide || len(c.Variants) < 2 {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "Δ: change against %s\n", EscapeControl(c.Variants[0].Label))
+	points := ""
+	if slices.ContainsFunc(c.Rows, func(r compareRow) bool { return r.Unit == "fraction" }) {
+		points = " (MFU in percentage points)"
+	}
+	_, err := fmt.Fprintf(w, "Δ: change against %s%s\n", EscapeControl(c.Variants[0].Label), points)
 	return err
 }
 

@@ -34,7 +34,12 @@ type plotPanel struct {
 	// memory); Fits marks each category "fits" or "does not fit".
 	Capacity      float64 `json:"capacity,omitempty"`
 	CapacityLabel string  `json:"capacity_label,omitempty"`
-	Fits          []bool  `json:"fits,omitempty"`
+	// Capacities, when the variants' GPUs differ in memory, is each
+	// category's own (Capacity is then 0): drawn as a dashed segment over
+	// its bars, so that a 40 GiB bar on a 140 GiB GPU does not read as
+	// half full against another GPU's 80 GiB line (QA s28 M3).
+	Capacities []float64 `json:"capacities,omitempty"`
+	Fits       []bool    `json:"fits,omitempty"`
 }
 
 // plotSeries is one bar per category.
@@ -133,9 +138,25 @@ func markNotRun(series []plotSeries, ran [][]bool) {
 // its own panel: wire bytes (thousands of GiB at scale) and memory (tens of
 // GiB) on one axis would flatten the memory bars. The memory panel carries
 // the GPU's capacity and whether each variant fits.
+//
+// When the variants' steps train different tokens (another batch,
+// accumulation, sequence or GPU count), the time panel gives each time
+// per token of the step, step time / tokens per step, as the verdict
+// compares tokens per second: raw steps of 65,536 and 131,072 tokens read
+// 2.8× apart where the throughput is 1.4× (QA s28 M3). When their GPUs
+// differ in memory, each variant's bar carries its own GPU's capacity.
 func generalPlot(title string, vs []compareVariant) comparePlot {
 	p := comparePlot{Title: title}
 	timeP := plotPanel{Title: "time per step", YLabel: "time per step (ms)", Series: []plotSeries{{Name: "step time"}, {Name: "compute"}, {Name: "exposed comm"}}}
+	perToken := slices.ContainsFunc(vs, func(v compareVariant) bool { return v.Tokens != vs[0].Tokens }) &&
+		!slices.ContainsFunc(vs, func(v compareVariant) bool { return v.Tokens <= 0 })
+	timeUnit := func(v *compareVariant) float64 { return msUnit }
+	if perToken {
+		timeP.Title = "time per token (the variants' steps train different tokens)"
+		timeP.YLabel = "time per token, step time / tokens per step (µs)"
+		timeUnit = func(v *compareVariant) float64 { return 1e6 * float64(v.Tokens) }
+	}
+	ownGPU := slices.ContainsFunc(vs, func(v compareVariant) bool { return v.GPUMemory != vs[0].GPUMemory })
 	// The link's name as the table rows give it (classLabel): NVLink's or
 	// xGMI's when every variant runs on one vendor's GPUs, "intra-node"
 	// when they mix.
@@ -148,11 +169,13 @@ func generalPlot(title string, vs []compareVariant) comparePlot {
 	}
 	wireP := plotPanel{Title: "wire bytes per step, all ranks", YLabel: "bytes per step (GiB)", Series: []plotSeries{{Name: "network wire"}, {Name: intra}}}
 	memP := plotPanel{Title: "peak memory per GPU", YLabel: "peak per GPU (GiB)", Series: []plotSeries{{Name: "peak memory per GPU"}}}
-	for _, v := range vs {
+	for i := range vs {
+		v := &vs[i]
 		p.Categories = append(p.Categories, v.Label)
-		timeP.Series[0].Values = append(timeP.Series[0].Values, float64(v.StepTimePS)/msUnit)
-		timeP.Series[1].Values = append(timeP.Series[1].Values, float64(v.BusiestComputePS)/msUnit)
-		timeP.Series[2].Values = append(timeP.Series[2].Values, float64(v.ExposedCommPS)/msUnit)
+		unit := timeUnit(v)
+		timeP.Series[0].Values = append(timeP.Series[0].Values, float64(v.StepTimePS)/unit)
+		timeP.Series[1].Values = append(timeP.Series[1].Values, float64(v.BusiestComputePS)/unit)
+		timeP.Series[2].Values = append(timeP.Series[2].Values, float64(v.ExposedCommPS)/unit)
 		var net, nv int64
 		for _, ph := range v.Phases {
 			for _, c := range ph.Classes {
@@ -168,7 +191,11 @@ func generalPlot(title string, vs []compareVariant) comparePlot {
 		wireP.Series[1].Values = append(wireP.Series[1].Values, float64(nv)/gibUnit)
 		memP.Series[0].Values = append(memP.Series[0].Values, float64(v.PeakMemory)/gibUnit)
 		memP.Fits = append(memP.Fits, v.Fits)
-		if v.GPUMemory > 0 {
+		switch {
+		case ownGPU:
+			memP.Capacities = append(memP.Capacities, float64(v.GPUMemory)/gibUnit)
+			memP.CapacityLabel = "GPU memory, each variant's own"
+		case v.GPUMemory > 0:
 			memP.Capacity, memP.CapacityLabel = float64(v.GPUMemory)/gibUnit, "GPU memory "+iec(v.GPUMemory)
 		}
 	}
@@ -203,6 +230,9 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 		if pn.Capacity > 0 {
 			top = max(top, pn.Capacity)
 		}
+		for _, c := range pn.Capacities {
+			top = max(top, c)
+		}
 		// Headroom for the legend above the bars.
 		p.Y.Max = max(top*1.35, 1e-9)
 		p.Legend.Top = true
@@ -227,6 +257,12 @@ func (cp *comparePlot) plots() ([]*plot.Plot, error) {
 		if pn.Capacity > 0 {
 			red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
 			p.Add(&hline{y: pn.Capacity, c: red})
+			p.Legend.Add(pn.CapacityLabel, lineSwatch{red})
+		}
+		if len(pn.Capacities) > 0 {
+			red := color.RGBA{0xd6, 0x27, 0x28, 0xff}
+			// Over the category's bars and a little beyond.
+			p.Add(&capSegments{ys: pn.Capacities, half: vg.Length(float64(w*vg.Length(n)/2)) + 4, c: red})
 			p.Legend.Add(pn.CapacityLabel, lineSwatch{red})
 		}
 		if len(pn.Fits) > 0 {

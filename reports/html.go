@@ -202,7 +202,7 @@ func writeRunHTML(w io.Writer, run *Run, plots *runPlots) error {
 		d.Tables = append(d.Tables, toHTMLTable(t))
 	}
 	if mm := run.Result.MemoryModel; mm != nil {
-		t := toHTMLTable(memoryTable(mm, run.Style.Units, run.vendor()))
+		t := toHTMLTable(memoryTable(mm, run.Style.Units, run.vendor(), run.Result.Memory.Peak))
 		d.Memory = &t
 	}
 	if plots == nil {

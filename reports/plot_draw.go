@@ -302,6 +302,33 @@ func (h *hline) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, 0, h.y, h.y
 }
 
+// capSegments draws, over each category i of a nominal x axis, a dashed
+// line at ys[i] half wide either side of it (none where ys[i] ≤ 0): each
+// bar's own capacity.
+type capSegments struct {
+	ys   []float64
+	half vg.Length
+	c    color.Color
+}
+
+func (s *capSegments) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	style := draw.LineStyle{Color: s.c, Width: vg.Points(2), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+	for i, y := range s.ys {
+		if y > 0 {
+			x := trX(float64(i))
+			c.StrokeLine2(style, x-s.half, trY(y), x+s.half, trY(y))
+		}
+	}
+}
+
+func (s *capSegments) DataRange() (xmin, xmax, ymin, ymax float64) {
+	if len(s.ys) == 0 {
+		return 0, 0, 0, 0
+	}
+	return 0, float64(len(s.ys) - 1), slices.Min(s.ys), slices.Max(s.ys)
+}
+
 // rowTicks labels the rows of a Gantt chart (row 0 at the top).
 func rowTicks(labels []string) plot.Ticker {
 	ticks := make(plot.ConstantTicks, len(labels))

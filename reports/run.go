@@ -470,7 +470,10 @@ func calibratedHigh(s *scenarios.Scenario) string {
 	if !ok || t.ComputeEfficiency <= ceiling {
 		return ""
 	}
-	return "; above " + what + ", so expect a slower step: check the calibration's measurement (a smaller run, or one micro-step?)"
+	// A calibration fitted on the user's own measured step: its step is
+	// not to be expected slower, its measurement is to be checked, as
+	// calibrate's own warning says (QA s28 L5).
+	return "; above " + what + ": check the calibration's measurement (a smaller run, or one micro-step?)"
 }
 
 // efficiencyLine is efficiencyText (run's headline, plan's summary) of
@@ -1085,7 +1088,14 @@ func (run *Run) phaseTable() *table {
 		t.Notes = append(t.Notes, "no communication: one rank has nothing to reduce or gather (N = 1)")
 	} else {
 		t.Notes = append(t.Notes, "algorithm: what rank 0's collectives ran (under auto, "+vendor.lib()+"'s choice at each size)")
-		t.Notes = append(t.Notes, "logical: the buffers the rank's collectives reduce or gather; sent: the bytes it puts on the wire")
+		legend := "logical: the buffers the rank's collectives reduce or gather"
+		if slices.ContainsFunc(r.Phases, func(p zero.PhaseBytes) bool { return p.Phase == zero.PhaseBackwardAR || p.Phase == zero.PhaseInterAR }) {
+			// zero.Logical: 2S for an all-reduce of S, as the seeds count
+			// (QA s28 L9: the inter-group all-reduce read as twice its
+			// buffer with nothing said).
+			legend += " (an all-reduce's twice: a reduce-scatter and an all-gather of it, as the seeds count)"
+		}
+		t.Notes = append(t.Notes, legend+"; sent: the bytes it puts on the wire")
 		t.Notes = append(t.Notes, fmt.Sprintf("per rank: %s logical, %s sent; wire: %s",
 			u.format(logical), u.format(sent), wireShares(wire, all, u, vendor)))
 	}
@@ -1361,7 +1371,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	fmt.Fprintln(ew)
 	if mm := run.Result.MemoryModel; mm != nil {
 		st := run.Style
-		st.Replayed = true
+		st.Replayed, st.ReplayPeak = true, run.Result.Memory.Peak
 		st.Vendor = run.vendor()
 		if err := WriteMemoryReport(ew, []*memory.Report{mm}, st, true); err != nil {
 			return err

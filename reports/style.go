@@ -10,6 +10,9 @@ type MemoryStyle struct {
 	// decides whether the step fits, so the table's walked peak is
 	// labelled the memory model's and carries no verdict of its own.
 	Replayed bool
+	// ReplayPeak is that replay's peak on the table's rank (zero.Result's
+	// Memory.Peak), which the total row sets beside the walked one.
+	ReplayPeak int64
 	// Vendor is the GPU's maker, whose words the memory notes use (the
 	// zero value, NVIDIA, unless the command sets it: VendorOf).
 	Vendor Vendor

@@ -75,6 +75,9 @@ func (m *Model) BlockCount() int {
 //     world), so a 3-D expert tensor's last dimension does not count.
 //   - a multi-token-prediction block (MTP): enorm, hnorm, eh_proj (h, 2h)
 //     and shared_head.norm (decoderBlocks).
+//
+// The shapes are read-only: they may be the layer's own slices, and a
+// unit's experts share theirs.
 func (m *Model) UnitShapes(l Layer) [][]int64 {
 	if len(l.Tensors) > 0 {
 		out := make([][]int64, len(l.Tensors))
@@ -253,9 +256,13 @@ func (m *Model) expertShapes(d *BlockDims) [][]int64 {
 	case "MiniMaxM2ForCausalLM", "Glm4MoeForCausalLM", "Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM":
 		return [][]int64{{e, 2 * f, h}, {e, h, f}}
 	}
-	var out [][]int64
+	// Every expert's MLP has the same shapes: one set of slices, shared
+	// (UnitShapes' shapes are read-only; plan analyzed DeepSeek-V3's 256
+	// experts × 58 layers for every configuration it screens: QA s28 M1).
+	one := mlpShapes(h, f, d.MLPBias)
+	out := make([][]int64, 0, int(e)*len(one))
 	for range e {
-		out = append(out, mlpShapes(h, f, d.MLPBias)...)
+		out = append(out, one...)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package sweep
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -71,6 +72,12 @@ type PlanOptions struct {
 	// Jobs is how many replays run at once (≤ 0: runtime.GOMAXPROCS(0); at most
 	// MaxJobs).
 	Jobs int
+	// Screening, if set, is called after each memory-model analysis of the
+	// screen that comes before the replays (one per configuration that
+	// differs in memory), with the number done and the number to do (from
+	// several goroutines, never at once): on DeepSeek-V3 it is most of a
+	// plan's time (QA s28 M1).
+	Screening func(done, total int)
 	// Progress, if set, is called after each replay with the number done
 	// and the number to do (from several goroutines, never at once).
 	Progress func(done, total int)
@@ -1175,9 +1182,17 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	replayed := map[Candidate]int64{}
+	var tooLongAt Candidate
+	tooLongN := 0
 	for i, r := range rows {
 		switch {
 		case errs[i] != nil:
+			var tl *zero.StepTooLongError
+			if errors.As(errs[i], &tl) {
+				if tooLongN++; tooLongN == 1 {
+					tooLongAt = fits[i]
+				}
+			}
 			p.invalid(fits[i], errs[i])
 		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFit):
 			p.Rows = append(p.Rows, r)
@@ -1207,6 +1222,13 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		// Every candidate loaded was refused for the pins the base
 		// scenario is refused for: that error, at its key.
 		return nil, sp.basePins
+	}
+	if tooLongN > 0 && len(p.Rows) == 0 && len(replayed) == 0 {
+		// No configuration that fits could be timed, and some because
+		// their compute alone outlasts what a replay can time: the cause
+		// is the global batch, not the links (QA s28 M2).
+		return nil, fmt.Errorf("--global-batch %d: no configuration that fits in memory can be replayed: at %d of the %d the step's compute alone runs past %v, the range of int64 picoseconds (the first: %s); use a smaller --global-batch",
+			sp.global, tooLongN, len(fits), units.Duration(math.MaxInt64), strings.Join(tooLongAt.Sets(), " "))
 	}
 	if p.Invalid == p.Searched {
 		return nil, fmt.Errorf("no configuration can be replayed; the first: %s", p.FirstInvalid)
@@ -1395,6 +1417,8 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	fit := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	reps := make([]*memory.Report, len(keys))
+	var done atomic.Int64
+	var progress sync.Mutex
 	err = parallel(ctx, len(keys), opt.Jobs, func(i int) error {
 		c := keys[i]
 		c.Algorithm = sp.algorithms[0]
@@ -1402,6 +1426,11 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		var rep *memory.Report
 		if err == nil {
 			rep, err = memory.Analyze(s, memory.Options{Reserve: memory.ReserveWhereFits})
+		}
+		if opt.Screening != nil {
+			progress.Lock()
+			opt.Screening(int(done.Add(1)), len(keys))
+			progress.Unlock()
 		}
 		if err != nil {
 			errs[i] = err

@@ -1208,3 +1208,47 @@ func TestPlanNoDDPWithCPUnderTorchtitan(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanGlobalBatchTooLong: plan --global-batch 1e9 on a 13B model
+// whose memory fits at every micro-batch (one layer of 13B parameters
+// keeping 1 KiB of activations) says the global batch is the cause,
+// before any replay (QA s28 M2: 10 minutes, then "check the link
+// bandwidths and latencies").
+func TestPlanGlobalBatchTooLong(t *testing.T) {
+	src := Source{File: "p.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\n" +
+		"model: {seq_len: 4096, layer_list: [{name: block.0, params: 13B, activation_bytes: 1KiB}]}\nparallelism: {dp: 16, zero_stage: 3}\n")}
+	_, err := PlanSearch(context.Background(), src, PlanOptions{GlobalBatch: 1_000_000_000, Stages: []int{1}, Recompute: []string{"none"}})
+	if err == nil || !strings.HasPrefix(err.Error(), "--global-batch 1000000000: ") || !strings.Contains(err.Error(), "use a smaller --global-batch") ||
+		strings.Contains(err.Error(), "link bandwidths") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestPlanScreeningProgress: the memory model's screen reports each
+// analysis to Screening, counting up to its total, all before the first
+// replay reports to Progress: a terminal shows a bar from the start (QA
+// s28 M1: DeepSeek-V3's plan showed nothing for its first 6 s, the
+// screen of 540 configurations).
+func TestPlanScreeningProgress(t *testing.T) {
+	var screened, replays []int
+	screenTotal := 0
+	_, err := PlanSearch(context.Background(), exampleSource(t, "default"), PlanOptions{Jobs: 2,
+		Screening: func(done, total int) {
+			if len(replays) > 0 {
+				t.Errorf("screening %d/%d after a replay", done, total)
+			}
+			screened, screenTotal = append(screened, done), total
+		},
+		Progress: func(done, total int) { replays = append(replays, done) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if screenTotal < 2 || len(screened) != screenTotal || len(replays) == 0 {
+		t.Fatalf("screened %v of %d, replays %v", screened, screenTotal, replays)
+	}
+	for i, d := range screened {
+		if d != i+1 {
+			t.Fatalf("screening counts %v, want 1…%d", screened, screenTotal)
+		}
+	}
+}

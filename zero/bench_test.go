@@ -164,3 +164,21 @@ func BenchmarkStepScaling(b *testing.B) {
 		b.Run(fmt.Sprintf("ranks=%d", nodes*8), func(b *testing.B) { benchmarkStep(b, gpt3(nodes), Options{Full: true}) })
 	}
 }
+
+// BenchmarkStepGA256 replays one of plan's configurations at a large
+// global batch (QA s28 M2: plan q5_13b_measured.yaml --global-batch 4096,
+// 13B on 2 × 8 H100, ran ~50 s and 1.6 GB): Llama-2-13B at ZeRO-3,
+// micro-batch 1, 256 micro-steps, as plan replays it (NoCollectives).
+func BenchmarkStepGA256(b *testing.B) {
+	s, err := scenarios.Load("ga256.yaml", []byte(`version: 1
+cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB, inter: {preset: NDR}}
+model: {preset: llama2-13b}
+parallelism: {dp: 16, zero_stage: 3}
+training: {micro_batch: 1, grad_accum: 256, recompute: none}
+communication: {prefetch_depth: 2, overlap: true}
+`), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkStep(b, s, Options{NoCollectives: true})
+}

@@ -577,6 +577,64 @@ func Replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	return r, err
 }
 
+// StepTooLongError is a step whose compute alone runs past sim.MaxTime,
+// the range of int64 picoseconds: a rank's compute stream runs its tasks
+// one after another, so no replay of it can end. Replay returns it before
+// simulating (QA s28 M2: plan --global-batch 1e9 replayed 4,000
+// micro-steps for 10 minutes to say "check the link bandwidths").
+type StepTooLongError struct {
+	// Compute is a lower bound of the step's compute: the compute stream's
+	// tasks at the fastest GPU's speed, saturated at sim.MaxTime.
+	Compute units.Duration
+	// GradAccum and MicroBatch are the step's micro-steps and sequences
+	// per micro-step.
+	GradAccum, MicroBatch int64
+}
+
+func (e *StepTooLongError) Error() string {
+	return fmt.Sprintf("zero: the step's compute alone (%d micro-steps of %d sequences) runs past %v, the range of int64 picoseconds (lower training.grad_accum or training.micro_batch)",
+		e.GradAccum, e.MicroBatch, units.Duration(sim.MaxTime))
+}
+
+// checkComputeTime returns a StepTooLongError when compute, the compute
+// stream's time of a step at nominal speed, reaches sim.MaxTime at the
+// fastest GPU of topo.
+func checkComputeTime(s *scenarios.Scenario, compute units.Duration, topo *topology.Topology) error {
+	fastest := 1.0
+	for r := range s.N() {
+		fastest = max(fastest, topo.Speed(r))
+	}
+	// The executor scales a rank's compute by 1/speed.
+	if float64(compute)/fastest < float64(sim.MaxTime) {
+		return nil
+	}
+	return &StepTooLongError{Compute: compute, GradAccum: max(s.Training.GradAccum, 1), MicroBatch: max(s.Training.MicroBatch, 1)}
+}
+
+// unitsCompute is a lower bound of a step's compute stream: every
+// micro-step runs each unit's forward and backward task on it, one after
+// another (Costs' Fwd and Bwd: stage3's and microStep012's Forward and
+// Backward tasks), less the context-parallel ring's part, which a rank's
+// own links may shorten (ringRows); saturated at sim.MaxTime.
+func unitsCompute(costs []LayerCost, ga int64) units.Duration {
+	var micro units.Duration
+	for _, c := range costs {
+		micro = addSat(addSat(micro, max(c.Fwd-c.RingFwd, 0)), max(c.Bwd-c.RingBwd, 0))
+	}
+	if ga = max(ga, 1); micro > 0 && micro > units.Duration(sim.MaxTime)/units.Duration(ga) {
+		return units.Duration(sim.MaxTime)
+	}
+	return micro * units.Duration(ga)
+}
+
+// addSat is a + b for non-negative durations, saturated at sim.MaxTime.
+func addSat(a, b units.Duration) units.Duration {
+	if a > units.Duration(sim.MaxTime)-b {
+		return units.Duration(sim.MaxTime)
+	}
+	return a + b
+}
+
 // replay is Replay.
 func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	if s.Training.MFU > 0 {
@@ -622,7 +680,16 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// Context parallelism's ring is timed on the replay's fabric: its
 	// topology and NCCL model, not built again.
 	ring := NewRingNet(s, net.f, model, algo)
-	sc, err := build(s, mrep.Groups, ring)
+	costs, _, err := costsAndPlan(s, ring)
+	if err != nil {
+		return nil, err
+	}
+	// Before the schedule is built: at a huge global batch it holds
+	// hundreds of thousands of tasks.
+	if err := checkComputeTime(s, unitsCompute(costs, s.Training.GradAccum), topo); err != nil {
+		return nil, err
+	}
+	sc, err := buildCosts(s, mrep.Groups, costs)
 	if err != nil {
 		return nil, err
 	}

@@ -274,12 +274,23 @@ func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Sch
 	if err != nil {
 		return nil, err
 	}
+	return buildCosts(s, groups, costs)
+}
+
+// buildCosts is build with the units' costs (costsAndPlan's) given.
+func buildCosts(s *scenarios.Scenario, groups []memory.GroupInfo, costs []LayerCost) (*Schedule, error) {
+	var err error
 	sc := &Schedule{Stage: s.Parallelism.Stage, N: s.N(), K: s.Parallelism.K, EP: s.Parallelism.EP, Groups: groups, Buckets: commBuckets(groups), Costs: costs,
 		Overlap: *s.Communication.Overlap, HPZ: 1, Local: s.Cluster.GPUsPerNode, Micro: int(s.Training.GradAccum),
 		GradCommunicator: memory.GradientCommunicator(s)}
 	if s.Communication.MoEDispatcher.Dedup() && sc.EP > 1 {
 		_, sc.EPNode = epSplit(sc.EP, sc.Local)
 	}
+	// The task list at its size (countTasks' bound, exact but at FSDP's
+	// stage 2, within MaxTasks): appended to from empty it grew by 1.25×
+	// steps to 5× its bytes, a quarter of a 256-micro-step replay's
+	// allocations (BenchmarkStepGA256). Appends past it still grow it.
+	sc.Tasks = make([]Task, 0, min(countTasks(s, groups).bound(), MaxTasks+8))
 	b := &builder{sc: sc, s: s, host: newHostPlan(s), phases: epPhases(s)}
 	if b.a2aBytes, err = a2aBytes(s, b.phases); err != nil {
 		return nil, err

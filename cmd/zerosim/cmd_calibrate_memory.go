@@ -73,6 +73,9 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	if err != nil {
 		return inputError{fmt.Errorf("--%s %s: %v", flag, computeValue(o), unfittable(err, s, flag))}
 	}
+	if w := overheadWarning(fit.Overhead, device); w != "" {
+		a.warnf("%s", w)
+	}
 	method := scenarios.CalMethodReserved
 	if device {
 		method = scenarios.CalMethodDevice
@@ -91,6 +94,22 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 		return reports.WriteCalibrationJSON(w, &reports.CalibrationSummary{File: o.file, Memory: rep})
 	}
 	return reports.WriteMemoryCalibration(w, rep)
+}
+
+// overheadWarning says when a fitted allocator overhead lies above what
+// published runs' reserved peaks put on their allocated peaks
+// (scenarios.PublishedAllocatorOverheadMax): the measurement may be of
+// another run (QA s28 L11: 0.527 fitted without a word). "" otherwise.
+func overheadWarning(overhead float64, device bool) string {
+	if overhead <= scenarios.PublishedAllocatorOverheadMax {
+		return ""
+	}
+	what := "this run's max_memory_reserved (torch.cuda.max_memory_reserved of one step of this scenario's run: model, micro_batch, recompute)"
+	if device {
+		what = "this run's device memory (nvidia-smi during one step of this scenario's run: model, micro_batch, recompute; memory.runtime_context and memory.nccl_buffers)"
+	}
+	return fmt.Sprintf("the fitted allocator overhead %.4g is above the 0.04–%.2f of published runs (reserved/allocated 1.04–%.2f: docs/memory-model.md): check that it is %s",
+		overhead, scenarios.PublishedAllocatorOverheadMax, 1+scenarios.PublishedAllocatorOverheadMax, what)
 }
 
 // peakAboveGPU says why a measured reserved (flag "reserved") or device

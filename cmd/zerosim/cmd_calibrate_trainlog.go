@@ -245,6 +245,9 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 	if err != nil {
 		return nil, nil, memoryUnfitted{fmt.Sprint(unfittable(err, s, "reserved"))}
 	}
+	if w := overheadWarning(fit.Overhead, false); w != "" {
+		a.warnf("%s:%d: %s", log.File, ss.ReservedLine, w)
+	}
 	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model), CalSetup: scenarios.CalSetupOf(s)}
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodReserved, Measured: ss.Reserved,
 		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,

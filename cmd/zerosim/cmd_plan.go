@@ -73,7 +73,10 @@ are ranked by tokens/s per GPU, those whose device peak (the caching
 allocator's reserve on top) fits too first, the others (marked †: expect
 allocator retries) after them (--require-device-fit: those alone). The
 answer is exact over that space: it equals the best row of a zerosim sweep
-over the same keys.
+over the same keys. A replay's time and memory grow with its micro-steps:
+a large global batch replays hundreds at small micro-batches (4096
+sequences on 16 GPUs: 256 at micro-batch 1), and a step whose compute
+alone outlasts what int64 picoseconds hold is refused before any replay.
 
 It prints the configuration to run, the zerosim run command that replays it
 (reproduce:), and why it wins (computed from the
@@ -138,14 +141,34 @@ func newPlanCmd(a *app) *cobra.Command {
 // share). GOGC in the environment wins.
 const planGCPercent = 400
 
+// planMemoryLimit is the soft limit on the heap while plan searches: at
+// planGCPercent the heap grows to 5× what is live, and at a large global
+// batch two replays of 256 micro-steps keep 200–300 MB live, so plan
+// q5_13b_measured.yaml --global-batch 4096 (QA s28 M2) reached 1.47 GB of
+// RSS; under the limit 1.04 GB, for 5 % more CPU (9.03 s against 8.63 s
+// of user time), and small plans, whose heap stays below it, are not
+// touched. GOMEMLIMIT in the environment wins.
+const planMemoryLimit = 1 << 30
+
 // planGC sets the collector's target to planGCPercent unless GOGC is in
-// the environment, and returns what restores the former target.
+// the environment, and the soft memory limit to planMemoryLimit unless
+// GOMEMLIMIT is, and returns what restores both.
 func planGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
+	oldPercent, oldLimit := -2, int64(-1)
+	if os.Getenv("GOGC") == "" {
+		oldPercent = debug.SetGCPercent(planGCPercent)
 	}
-	old := debug.SetGCPercent(planGCPercent)
-	return func() { debug.SetGCPercent(old) }
+	if os.Getenv("GOMEMLIMIT") == "" {
+		oldLimit = debug.SetMemoryLimit(planMemoryLimit)
+	}
+	return func() {
+		if oldPercent != -2 {
+			debug.SetGCPercent(oldPercent)
+		}
+		if oldLimit >= 0 {
+			debug.SetMemoryLimit(oldLimit)
+		}
+	}
 }
 
 func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
@@ -167,9 +190,21 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 		a.pending = append(a.pending, planCalibrationWarnings(src, algorithms, o.algorithms == nil)...)
 		a.flushWarnings()
 	}
-	bar := newBar(a.err, "plan")
+	bar := newBar(a.err, "plan: memory model")
 	if bar != nil {
-		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+		// The memory model's screen, then the replays: a bar from the
+		// start (QA s28 M1: 6 s of nothing on DeepSeek-V3).
+		opt.Screening = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+		replaying := false
+		opt.Progress = func(done, total int) {
+			if !replaying {
+				replaying = true
+				bar.Reset()
+				bar.Describe("plan: replays")
+			}
+			bar.ChangeMax(total)
+			_ = bar.Set(done)
+		}
 	}
 	p, err := sweep.PlanSearch(ctx, src, opt)
 	if bar != nil {

@@ -394,29 +394,41 @@ func TestPlanDevicePeak(t *testing.T) {
 
 // TestPlanGC: plan raises the collector's target to planGCPercent while it
 // searches and restores the former one after; a GOGC in the environment
-// is left as it is.
+// is left as it is. It sets the soft memory limit to planMemoryLimit the
+// same way, unless GOMEMLIMIT is set (QA s28 M2: 1.6 GB of RSS at GA 256).
 func TestPlanGC(t *testing.T) {
 	gcPercent := func() int {
 		p := debug.SetGCPercent(100)
 		debug.SetGCPercent(p)
 		return p
 	}
+	memLimit := func() int64 { return debug.SetMemoryLimit(-1) } // -1 reads it
 	defer debug.SetGCPercent(debug.SetGCPercent(77))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(3 << 30))
 	for _, tc := range []struct {
-		name, gogc string
-		during     int
+		name, gogc, gomemlimit string
+		during                 int
+		limit                  int64
 	}{
-		{"no GOGC", "", planGCPercent},
-		{"GOGC=50", "50", 77},
+		{"no GOGC", "", "", planGCPercent, planMemoryLimit},
+		{"GOGC=50", "50", "", 77, planMemoryLimit},
+		{"GOMEMLIMIT=2GiB", "", "2GiB", planGCPercent, 3 << 30},
 	} {
 		t.Setenv("GOGC", tc.gogc)
+		t.Setenv("GOMEMLIMIT", tc.gomemlimit)
 		restore := planGC()
 		if got := gcPercent(); got != tc.during {
 			t.Errorf("%s: GC percent %d while planning, want %d", tc.name, got, tc.during)
 		}
+		if got := memLimit(); got != tc.limit {
+			t.Errorf("%s: memory limit %d while planning, want %d", tc.name, got, tc.limit)
+		}
 		restore()
 		if got := gcPercent(); got != 77 {
 			t.Errorf("%s: GC percent %d after, want the former 77", tc.name, got)
+		}
+		if got := memLimit(); got != 3<<30 {
+			t.Errorf("%s: memory limit %d after, want the former 3 GiB", tc.name, got)
 		}
 	}
 }
