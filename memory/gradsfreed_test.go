@@ -20,8 +20,8 @@ import (
 // +1,600, +2,400, −4,000 B) and DeepSpeed's stage 0 at any dp (its step
 // drops .grad; reduce_dtype fp32 is its flattened copy's, not .grad's).
 // Where a buffer is kept (grad_accum > 1, torch DDP at dp 2: torchtitan's
-// replicate and Composer without fsdp_config, which the importer marks
-// grad_sync last; Megatron's DDP at any dp) it is at rest and no gradient
+// replicate and Composer without fsdp_config, which the importer gives
+// boundary reshard; Megatron's DDP at any dp) it is at rest and no gradient
 // event remains: 2,000 B for bf16, 4,000 B for fp32 buffers
 // (grad_reduce_in_fp32).
 func TestGradsFreedEachStep(t *testing.T) {
@@ -58,7 +58,10 @@ func TestGradsFreedEachStep(t *testing.T) {
 		{at2("stack=llm-foundry", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 0, freed32},
 		{[]string{"stack=llm-foundry", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 0, freed32},
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "training.grad_accum=2"), 2000, nil},
-		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "training.grad_sync=last"), 2000, nil},
+		// FSDP1 under no_sync: .grad all the same (grad_accum 1).
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "training.grad_sync=last"), 0, freed},
+		// Composer's DDP (no fsdp_config: the importer's boundary reshard).
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, nil},
 		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, nil},
 		{at2("stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 4000, nil},
 	} {

@@ -220,7 +220,7 @@ func (s *Scenario) NoGradAccum() bool {
 // ParamAndGradBuffer allocates grad_data once and keeps it
 // (megatron/core/distributed/param_and_grad_buffer.py line 628). Not under
 // torch's DDP above one process (torchtitan's replicate, Composer without
-// fsdp_config, which `zerosim import llm-foundry` marks grad_sync: last),
+// fsdp_config, Accelerate's MULTI_GPU),
 // whose Reducer keeps its bucket buffers for the run
 // (torch/csrc/distributed/c10d/reducer.cpp at pytorch/pytorch
 // ad78a7b33a496f60c756927a4fcd8e3e8fc1aee6).
@@ -238,13 +238,13 @@ func (s *Scenario) GradsFreedEachStep() bool {
 }
 
 // FSDP1NoShard reports whether s runs FSDP1's NO_SHARD: ZeRO stage 0 under
-// communication.boundary fsdp1, which the llm-foundry and fms-fsdp presets
-// set (their stage 0 is NO_SHARD: StackLayout; fms-fsdp's sharding_strategy
-// "ddp" is ShardingStrategy.NO_SHARD, fms_fsdp/utils/train_utils.py
-// get_policies at 078c29e), but training.grad_sync: last, which `zerosim
-// import llm-foundry` writes for a run without fsdp_config, Composer's
-// torch DDP (Composer never enters no_sync for an FSDP model:
-// GradSyncEvery).
+// communication.boundary fsdp1, PyTorch FSDP1 wrapping the model. The
+// llm-foundry and fms-fsdp presets set it at every stage (their stage 0 is
+// NO_SHARD: StackLayout; fms-fsdp's sharding_strategy "ddp" is
+// ShardingStrategy.NO_SHARD, fms_fsdp/utils/train_utils.py get_policies at
+// 078c29e), `zerosim import accelerate` writes it for fsdp_sharding_strategy
+// NO_SHARD, and `zerosim import llm-foundry` writes boundary reshard for a
+// run without fsdp_config, which Composer trains with torch DDP.
 func (s *Scenario) FSDP1NoShard() bool {
-	return s.Parallelism.Stage == 0 && s.Communication.Boundary == BoundaryFSDP1 && s.Training.GradSync != GradSyncLast
+	return s.Parallelism.Stage == 0 && s.Communication.Boundary == BoundaryFSDP1
 }
