@@ -7,17 +7,23 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
-// TestGradsFreedEachStep holds the stage-0 gradients of one process with
-// no data-parallel wrapper and one micro-step (stage0GradsFreed,
-// scenarios.Scenario.GradsFreedEachStep) to their lifetime, derived by
+// TestGradsFreedEachStep holds the stage-0 gradients that no wrapper
+// keeps in a buffer, at one micro-step (stage0GradsFreed,
+// scenarios.Scenario.GradsFreedEachStep), to their lifetime, derived by
 // hand on two units of 600 and 400 bf16 parameters: nothing at rest; each
-// unit's .grad (2 B a parameter, AccumulateGrad's, whatever reduce_dtype
-// says: nothing reduces) made in its backward, the last unit's first
-// (+800 B, then +1,200 B); all of it freed after the optimizer step
-// (−2,000 B, its last gradient event). Where a buffer is kept (grad_accum
-// > 1, dp 2, Megatron's and DeepSpeed's wrappers) it is at rest and no
-// gradient event remains: 2,000 B for bf16, 4,000 B for Megatron's and
-// DeepSpeed's fp32 buffers (grad_reduce_in_fp32, their presets).
+// unit's .grad (2 B a parameter, AccumulateGrad's) made in its backward,
+// the last unit's first (+800 B, then +1,200 B); all of it freed after the
+// optimizer step (−2,000 B, its last gradient event). That is one process
+// without a data-parallel wrapper (whatever reduce_dtype says: nothing
+// reduces), FSDP1's NO_SHARD at any dp (flat_param.grad all-reduced in
+// place; under reduce_dtype fp32 cast to fp32 before it and kept so:
+// +1,600, +2,400, −4,000 B) and DeepSpeed's stage 0 at any dp (its step
+// drops .grad; reduce_dtype fp32 is its flattened copy's, not .grad's).
+// Where a buffer is kept (grad_accum > 1, torch DDP at dp 2: torchtitan's
+// replicate and Composer without fsdp_config, which the importer gives
+// boundary reshard; Megatron's DDP at any dp) it is at rest and no gradient
+// event remains: 2,000 B for bf16, 4,000 B for fp32 buffers
+// (grad_reduce_in_fp32).
 func TestGradsFreedEachStep(t *testing.T) {
 	type ev struct {
 		ph   Phase
@@ -25,6 +31,9 @@ func TestGradsFreedEachStep(t *testing.T) {
 		d    int64
 	}
 	freed := []ev{{PhaseBackward, 1, 800}, {PhaseBackward, 0, 1200}, {PhaseOptimizer, -1, -2000}}
+	freed32 := []ev{{PhaseBackward, 1, 1600}, {PhaseBackward, 0, 2400}, {PhaseOptimizer, -1, -4000}}
+	dp2 := []string{"parallelism.dp=2", "cluster.gpus_per_node=2"}
+	at2 := func(sets ...string) []string { return append(slices.Clone(dp2), sets...) }
 	for _, c := range []struct {
 		sets   []string
 		rest   int64
@@ -40,7 +49,21 @@ func TestGradsFreedEachStep(t *testing.T) {
 		{[]string{"training.grad_accum=2"}, 2000, nil},
 		{[]string{"parallelism.dp=2", "cluster.gpus_per_node=2"}, 2000, nil},
 		{[]string{"stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
-		{[]string{"stack=deepspeed", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
+		{[]string{"stack=deepspeed", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 0, freed},
+		{at2("stack=deepspeed", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 0, freed},
+		{at2("stack=deepspeed", "training.master_dtype=fp32"), 0, freed},
+		{at2("stack=deepspeed", "training.master_dtype=fp32", "training.grad_accum=2"), 2000, nil},
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16"), 0, freed},
+		{at2("stack=fms-fsdp", "training.shard_dtype=bf16"), 0, freed},
+		{at2("stack=llm-foundry", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 0, freed32},
+		{[]string{"stack=llm-foundry", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 0, freed32},
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "training.grad_accum=2"), 2000, nil},
+		// FSDP1 under no_sync: .grad all the same (grad_accum 1).
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "training.grad_sync=last"), 0, freed},
+		// Composer's DDP (no fsdp_config: the importer's boundary reshard).
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, nil},
+		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, nil},
+		{at2("stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 4000, nil},
 	} {
 		s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), c.sets)
 		if err != nil {
@@ -48,8 +71,14 @@ func TestGradsFreedEachStep(t *testing.T) {
 		}
 		r := mustAnalyze(t, s, Options{})
 		g := r.Component(CompGrads)
-		if g.AtRest != c.rest || g.Peak != 2000 && g.Peak != 4000 {
-			t.Errorf("%v: grads at rest %d B, peak %d B; want %d at rest", c.sets, g.AtRest, g.Peak, c.rest)
+		// The peak: the buffer, or all the freed gradients (the last
+		// event frees them).
+		want := c.rest
+		if n := len(c.events); n > 0 {
+			want = -c.events[n-1].d
+		}
+		if g.AtRest != c.rest || g.Peak != want {
+			t.Errorf("%v: grads at rest %d B, peak %d B; want %d, %d", c.sets, g.AtRest, g.Peak, c.rest, want)
 		}
 		var got []ev
 		for _, e := range r.Timeline() {
@@ -59,6 +88,42 @@ func TestGradsFreedEachStep(t *testing.T) {
 		}
 		if !slices.Equal(got, c.events) {
 			t.Errorf("%v: gradient events %v, want %v", c.sets, got, c.events)
+		}
+	}
+}
+
+// TestDeepSpeedStage0StepTemp holds the optimizer temporaries of
+// DeepSpeed's stage 0 (dsFlatGradCopy) on the two units of
+// TestGradsFreedEachStep, bf16 with an fp32 master, at dp 2: with
+// FusedAdam (the deepspeed preset's optimizer_impl fused) FP16_Optimizer's
+// step holds the 1,000 per-parameter fp32 copies and their flattened
+// concatenation at once, 2 × 4,000 B, beside the 2,000 B of bf16 .grad:
+// the step peaks at the rest + 10,000 B. Any other optimizer
+// (FP16_UnfusedOptimizer) and every other stage keep one grad.float()
+// copy: 4,000 B at stage 0, the rank's 500-element shard's 2,000 B at
+// stage 1.
+func TestDeepSpeedStage0StepTemp(t *testing.T) {
+	for _, c := range []struct {
+		sets       []string
+		temp, step int64
+	}{
+		{nil, 8000, 10000},
+		{[]string{"training.optimizer_impl=foreach"}, 4000, 6000},
+		{[]string{"parallelism.zero_stage=1"}, 2000, 0},
+	} {
+		sets := append([]string{"parallelism.dp=2", "cluster.gpus_per_node=2", "stack=deepspeed", "training.master_dtype=fp32"}, c.sets...)
+		s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), sets)
+		if err != nil {
+			t.Fatalf("%v: %v", sets, err)
+		}
+		r := mustAnalyze(t, s, Options{})
+		if got := r.Component(CompStepTemp).Peak; got != c.temp {
+			t.Errorf("%v: optimizer temporaries %d B, want %d", sets, got, c.temp)
+		}
+		for _, p := range r.PhasePeaks {
+			if p.Phase == PhaseOptimizer && c.step > 0 && p.Bytes-r.AtRest != c.step {
+				t.Errorf("%v: optimizer step peaks %d B above the rest, want %d", sets, p.Bytes-r.AtRest, c.step)
+			}
 		}
 	}
 }

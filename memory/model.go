@@ -794,7 +794,7 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 				perUnit: map[int]int64{}, bucketGradBytes: gb}
 			if s.Training.FP32Reduce() && gb < 4 {
 				g.info.ReduceBytes = 4
-				if r.Stage < 3 && !fsdpStage2(r, s) && !s.Training.NoMaster() && !(r.Convention == ConventionZerosim && stage0GradsFreed(r, s)) {
+				if r.Stage < 3 && !fsdpStage2(r, s) && !s.Training.NoMaster() && !(r.Convention == ConventionZerosim && stage0GradsFreed(r, s) && !s.FSDP1NoShard()) {
 					// The grad buffer is the reduction's buffer: fp32
 					// (grad_reduce_in_fp32, scenarios/stack.go). FSDP's
 					// stage 2 reduces as its stage 3 (shardsPerUnit): the
@@ -805,8 +805,18 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 					// fp32 below stage 3 only at FSDP's stage 2
 					// (scenarios.MasterNone), whose seed conventions
 					// count model states only. Without a gradient buffer
-					// (stage0GradsFreed) nothing reduces: AccumulateGrad
-					// makes .grad in the parameter's dtype.
+					// (stage0GradsFreed) .grad is AccumulateGrad's, in the
+					// parameter's dtype: nothing reduces in one process, and
+					// DeepSpeed's stage 0 all-reduces a flattened copy it
+					// copies back (allreduce_bucket casts that copy to
+					// communication_data_type, deepspeed/runtime/engine.py
+					// at edaa7221). FSDP1's NO_SHARD (FSDP1NoShard) casts
+					// .grad itself to reduce_dtype before its all-reduce
+					// (_post_backward_hook: flat_param.grad.data =
+					// flat_param.grad.to(handle._reduce_dtype),
+					// torch/distributed/fsdp/_runtime_utils.py at
+					// 3ade90a6aaa939cd6238e314c321b9f920db1471) and keeps
+					// it so: fp32.
 					g.info.GradBytes = 4
 				}
 			}

@@ -353,6 +353,33 @@ func stage0GradsFreed(r *Report, s *scenarios.Scenario) bool {
 	return r.Convention == ConventionSeed000 || r.Convention == ConventionZerosim && s.GradsFreedEachStep()
 }
 
+// freedGradsNote says whose gradients stage0GradsFreed counts under
+// convention zerosim (scenarios.Scenario.GradsFreedEachStep).
+func freedGradsNote(s *scenarios.Scenario) string {
+	switch {
+	case s.DeepSpeed():
+		return "param.grad: each unit's made in its backward, dropped by DeepSpeed's optimizer step (stage 0, grad_accum 1)"
+	case s.FSDP1NoShard():
+		return "flat_param.grad: each unit's made in its backward, all-reduced in place by FSDP1's NO_SHARD post-backward, freed by zero_grad (grad_accum 1)"
+	}
+	return "param.grad: each unit's made in its backward, freed by zero_grad after the step (one process, no data-parallel wrapper, grad_accum 1)"
+}
+
+// dsFlatGradCopy reports whether s steps through DeepSpeed's
+// FP16_Optimizer, whose step makes the fp32 gradient from per-parameter
+// copies (see the optimizer temporaries in buildEvents): DeepSpeed's stage
+// 0 under convention zerosim with FusedAdam (training.optimizer_impl
+// fused, what DeepSpeed builds for the ds_config's Adam and AdamW),
+// which _configure_fp16_optimizer wraps in FP16_Optimizer; any other
+// optimizer is wrapped in FP16_UnfusedOptimizer, which copies each .grad
+// to its fp32 master's .grad and needs the one grad.float() copy
+// (deepspeed/runtime/engine.py lines 2279-2334 and
+// fp16/unfused_optimizer.py lines 215-220 at edaa7221). The 16-bit params
+// are the caller's to check.
+func dsFlatGradCopy(r *Report, s *scenarios.Scenario) bool {
+	return r.Convention == ConventionZerosim && s.DeepSpeed() && s.Training.OptimizerImpl == scenarios.OptimizerFused
+}
+
 // OneGraphGrads reports whether the step's last micro-step holds a second
 // set of gradients: under training.compile model on one GPU
 // (scenarios.Scenario.OneGraph) the whole model is one AOTAutograd graph,
@@ -470,7 +497,7 @@ func (m *model) atRest() {
 			case r.Convention == ConventionSeed000:
 				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
 			case stage0GradsFreed(r, m.s):
-				m.set(CompGrads, 0, "param.grad: each unit's made in its backward, freed by zero_grad after the step (one process, no data-parallel wrapper, grad_accum 1)")
+				m.set(CompGrads, 0, freedGradsNote(m.s))
 			default:
 				m.set(CompGrads, c.Mul(P, eg), gradBufferNote("full grad buffer", g))
 				m.set(CompPadding, c.Mul(Z-P, eg), "")
@@ -1256,6 +1283,20 @@ func (m *model) buildEvents() {
 			elems = g.layout.Numel
 		}
 		note := "fp32 copy of the grads the rank updates (grad.float())"
+		if r.Stage == 0 && dsFlatGradCopy(r, m.s) {
+			// DeepSpeed's FP16_Optimizer (stage 0 under bf16 or fp16 with
+			// FusedAdam) builds each parameter group's fp32 gradient as
+			// _flatten_dense_tensors([p.grad.to(fp32) for p in group]):
+			// the per-parameter fp32 copies and their concatenation exist
+			// at once, beside the 16-bit .grad it frees only afterwards
+			// (FP16_Optimizer.step, deepspeed/runtime/fp16/
+			// fused_optimizer.py lines 284-313 at deepspeedai/DeepSpeed
+			// edaa7221267243c7be7fb49c5d5f5c4fb97b4641). Counted for the
+			// whole group at once; the flat copy alone lives on through
+			// the update, below this peak.
+			elems = c.Mul(2, elems)
+			note = "fp32 copies of the grads and their flattened concatenation (DeepSpeed FP16_Optimizer.step)"
+		}
 		if fp32Shard(r, m.s, &g.info) {
 			// The gradient shards are fp32 already: no grad.float() copy.
 			// What remains is the optimizer's own intermediates, tensor by

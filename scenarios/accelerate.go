@@ -662,6 +662,10 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 			r.note("SHARD_GRAD_OP keeps only the parameter shard between steps and each unit gathered from its forward to its post-backward: ZeRO stage 2 under communication.boundary fsdp1 models both (memory.FSDPStage2)")
 		case "NO_SHARD":
 			stage = 0
+			// FSDP1 wraps the model all the same: no gradient buffer
+			// (Scenario.FSDP1NoShard), each unit's flat_param.grad
+			// all-reduced in place in its post-backward.
+			r.set("communication.boundary", "fsdp1", from+": FSDP1's NO_SHARD, each unit's flat_param.grad all-reduced in place by its post-backward hook (torch/distributed/fsdp/_runtime_utils.py at 3ade90a6) and dropped by the Trainer's model.zero_grad() after the step (transformers trainer.py _inner_training_loop at 000945a9): no gradient buffer")
 		case "HYBRID_SHARD":
 			stage, k = 3, machines
 		case "HYBRID_SHARD_ZERO2":

@@ -59,7 +59,7 @@ func TestImportAccelerate(t *testing.T) {
 		{"SHARD_GRAD_OP", []byte("distributed_type: FSDP\nnum_processes: 8\nmixed_precision: bf16\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"), AccelerateOptions{},
 			map[string]string{"parallelism.zero_stage": "2", "training.shard_dtype": "", "training.reduce_dtype": "param_dtype", "training.flat_param_views": "true", "communication.boundary": "fsdp1"}, "SHARD_GRAD_OP keeps only the parameter shard"},
 		{"NO_SHARD", []byte("distributed_type: FSDP\nnum_processes: 4\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n"), AccelerateOptions{},
-			map[string]string{"parallelism.zero_stage": "0", "parallelism.dp": "4"}, ""},
+			map[string]string{"parallelism.zero_stage": "0", "parallelism.dp": "4", "communication.boundary": "fsdp1"}, ""},
 		{"FSDP1 strategy written as fsdp_reshard_after_forward: the launcher's FULL_SHARD wins", []byte(
 			"distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 1\n  fsdp_reshard_after_forward: SHARD_GRAD_OP\n"), AccelerateOptions{},
 			map[string]string{"parallelism.zero_stage": "3", "communication.backward_prefetch_depth": "0"}, "exports FSDP_SHARDING_STRATEGY=FULL_SHARD"},
@@ -72,7 +72,7 @@ func TestImportAccelerate(t *testing.T) {
 			map[string]string{"parallelism.dp": "4", "parallelism.cp": "2", "parallelism.zero_stage": "3"}, ""},
 		{"MULTI_GPU is DDP", []byte("distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 8\nmixed_precision: bf16\n"), AccelerateOptions{},
 			map[string]string{"cluster.gpus_per_node": "4", "parallelism.dp": "8", "parallelism.zero_stage": "0", "communication.bucket_size": "25MiB",
-				"training.param_dtype": "bf16", "training.shard_dtype": "", "training.reduce_dtype": ""}, "autocast"},
+				"training.param_dtype": "bf16", "training.shard_dtype": "", "training.reduce_dtype": "", "communication.boundary": ""}, "autocast"},
 	} {
 		a, err := ImportAccelerate("c.yaml", c.data, c.o)
 		if err != nil {

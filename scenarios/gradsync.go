@@ -150,65 +150,101 @@ func (s *Scenario) NoGradAccum() bool {
 }
 
 // GradsFreedEachStep reports whether s, at ZeRO stage 0, keeps no gradient
-// between steps: one process (dp·cp = 1) with one micro-step (grad_accum
-// 1) under a stack that wraps no gradient buffer around the model there.
-// Each parameter's .grad is then made by its AccumulateGrad in the
-// backward, unit by unit, and freed when the optimizer's zero_grad sets
-// it to None (set_to_none=True, torch.optim's default since torch 2.0)
-// once the step is over (torchtune's full_finetune_single_device calls
+// between steps: one micro-step (grad_accum 1) under a wrapper that keeps
+// no gradient buffer around the model, or none. Each parameter's .grad is
+// then made by its AccumulateGrad in the backward, unit by unit, and freed
+// when the optimizer's zero_grad sets it to None (set_to_none=True,
+// torch.optim's default since torch 2.0) once the step is over
+// (torchtune's full_finetune_single_device calls
 // self._optimizer.zero_grad(set_to_none=True) after every step,
 // recipes/full_finetune_single_device.py lines 715-716 at pytorch/torchtune
 // 1814feb17a9038e1a8053ce93111bd26774a8db6), or before the next forward
 // (torchtitan, Composer, fms-fsdp: below), which leaves the same peak.
-// Per stack at world size 1:
+// Three cases:
 //
-//   - none: a plain torch.optim loop (torchtune, KempnerForge: no mesh and
-//     no FSDP at world size 1, kempnerforge/distributed/setup.py at
-//     01b461a78f57).
-//   - torchtitan: parallelize_llama applies FSDP only when fsdp_enabled
-//     (dp_shard > 1 or cp > 1) and DDP only when dp_replicate > 1
+//   - One process (dp·cp = 1) under any stack but Megatron and DeepSpeed,
+//     which wraps nothing there. none: a plain torch.optim loop
+//     (torchtune, KempnerForge: no mesh and no FSDP at world size 1,
+//     kempnerforge/distributed/setup.py at 01b461a78f57). torchtitan:
+//     parallelize_llama applies FSDP only when fsdp_enabled (dp_shard > 1
+//     or cp > 1) and DDP only when dp_replicate > 1
 //     (torchtitan/models/llama3/infra/parallelize.py lines 125-153 and
 //     torchtitan/distributed/parallel_dims.py lines 318-335 at
 //     pytorch/torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1): the
 //     plain model; train_step calls self.optimizers.zero_grad() first
-//     (torchtitan/train.py line 550).
-//   - llm-foundry: Composer wraps DDP only when dist.get_world_size() > 1
-//     (composer/trainer/trainer.py line 1972 at mosaicml/composer
-//     e147a68331e11588048ef6f2bc8ec83004c6d00b) and zeroes with
-//     set_to_none=True before each batch (line 3050); with fsdp_config,
-//     FSDP1 clamps its strategy to NO_SHARD at world size 1
-//     (_init_core_state, torch/distributed/fsdp/_init_utils.py at
-//     pytorch/pytorch 39ec502db40696605fd91001e5a0afa23ed62f20), whose
-//     gradient is each unit's flat_param.grad, made in the unit's
-//     backward and dropped by the same zero_grad.
-//   - fms-fsdp: FSDP(model, ...) (main_training.py line 91 at
-//     foundation-model-stack/fms-fsdp
-//     078c29e74593981ee1453fe0feca1e7ba5fa8aaf), NO_SHARD at world size 1
-//     as above; optimizer.zero_grad() before each batch
-//     (fms_fsdp/utils/train_utils.py line 87).
+//     (torchtitan/train.py line 550). llm-foundry: Composer wraps DDP only
+//     when dist.get_world_size() > 1 (composer/trainer/trainer.py line
+//     1972 at mosaicml/composer e147a68331e11588048ef6f2bc8ec83004c6d00b);
+//     with fsdp_config, FSDP1 clamps its strategy to NO_SHARD at world size
+//     1 (_init_core_state, torch/distributed/fsdp/_init_utils.py at
+//     pytorch/pytorch 39ec502db40696605fd91001e5a0afa23ed62f20): the next
+//     case.
+//   - FSDP1's NO_SHARD at any data-parallel size (FSDP1NoShard): FSDP1
+//     keeps no gradient buffer. Autograd makes each unit's flat_param.grad
+//     in its backward; the unit's _post_backward_hook all-reduces that very
+//     tensor in place (_reduce_grad_no_shard: dist.all_reduce(
+//     flat_param.grad), torch/distributed/fsdp/_runtime_utils.py at
+//     pytorch/pytorch 3ade90a6aaa939cd6238e314c321b9f920db1471, the
+//     NO_SHARD branch of _post_backward_hook: "If using NO_SHARD, then the
+//     .grad attribute is the reduced unsharded gradient"), and the trainer
+//     drops it: Composer calls optimizer.zero_grad(set_to_none=True) before
+//     each batch (composer/trainer/trainer.py line 3050 at e147a683),
+//     fms-fsdp optimizer.zero_grad() (fms_fsdp/utils/train_utils.py line 87
+//     at foundation-model-stack/fms-fsdp
+//     078c29e74593981ee1453fe0feca1e7ba5fa8aaf, torch>=2.2 by its
+//     requirements.txt, so set_to_none).
+//   - DeepSpeed (Scenario.DeepSpeed) at any data-parallel size: its
+//     stage-0 engine all-reduces the parameters' own .grad after the
+//     backward, through flattened copies of 5e8-element buckets it copies
+//     back (buffered_allreduce_fallback, allreduce_and_copy,
+//     deepspeed/runtime/engine.py at deepspeedai/DeepSpeed
+//     edaa7221267243c7be7fb49c5d5f5c4fb97b4641; the copies are not
+//     modelled), and keeps no buffer. Under bf16 or fp16 the optimizer
+//     wrapper is FP16_Optimizer for FusedAdam (DDP_BFLOAT16 or FP16,
+//     engine.py lines 2017-2019 and 2065-2067, _configure_fp16_optimizer
+//     lines 2279-2334), whose step flattens the 16-bit .grad into an fp32
+//     copy and sets each .grad to None before the update
+//     (deepspeed/runtime/fp16/fused_optimizer.py lines 284-313;
+//     memory's step temporaries count the copy), else
+//     FP16_UnfusedOptimizer, which copies each .grad to its fp32 master's
+//     (fp16/unfused_optimizer.py lines 215-220); the engine then zeroes
+//     the optimizer's grads, and its own zero_grad sets every .grad to
+//     None (_take_model_step, engine.py lines 3360-3369; zero_grad line
+//     3316).
 //
-// Not under megatron (stack: megatron, or its param-and-grad buffer's
+// Not under Megatron (stack: megatron, or its param-and-grad buffer's
 // padding): get_model wraps every model chunk in Megatron's
 // DistributedDataParallel whatever the data-parallel size
 // (megatron/training/training.py line 986, wrap_with_ddp=True, at
 // NVIDIA/Megatron-LM d580efc68a9f0dbf1945f834f6f6200cd01d3343), whose
 // ParamAndGradBuffer allocates grad_data once and keeps it
-// (megatron/core/distributed/param_and_grad_buffer.py line 628). Not
-// under DeepSpeed (Scenario.DeepSpeed), whose engine wraps the model at
-// every size: at stage 0 with bf16 it builds FP16_Optimizer
-// (DDP_BFLOAT16, deepspeed/runtime/engine.py lines 2017-2019 and
-// 2065-2067 at deepspeedai/DeepSpeed
-// edaa7221267243c7be7fb49c5d5f5c4fb97b4641), whose step flattens the
-// 16-bit .grad into an fp32 copy and sets each .grad to None before the
-// update (deepspeed/runtime/fp16/fused_optimizer.py lines 284-313): a
-// lifetime of its own at every data-parallel size, not modelled, so
-// zerosim keeps the buffer there.
+// (megatron/core/distributed/param_and_grad_buffer.py line 628). Not under
+// torch's DDP above one process (torchtitan's replicate, Composer without
+// fsdp_config, Accelerate's MULTI_GPU),
+// whose Reducer keeps its bucket buffers for the run
+// (torch/csrc/distributed/c10d/reducer.cpp at pytorch/pytorch
+// ad78a7b33a496f60c756927a4fcd8e3e8fc1aee6).
 // With grad_accum > 1, .grad made by the first micro-step is kept through
 // the others, and the last micro-step, which the memory timeline follows,
 // starts with it.
 func (s *Scenario) GradsFreedEachStep() bool {
-	if s.Parallelism.Stage != 0 || s.N() != 1 || s.Training.GradAccum > 1 {
+	if s.Parallelism.Stage != 0 || s.Training.GradAccum > 1 {
 		return false
 	}
-	return s.Stack != "megatron" && s.Communication.Padding != PaddingMegatron && !s.DeepSpeed()
+	if s.DeepSpeed() || s.FSDP1NoShard() {
+		return true
+	}
+	return s.N() == 1 && s.Stack != "megatron" && s.Communication.Padding != PaddingMegatron
+}
+
+// FSDP1NoShard reports whether s runs FSDP1's NO_SHARD: ZeRO stage 0 under
+// communication.boundary fsdp1, PyTorch FSDP1 wrapping the model. The
+// llm-foundry and fms-fsdp presets set it at every stage (their stage 0 is
+// NO_SHARD: StackLayout; fms-fsdp's sharding_strategy "ddp" is
+// ShardingStrategy.NO_SHARD, fms_fsdp/utils/train_utils.py get_policies at
+// 078c29e), `zerosim import accelerate` writes it for fsdp_sharding_strategy
+// NO_SHARD, and `zerosim import llm-foundry` writes boundary reshard for a
+// run without fsdp_config, which Composer trains with torch DDP.
+func (s *Scenario) FSDP1NoShard() bool {
+	return s.Parallelism.Stage == 0 && s.Communication.Boundary == BoundaryFSDP1
 }

@@ -1012,11 +1012,13 @@ func (im *lfImport) readParallelism() error {
 		im.set("parallelism.zero_stage", "0", "no fsdp_config: Composer wraps the model in DDP")
 		im.note("no fsdp_config: Composer trains with DDP, modelled as zero_stage 0 (a replica of the fp32 parameters and optimizer state per GPU)")
 		im.set("training.grad_sync", "last", "Composer DDP: ddp_sync_strategy SINGLE_AUTO_SYNC (find_unused_parameters false) runs every micro-batch but the last under no_sync (composer/distributed/dist_strategy.py ddp_sync_context, composer/trainer/trainer.py _get_ddp_sync_strategy at mosaicml/composer e147a68)")
+		im.set("communication.boundary", "reshard", lfNoFSDP)
 		return nil
 	}
 	if world == 1 {
 		f.Stage = 0
 		im.set("parallelism.zero_stage", "0", "one GPU: llm-foundry drops fsdp_config (command_utils/train.py)")
+		im.set("communication.boundary", "reshard", lfNoFSDP)
 		return nil
 	}
 	im.fsdp = true
@@ -1407,6 +1409,13 @@ func (im *lfImport) readRecompute() error {
 	}
 	return nil
 }
+
+// lfNoFSDP is why a Composer run without FSDP1 has no fsdp1 boundary (the
+// stack preset's): its stage 0 is torch DDP above one GPU, whose gradient
+// buckets outlive the step, or the plain model, not FSDP1's NO_SHARD,
+// which keeps no gradient buffer (Scenario.FSDP1NoShard,
+// GradsFreedEachStep).
+const lfNoFSDP = "no FSDP1 (Composer wraps DDP only above world size 1, composer/trainer/trainer.py line 1972 at e147a68): not the preset's fsdp1, whose stage 0 is NO_SHARD"
 
 // readComm maps the FSDP1 schedule keys (FSDPConfig's defaults,
 // composer/utils/parallelism.py lines 14–43 at v0.32.1):

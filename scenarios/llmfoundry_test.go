@@ -346,3 +346,33 @@ func TestImportLLMFoundryInterpolationBudget(t *testing.T) {
 		t.Errorf("error %v, want the interpolation budget's", err)
 	}
 }
+
+// TestImportLLMFoundryStage0Grads: at stage 0 the import tells FSDP1's
+// NO_SHARD, which keeps no gradient buffer at grad_accum 1
+// (Scenario.FSDP1NoShard, GradsFreedEachStep), from Composer's torch DDP
+// without fsdp_config (boundary reshard, not the preset's fsdp1), whose
+// buckets outlive the step.
+func TestImportLLMFoundryStage0Grads(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		edits    []string
+		boundary Boundary
+		freed    bool
+	}{
+		{"NO_SHARD", []string{"FULL_SHARD", "NO_SHARD"}, BoundaryFSDP1, true},
+		{"no fsdp_config (DDP)", []string{"fsdp_config:\n  sharding_strategy: FULL_SHARD\n  mixed_precision: PURE\n  activation_checkpointing: true\n  activation_checkpointing_reentrant: false\n  activation_cpu_offload: false\n  limit_all_gathers: true\n", ""}, BoundaryReshard, false},
+	} {
+		f, err := ImportLLMFoundry("mpt-7b.yaml", lfFile(t, "mpt-7b.yaml", c.edits...), lfH100(16))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		s, err := Load("s.yaml", f.Scenario(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if s.Parallelism.Stage != 0 || s.Training.GradAccum != 1 || s.Communication.Boundary != c.boundary || s.FSDP1NoShard() != c.freed || s.GradsFreedEachStep() != c.freed {
+			t.Errorf("%s: stage %d grad_accum %d boundary %q, FSDP1NoShard %t, GradsFreedEachStep %t; want 0 1 %q %t",
+				c.name, s.Parallelism.Stage, s.Training.GradAccum, s.Communication.Boundary, s.FSDP1NoShard(), s.GradsFreedEachStep(), c.boundary, c.freed)
+		}
+	}
+}
