@@ -8,12 +8,14 @@ import (
 )
 
 // MaxParams bounds model.params: 20,000 trillion (2·10^16), above the
-// 1.35·10^16 of the largest transformer its dimensions describe (hidden
-// 2^20, 1024 layers), and low enough that a bare count's sizes and its
-// one-token step stay within int64 (20 bytes a parameter at stage 0 is
-// 4·10^17 B). params: 9223372036854775807 loaded and overflowed in the
-// replay with a message that blamed micro_batch × seq_len 0 (qauser s28
-// L2).
+// 1.35·10^16 (12·h²·L) of a transformer at the largest hidden and layer
+// count (2^20, 1024) with a 4·hidden FFN, and low enough that a bare
+// count's sizes and its one-token step stay within int64 (20 bytes a
+// parameter at stage 0 is 4·10^17 B). params: 9223372036854775807 loaded
+// and overflowed in the replay with a message that blamed micro_batch ×
+// seq_len 0 (qauser s28 L2). It bounds the key alone: dimensions may
+// describe more (ffn 2^24 at hidden 2^20 and 1024 layers is 4.05·10^16
+// parameters), which their own bounds and checked int64 arithmetic hold.
 const MaxParams = 20_000_000_000_000_000
 
 // intBounds are an integer key's own bounds, lo to hi; count prints them as
