@@ -464,8 +464,8 @@ func untag(line string) string {
 // "all_reduce_perf_mpi"); false for the tests zerosim does not model:
 // broadcast, reduce, alltoallv, scatter, gather, sendrecv, hypercube
 // (BIN_FILES_LIST in src/Makefile of NVIDIA/nccl-tests at
-// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432; common.cu prints the name as
-// "# Collective test starting: %s").
+// a0b82b2260cf5152b9f8c061bbf7eaf0ba096432; src/util.cu line 624 prints
+// the name as "# Collective test starting: %s").
 func opOfTest(s string) (Op, bool) {
 	switch {
 	case strings.HasPrefix(s, "all_reduce"):
