@@ -41,6 +41,13 @@ func TestGradsFreedEachStep(t *testing.T) {
 		{[]string{"parallelism.dp=2", "cluster.gpus_per_node=2"}, 2000, nil},
 		{[]string{"stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
 		{[]string{"stack=deepspeed", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
+		// Megatron's wrapper whatever the padding rules asked: get_model
+		// wraps in its DistributedDataParallel at every size (the
+		// stack, not communication.padding, decides; GradsFreedEachStep).
+		{[]string{"stack=megatron", "communication.padding=toy", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
+		// Megatron's param-and-grad buffer rules under another stack: that
+		// buffer, kept (param_and_grad_buffer.py's grad_data), in bf16.
+		{[]string{"communication.padding=megatron"}, 2000, nil},
 	} {
 		s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), c.sets)
 		if err != nil {
@@ -60,5 +67,15 @@ func TestGradsFreedEachStep(t *testing.T) {
 		if !slices.Equal(got, c.events) {
 			t.Errorf("%v: gradient events %v, want %v", c.sets, got, c.events)
 		}
+	}
+	// Seed 002's tables count 2 B of gradient a parameter at rest at every
+	// stage, this one process too (16P at stage 0, ConventionSeed002):
+	// 2,000 B, not convention zerosim's freed gradients.
+	s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := mustAnalyze(t, s, Options{Convention: ConventionSeed002}).Component(CompGrads); g.AtRest != 2000 {
+		t.Errorf("convention seed002: grads at rest %d B, want 2000", g.AtRest)
 	}
 }
