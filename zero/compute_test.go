@@ -349,6 +349,12 @@ func TestFSDP2CopyBytes(t *testing.T) {
 			return 4
 		}, 4, true},
 		{"fsdp2 stage 2", []string{"parallelism.zero_stage=2"}, func(bool) float64 { return 4 }, 4, false},
+		// No mixed precision: the unit gathers and reduces fp32, 2 × 4 B
+		// copied out, 4 + 4 B copied in.
+		{"fsdp2 fp32 params", []string{"training.param_dtype=fp32"}, func(bool) float64 { return 8 }, 8, true},
+		// grad_sync last at grad_accum 1: the one micro-step reduces, with
+		// no accumulation before it (fsdp2AccumBytes is 0 below 2).
+		{"fsdp2 grad_sync last, GA 1, reduce fp32", []string{"training.grad_sync=last", "training.reduce_dtype=fp32"}, func(bool) float64 { return 4 }, 6, true},
 		// Stage 3 reduces every micro-step (grad_sync every, its
 		// default): a copy-in each, 4 B a parameter a micro-step.
 		{"fsdp2 GA 4", []string{"training.grad_accum=4"}, func(bool) float64 { return 4 }, 4, true},
@@ -407,8 +413,8 @@ func TestFSDP2CopyBytes(t *testing.T) {
 // copy, at H100 SXM5's 3,350 GB/s (presets.go) × DefaultHBMEfficiency.
 func TestFSDP2CopyBytesExpertParallel(t *testing.T) {
 	const doc = "version: 1\ncluster: {nodes: 2, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 1\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 16640, dims: {hidden: 64, heads: 4, kv_heads: 4, head_dim: 16}}\n  - {name: experts.0, params: 196608, group: expert, dims: {hidden: 64, experts: 8, top_k: 2, expert_ffn: 128}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 4, zero_stage: 3, ep: 4}\n"
-	costs := func(boundary string) []LayerCost {
-		s, err := scenarios.Load("s.yaml", []byte(doc), []string{"communication.boundary=" + boundary})
+	costs := func(boundary string, sets ...string) []LayerCost {
+		s, err := scenarios.Load("s.yaml", []byte(doc), append([]string{"communication.boundary=" + boundary}, sets...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,6 +425,17 @@ func TestFSDP2CopyBytesExpertParallel(t *testing.T) {
 		return c
 	}
 	base, got := costs("reshard"), costs("fsdp2")
+	// Under full recompute the copies do not run again: FSDP2 gathers a
+	// unit once in its backward (pre_backward's unshard) and the
+	// checkpointed forward reruns on those gathered parameters, so the
+	// backward grows by what it grows without recompute.
+	baseR, gotR := costs("reshard", "training.recompute=full"), costs("fsdp2", "training.recompute=full")
+	for i := range base {
+		d, dR := (got[i].Bwd - base[i].Bwd).Seconds(), (gotR[i].Bwd - baseR[i].Bwd).Seconds()
+		if math.Abs(dR-d) > 2e-12 {
+			t.Errorf("unit %s: under recompute full the backward grows %.6g s, want %.6g s as without it", base[i].Name, dR, d)
+		}
+	}
 	hbm := 3350e9 * DefaultHBMEfficiency
 	want := map[string]float64{"embedding": 4 * 16384, "block.0": 4 * 16640, "experts.0": 4 * 196608 / 4, "lm_head": 4 * 16384}
 	for i := range base {
