@@ -250,12 +250,18 @@ func TestOptimizerBytesPerElemNoMaster(t *testing.T) {
 // A100-80GB at micro-batch mb, with sets.
 func llama7bZeRO3Costs(t *testing.T, mb int, sets ...string) []LayerCost {
 	t.Helper()
-	s, err := scenarios.Load("s.yaml", []byte(fmt.Sprintf(`version: 1
+	return docCosts(t, fmt.Sprintf(`version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
 model: {preset: llama2-7b}
 parallelism: {dp: 8, zero_stage: 3}
 training: {micro_batch: %d}
-`, mb)), sets)
+`, mb), sets...)
+}
+
+// docCosts is the unit costs of the scenario doc with sets.
+func docCosts(t *testing.T, doc string, sets ...string) []LayerCost {
+	t.Helper()
+	s, err := scenarios.Load("s.yaml", []byte(doc), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,15 +420,7 @@ func TestFSDP2CopyBytes(t *testing.T) {
 func TestFSDP2CopyBytesExpertParallel(t *testing.T) {
 	const doc = "version: 1\ncluster: {nodes: 2, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 1\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 16640, dims: {hidden: 64, heads: 4, kv_heads: 4, head_dim: 16}}\n  - {name: experts.0, params: 196608, group: expert, dims: {hidden: 64, experts: 8, top_k: 2, expert_ffn: 128}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 4, zero_stage: 3, ep: 4}\n"
 	costs := func(boundary string, sets ...string) []LayerCost {
-		s, err := scenarios.Load("s.yaml", []byte(doc), append([]string{"communication.boundary=" + boundary}, sets...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Costs(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return docCosts(t, doc, append([]string{"communication.boundary=" + boundary}, sets...)...)
 	}
 	base, got := costs("reshard"), costs("fsdp2")
 	// Under full recompute the copies do not run again: FSDP2 gathers a
