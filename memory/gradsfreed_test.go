@@ -64,6 +64,13 @@ func TestGradsFreedEachStep(t *testing.T) {
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, nil},
 		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, nil},
 		{at2("stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 4000, nil},
+		// Megatron's wrapper whatever the padding rules asked: get_model
+		// wraps in its DistributedDataParallel at every size (the
+		// stack, not communication.padding, decides; GradsFreedEachStep).
+		{[]string{"stack=megatron", "communication.padding=toy", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
+		// Megatron's param-and-grad buffer rules under another stack: that
+		// buffer, kept (param_and_grad_buffer.py's grad_data), in bf16.
+		{[]string{"communication.padding=megatron"}, 2000, nil},
 	} {
 		s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), c.sets)
 		if err != nil {
@@ -89,6 +96,16 @@ func TestGradsFreedEachStep(t *testing.T) {
 		if !slices.Equal(got, c.events) {
 			t.Errorf("%v: gradient events %v, want %v", c.sets, got, c.events)
 		}
+	}
+	// Seed 002's tables count 2 B of gradient a parameter at rest at every
+	// stage, this one process too (16P at stage 0, ConventionSeed002):
+	// 2,000 B, not convention zerosim's freed gradients.
+	s, err := scenarios.Load("s.yaml", []byte(twoUnitsOneGPU), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := mustAnalyze(t, s, Options{Convention: ConventionSeed002}).Component(CompGrads); g.AtRest != 2000 {
+		t.Errorf("convention seed002: grads at rest %d B, want 2000", g.AtRest)
 	}
 }
 

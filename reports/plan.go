@@ -830,16 +830,30 @@ func paretoFront(p *sweep.Plan) []int {
 func paretoText(p *sweep.Plan) string {
 	front := paretoFront(p)
 	// Each point's memory with the decimals that tell it from its
-	// neighbours (gibApart): two points of the front never read as the
-	// same memory, the slower one then looking dominated.
+	// neighbours (apartDigits, as gibApart): two points of the front never
+	// read as the same memory, the slower one then looking dominated. A
+	// run of points that read alike takes one precision for all of them,
+	// so none reads out of order (30.10, 30.12, then 30.1 GiB for 30.14).
 	mem := make([]string, len(front))
 	for k, i := range front {
 		mem[k] = gib(p.Rows[i].PeakMemory)
 	}
-	for k := 1; k < len(front); k++ {
-		if a, b := p.Rows[front[k-1]].PeakMemory, p.Rows[front[k]].PeakMemory; mem[k-1] == mem[k] {
-			mem[k-1], mem[k] = gibApart(a, b)
+	for k := 0; k < len(front); {
+		end := k + 1
+		for end < len(front) && mem[end] == mem[k] {
+			end++
 		}
+		if end-k > 1 {
+			run := make([]int64, 0, end-k)
+			for _, i := range front[k:end] {
+				run = append(run, p.Rows[i].PeakMemory)
+			}
+			d := apartDigits(gibAt, 0, 2, run...)
+			for j := k; j < end; j++ {
+				mem[j] = gibAt(run[j-k], d)
+			}
+		}
+		k = end
 	}
 	var parts []string
 	for k, i := range front {

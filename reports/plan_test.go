@@ -379,4 +379,41 @@ func TestParetoTextTellsTiesApart(t *testing.T) {
 	if got != want {
 		t.Errorf("paretoText:\n got %s\nwant %s", got, want)
 	}
+	// Three points that read 30.1 GiB take one precision: the third does
+	// not fall back to "30.1" after "30.12", reading as less memory.
+	p = &sweep.Plan{Rows: []sweep.PlanRow{row(gb(30.14), 11101), row(gb(30.12), 11058), row(gb(30.10), 10812)}}
+	got = paretoText(p)
+	want = "30.10 GiB → 10,812 (#3), 30.12 GiB → 11,058 (#2), 30.14 GiB → 11,101 (#1)"
+	if got != want {
+		t.Errorf("paretoText of three points at 30.1 GiB:\n got %s\nwant %s", got, want)
+	}
+}
+
+// The plan table's title says the figures are at the default efficiency
+// when the gives line quotes the published fits beside it, and that rows
+// needing allocator retries come last (the README's plan example, README.md
+// "# the fastest of the 27 configurations that fit, by tokens/s per GPU at
+// the default 0.8; rows with retries (†) last"); without published fits or
+// retry rows it says neither.
+func TestPlanTableTitle(t *testing.T) {
+	ms := int64(units.Millisecond)
+	row := func(k int, step int64, room bool) sweep.PlanRow {
+		return sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, K: k, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "auto"},
+			StepTime: step * ms, Compute: step * ms, PeakMemory: int64(units.GiB), DeviceFit: room, TokensPerSecPerGPU: 1e6 / float64(step)}
+	}
+	fits := &sweep.PublishedFits{Runs: 2, GPU: "H100-80GB"}
+	for _, c := range []struct {
+		rows []sweep.PlanRow
+		fits *sweep.PublishedFits
+		want string
+	}{
+		{[]sweep.PlanRow{row(1, 400, true), row(2, 420, true), row(4, 380, false)}, fits, "the fastest of the 3 configurations that fit, by tokens/s per GPU at the default 0.8; rows with retries (†) last"},
+		{[]sweep.PlanRow{row(1, 400, true), row(2, 420, true), row(4, 380, false)}, nil, "the fastest of the 3 configurations that fit, by tokens/s per GPU; rows with retries (†) last"},
+		{[]sweep.PlanRow{row(1, 400, true), row(2, 420, true)}, fits, "the fastest of the 2 configurations that fit, by tokens/s per GPU at the default 0.8"},
+	} {
+		pr := &PlanReport{Plan: &sweep.Plan{N: 32, Rows: c.rows, PickAtFits: c.fits}}
+		if got := pr.planTable().Title; got != c.want {
+			t.Errorf("title %q, want %q", got, c.want)
+		}
+	}
 }

@@ -111,6 +111,11 @@ func TestHFAliases(t *testing.T) {
 		{"the alias, 16", with(`"num_attention_heads": 16,`), "", "num_attention_heads=16 and n_head=12 are one setting in transformers (the config class's attribute_map), which sets num_attention_heads last, so the model gets 16 where the import reads n_head's 12 (give one of them, or both the same value)", 0},
 		{"hidden_size 1024", with(`"hidden_size": 1024,`), "", "hidden_size=1024 and n_embd=768 are one setting", 0},
 		{"the alias null", with(`"num_attention_heads": null,`), "", "num_attention_heads=null and n_head=12 are one setting", 0},
+		// GPT2Config.attribute_map's other two pairs
+		// (configuration_gpt2.py: num_hidden_layers onto n_layer,
+		// max_position_embeddings onto n_positions): each checked.
+		{"num_hidden_layers 24", with(`"num_hidden_layers": 24,`), "", "num_hidden_layers=24 and n_layer=12 are one setting", 0},
+		{"max_position_embeddings 2048", with(`"max_position_embeddings": 2048,`), "", "max_position_embeddings=2048 and n_positions=1024 are one setting", 0},
 	} {
 		hm, err := ImportHF("g.json", []byte(c.doc))
 		if c.err != "" {

@@ -309,3 +309,51 @@ func TestImportTorchtitanUnknownKeyEra(t *testing.T) {
 		}
 	}
 }
+
+// TestImportTorchtitanUnknownKeyDetails holds three rules of
+// ttDoc.unknownKey and the era keys that the mutation review (mutrev s28)
+// found no test of:
+//   - the refused key is the file's first unknown one (torchtitan's
+//     _dict_to_dataclass raises on the first field it does not know, in
+//     the TOML's order): in cd337db's deepseek_v3_16b.toml, an unknown key
+//     at line 7 in [profiling] beside one in [metrics] (line 15), which
+//     sorts before it, and float8.moe_fqns (line 77);
+//   - an empty top-level table ([foo]) in an argparse-era file (9dec370)
+//     is ignored with a warning, as config_manager.py's
+//     args_dict[k] |= v merged it (lines 618-620 at 9dec370): only a
+//     top-level value that is not a table raised TypeError;
+//   - a key of ttPreDSV3Flex alone (lr_scheduler.lr_min, removed by
+//     881f0ca46 on 2025-07-31) dates the file before 25413d2 (2025-08-29),
+//     whose activation_checkpoint.early_stop defaults to false: early stop
+//     is on, as torch's checkpoint wrapper had it; the same file without
+//     the key is TorchtitanCommit's, early stop off.
+func TestImportTorchtitanUnknownKeyDetails(t *testing.T) {
+	_, err := ImportTorchtitan("j.toml", ttFile(t, "deepseek_v3_16b-cd337db.toml", "[profiling]", "[profiling]\nzzz_unknown = 1", "[metrics]", "[metrics]\naaa_unknown = 1"), TorchtitanCluster{})
+	if want := "j.toml:7:1: profiling.zzz_unknown is not a torchtitan job config key"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("two unknown keys: %v, want %s…", err, want)
+	}
+
+	tt, err := ImportTorchtitan("j.toml", ttFile(t, "llama3_8b-9dec370.toml", "[job]", "[foo]\n[job]"), TorchtitanCluster{})
+	if err != nil {
+		t.Errorf("an empty table in 9dec370's file: %v", err)
+	} else if want := "j.toml:4:1: foo is not a torchtitan job config table"; len(tt.Warnings) != 1 || !strings.HasPrefix(tt.Warnings[0], want) {
+		t.Errorf("an empty table in 9dec370's file: warnings %q, want one starting %q", tt.Warnings, want)
+	}
+
+	for _, c := range []struct {
+		edits []string
+		early bool
+	}{
+		{nil, false},
+		{[]string{"[lr_scheduler]", "[lr_scheduler]\nlr_min = 0.0"}, true},
+	} {
+		tt, err := ImportTorchtitan("j.toml", ttFile(t, "llama3_8b.toml", c.edits...), TorchtitanCluster{})
+		if err != nil {
+			t.Errorf("%q: %v", c.edits, err)
+			continue
+		}
+		if tt.EarlyStop != c.early {
+			t.Errorf("%q: recompute early stop %v, want %v (%s)", c.edits, tt.EarlyStop, c.early, tt.Sources["recompute_early_stop"])
+		}
+	}
+}

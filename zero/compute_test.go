@@ -250,12 +250,18 @@ func TestOptimizerBytesPerElemNoMaster(t *testing.T) {
 // A100-80GB at micro-batch mb, with sets.
 func llama7bZeRO3Costs(t *testing.T, mb int, sets ...string) []LayerCost {
 	t.Helper()
-	s, err := scenarios.Load("s.yaml", []byte(fmt.Sprintf(`version: 1
+	return docCosts(t, fmt.Sprintf(`version: 1
 cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
 model: {preset: llama2-7b}
 parallelism: {dp: 8, zero_stage: 3}
 training: {micro_batch: %d}
-`, mb)), sets)
+`, mb), sets...)
+}
+
+// docCosts is the unit costs of the scenario doc with sets.
+func docCosts(t *testing.T, doc string, sets ...string) []LayerCost {
+	t.Helper()
+	s, err := scenarios.Load("s.yaml", []byte(doc), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,12 +355,25 @@ func TestFSDP2CopyBytes(t *testing.T) {
 			return 4
 		}, 4, true},
 		{"fsdp2 stage 2", []string{"parallelism.zero_stage=2"}, func(bool) float64 { return 4 }, 4, false},
+		// No mixed precision: the unit gathers and reduces fp32, 2 × 4 B
+		// copied out, 4 + 4 B copied in.
+		{"fsdp2 fp32 params", []string{"training.param_dtype=fp32"}, func(bool) float64 { return 8 }, 8, true},
+		// grad_sync last at grad_accum 1: the one micro-step reduces, with
+		// no accumulation before it (fsdp2AccumBytes is 0 below 2).
+		{"fsdp2 grad_sync last, GA 1, reduce fp32", []string{"training.grad_sync=last", "training.reduce_dtype=fp32"}, func(bool) float64 { return 4 }, 6, true},
+		// Stage 3 reduces every micro-step (grad_sync every, its
+		// default): a copy-in each, 4 B a parameter a micro-step.
+		{"fsdp2 GA 4", []string{"training.grad_accum=4"}, func(bool) float64 { return 4 }, 4, true},
 		{"fsdp2 grad_sync last, GA 4", []string{"training.grad_accum=4", "training.grad_sync=last"}, func(bool) float64 { return 4 }, 1, true},
 		// The first micro-step's upcast (2 + 4), three adds into the fp32
 		// sum (4 + 2 + 4 each) and the last one's copy-in from it (4 + 4):
 		// 44 B a step, 11 a micro-step.
 		{"fsdp2 grad_sync last, GA 4, reduce fp32", []string{"training.grad_accum=4", "training.grad_sync=last", "training.reduce_dtype=fp32"}, func(bool) float64 { return 4 }, 11, true},
 		{"fsdp2 before PyTorch 2.5, reduce fp32", []string{"training.reduce_dtype=fp32", "memory.fsdp2_rs_own_stream=true"}, func(bool) float64 { return 4 }, 6 + 8, true},
+		// One rank: _get_gradient_divide_factors' predivide factor is 1
+		// there and _div_if_needed divides only by a factor above 1
+		// (_fsdp_collectives.py at 01d66d21), so no pre-divide pass.
+		{"fsdp2 before PyTorch 2.5, reduce fp32, one GPU", []string{"training.reduce_dtype=fp32", "memory.fsdp2_rs_own_stream=true", "parallelism.dp=1", "cluster.gpus_per_node=1"}, func(bool) float64 { return 4 }, 6, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hbm := 2039e9 * DefaultHBMEfficiency // A100 SXM4 80GB
@@ -386,6 +405,44 @@ func TestFSDP2CopyBytes(t *testing.T) {
 	for i := range base {
 		if base[i].Fwd != fsdp1[i].Fwd || base[i].Bwd != fsdp1[i].Bwd {
 			t.Errorf("unit %s under fsdp1: %v/%v, want %v/%v (no FSDP2 copies)", base[i].Name, fsdp1[i].Fwd, fsdp1[i].Bwd, base[i].Fwd, base[i].Bwd)
+		}
+	}
+}
+
+// TestFSDP2CopyBytesExpertParallel: under expert parallelism each rank
+// gathers and reduces only its 1/ep of the routed experts (torchtitan
+// shards the experts over the dp_shard_mod_ep mesh, as memory holds
+// them), so the all-gather copy-out of the expert unit is 2 × 2 B (bf16
+// read and write) × its 196,608 parameters / ep 4 = 196,608 B a gather,
+// not 786,432 B; the dense units copy all of theirs (4 B a parameter).
+// The growth is measured against the reshard boundary, which charges no
+// copy, at H100 SXM5's 3,350 GB/s (presets.go) × DefaultHBMEfficiency.
+func TestFSDP2CopyBytesExpertParallel(t *testing.T) {
+	const doc = "version: 1\ncluster: {nodes: 2, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 1\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 16640, dims: {hidden: 64, heads: 4, kv_heads: 4, head_dim: 16}}\n  - {name: experts.0, params: 196608, group: expert, dims: {hidden: 64, experts: 8, top_k: 2, expert_ffn: 128}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 4, zero_stage: 3, ep: 4}\n"
+	costs := func(boundary string, sets ...string) []LayerCost {
+		return docCosts(t, doc, append([]string{"communication.boundary=" + boundary}, sets...)...)
+	}
+	base, got := costs("reshard"), costs("fsdp2")
+	// Under full recompute the copies do not run again: FSDP2 gathers a
+	// unit once in its backward (pre_backward's unshard) and the
+	// checkpointed forward reruns on those gathered parameters, so the
+	// backward grows by what it grows without recompute.
+	baseR, gotR := costs("reshard", "training.recompute=full"), costs("fsdp2", "training.recompute=full")
+	for i := range base {
+		d, dR := (got[i].Bwd - base[i].Bwd).Seconds(), (gotR[i].Bwd - baseR[i].Bwd).Seconds()
+		if math.Abs(dR-d) > 2e-12 {
+			t.Errorf("unit %s: under recompute full the backward grows %.6g s, want %.6g s as without it", base[i].Name, dR, d)
+		}
+	}
+	hbm := 3350e9 * DefaultHBMEfficiency
+	want := map[string]float64{"embedding": 4 * 16384, "block.0": 4 * 16640, "experts.0": 4 * 196608 / 4, "lm_head": 4 * 16384}
+	for i := range base {
+		w, ok := want[base[i].Name]
+		if !ok {
+			t.Fatalf("unit %s: not in the test's model", base[i].Name)
+		}
+		if d := (got[i].Fwd - base[i].Fwd).Seconds(); math.Abs(d-w/hbm) > 2e-12 {
+			t.Errorf("unit %s: forward grows %.6g s (%.0f B at HBM speed), want %.0f B = %.6g s", base[i].Name, d, d*hbm, w, w/hbm)
 		}
 	}
 }
