@@ -307,8 +307,14 @@ func ParseBandwidth(s string) (Bandwidth, error) {
 // unit, and returns it trimmed (clipped for messages).
 func bareNumber(s string) (string, bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 32 || strings.Trim(s, "0123456789.eE+-") != "" || !strings.ContainsAny(s[:1], "0123456789.") {
+	if s == "" || strings.Trim(s, "0123456789.eE+-") != "" || !strings.ContainsAny(s[:1], "0123456789.") {
 		return "", false
+	}
+	// A long number is still bare (33 digits "000…001" read as 1 FLOP/s
+	// when length alone made it not bare: FuzzParseQuantities); only the
+	// message clips it.
+	if len(s) > 32 {
+		s = s[:32] + "…"
 	}
 	return s, true
 }
