@@ -247,13 +247,7 @@ func TestStackCosts(t *testing.T) {
 			}
 			return fmt.Sprintf("%.4f: %.1f %%, %+.1f %% (%s)", eff, 100*math.Sqrt(sum/float64(n)), 100*worst, worstRow.name())
 		}
-		var off []validationCase
-		var effOff float64
-		func() {
-			chargeFSDP2Copies = false
-			defer func() { chargeFSDP2Copies = true }()
-			off, effOff = runValidation(t, name, vs, tmpl, validationVariant{})
-		}()
+		off, effOff := runValidation(t, name, vs, tmpl, validationVariant{noFSDP2Copies: true})
 		on, effOn := runValidation(t, name, vs, tmpl, validationVariant{})
 		var cal validationCase
 		for _, c := range on {
