@@ -27,10 +27,12 @@ func TestLogicalLegendAllReduce(t *testing.T) {
 		if got := strings.Contains(out.String(), "\nlogical: the buffers the rank's collectives reduce or gather "+note+"; sent:"); got != c.want {
 			t.Errorf("K=%s: legend names the all-reduce: %t, want %t", c.k, got, c.want)
 		}
+		inter := 0
 		for _, p := range run.Result.Phases {
 			if p.Phase != zero.PhaseInterAR {
 				continue
 			}
+			inter++
 			var buffers int64
 			for _, tk := range run.Result.Schedule.Tasks {
 				if tk.Phase == zero.PhaseInterAR && tk.Kind.IsComm() {
@@ -40,6 +42,10 @@ func TestLogicalLegendAllReduce(t *testing.T) {
 			if buffers == 0 || p.Logical != 2*buffers {
 				t.Errorf("K=%s: inter-group all-reduce logical %d B, buffers %d B: want twice", c.k, p.Logical, buffers)
 			}
+		}
+		// K = 2 runs the inter-group all-reduce, K = 1 none.
+		if want := map[bool]int{false: 0, true: 1}[c.want]; inter != want {
+			t.Errorf("K=%s: %d inter-group all-reduce phases, want %d", c.k, inter, want)
 		}
 	}
 }

@@ -214,7 +214,7 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 // left to the FLOP count too, also carries the ring's merge, fp32 gradient
 // traffic and exchange (blockRing, RingAttentionCost), timed by net (nil:
 // on s's topology, built if a ring is timed).
-func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
+func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, error) {
 	base, ok := flopDims(s)
 	if !ok {
 		return nil, nil
@@ -348,7 +348,10 @@ func planCompute(s *scenarios.Scenario, net *RingNet) ([]unitPlan, error) {
 	// (fsdp2CopyBytes): on a unit of the per-operation model into its
 	// times, on a block left to the FLOP count beside its memory-bound
 	// work (Costs adds copyFwd and copyBwd after recompute, which does not
-	// rerun them).
+	// rerun them). Options.noFSDP2Copies leaves them out.
+	if opt.noFSDP2Copies {
+		return out, nil
+	}
 	kept := memory.KeptAcrossBoundary(s)
 	for u, l := range s.Model.LayerList {
 		if l.FwdFLOPs > 0 {
@@ -709,12 +712,6 @@ func flatGradCopyBytes(s *scenarios.Scenario) int64 {
 	return 2 + 2
 }
 
-// chargeFSDP2Copies is whether Costs charges fsdp2CopyBytes: always, but
-// in the tests that weigh the charge with it off (TestStackCosts on the
-// FSDP2 sources, TestBoundary on the gathers alone; the zero package's
-// tests run one at a time).
-var chargeFSDP2Copies = true
-
 // fsdp2CopyBytes is the HBM traffic that PyTorch FSDP2 (communication.boundary
 // fsdp2 or fsdp2_head, at stage 3 or as FSDP's stage 2, memory.FSDPStage2)
 // runs on the compute stream around unit u's collectives in one micro-step,
@@ -770,7 +767,7 @@ var chargeFSDP2Copies = true
 func fsdp2CopyBytes(s *scenarios.Scenario, u int, kept []bool) (fwd, bwd int64, err error) {
 	bd := s.Communication.Boundary
 	stage3 := s.Parallelism.Stage == 3
-	if !chargeFSDP2Copies || !bd.FSDP2() || !stage3 && !memory.FSDPStage2(s) {
+	if !bd.FSDP2() || !stage3 && !memory.FSDPStage2(s) {
 		return 0, 0, nil
 	}
 	l := s.Model.LayerList[u]

@@ -53,7 +53,7 @@ func TestBlockAttentionOneRule(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", m, err)
 			}
-			cs, plan, err := costsAndPlan(sc, nil)
+			cs, plan, err := costsAndPlan(sc, nil, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

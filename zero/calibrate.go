@@ -20,7 +20,13 @@ import (
 // when even an efficiency of 1 is slower than measured (the communication
 // or the optimizer alone exceeds the measurement, or the peak is too low).
 func CalibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol float64) (float64, error) {
-	return calibrate(s, measured, tol, "step", func(r *Result) units.Duration { return r.StepTime })
+	return calibrateEfficiency(s, measured, tol, Options{})
+}
+
+// calibrateEfficiency is CalibrateEfficiency replaying with opt (its
+// NoCollectives set).
+func calibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol float64, opt Options) (float64, error) {
+	return calibrate(s, measured, tol, "step", func(r *Result) units.Duration { return r.StepTime }, opt)
 }
 
 // calibrateComputeEfficiency is CalibrateEfficiency against the compute
@@ -30,7 +36,7 @@ func CalibrateEfficiency(s *scenarios.Scenario, measured units.Duration, tol flo
 // profiler trace of one step add up to. Exposed communication does not
 // enter the fit.
 func calibrateComputeEfficiency(s *scenarios.Scenario, measured units.Duration, tol float64) (float64, error) {
-	return calibrate(s, measured, tol, "compute time", RankCompute)
+	return calibrate(s, measured, tol, "compute time", RankCompute, Options{})
 }
 
 // RankCompute is rank 0's compute time in r (RankStats.Compute), 0 when r
@@ -87,8 +93,9 @@ func (e *UnreachableError) Error() string {
 }
 
 // calibrate bisects the efficiency in (0, 1] until metric(Replay) is
-// measured; metric must not rise with the efficiency.
-func calibrate(s *scenarios.Scenario, measured units.Duration, tol float64, what string, metric func(*Result) units.Duration) (float64, error) {
+// measured, replaying with opt and NoCollectives; metric must not rise
+// with the efficiency.
+func calibrate(s *scenarios.Scenario, measured units.Duration, tol float64, what string, metric func(*Result) units.Duration, opt Options) (float64, error) {
 	if measured <= 0 {
 		return 0, fmt.Errorf("zero: calibrate: the measured %s must be > 0 (got %v)", what, measured)
 	}
@@ -100,7 +107,8 @@ func calibrate(s *scenarios.Scenario, measured units.Duration, tol float64, what
 	s.Training.MFU = 0
 	at := func(eff float64) (units.Duration, error) {
 		s.Training.ComputeEfficiency = eff
-		res, err := Replay(s, Options{NoCollectives: true})
+		opt.NoCollectives = true
+		res, err := Replay(s, opt)
 		if err != nil {
 			return 0, fmt.Errorf("zero: calibrate at efficiency %.4g: %w", eff, err)
 		}

@@ -44,7 +44,7 @@ func ComputeClasses(s *scenarios.Scenario) (StepClasses, error) {
 		}
 		s = &c
 	}
-	costs, plan, err := costsAndPlan(s, nil)
+	costs, plan, err := costsAndPlan(s, nil, Options{})
 	if err != nil {
 		return StepClasses{}, err
 	}

@@ -215,7 +215,7 @@ func paramBytes(d scenarios.DType) int64 {
 // fwd_flops does neither.
 // Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
-	out, _, err := costsAndPlan(s, nil)
+	out, _, err := costsAndPlan(s, nil, Options{})
 	return out, err
 }
 
@@ -223,7 +223,7 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 // for other models), for ComputeClasses' class split; context parallelism's
 // ring is timed by net (nil: on s's topology, built if a ring is timed: the
 // replay passes the RingNet of its fabric).
-func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan, error) {
+func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost, []unitPlan, error) {
 	eff, err := effectiveFLOPS(s)
 	if err != nil {
 		return nil, nil, err
@@ -240,7 +240,7 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet) ([]LayerCost, []unitPlan,
 	if err != nil {
 		return nil, nil, fmt.Errorf("zero: tokens per micro-batch: %w", err)
 	}
-	plan, err := planCompute(s, net)
+	plan, err := planCompute(s, net, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -131,6 +131,9 @@ func TestLossChunkChecksAgree(t *testing.T) {
 	const tokens = 8192
 	for _, chunks := range []int64{3, 8} {
 		_, want := scenarios.LossChunkTokens(tokens, chunks)
+		if (want != nil) != (tokens%chunks != 0) {
+			t.Fatalf("%d chunks of %d tokens: LossChunkTokens says %v; 8,192 = 2^13 divides by 8, not by 3", chunks, tokens, want)
+		}
 		_, _, mem := memory.ChunkedLossBuffers(memory.BlockDims{Arch: "llama", Seq: tokens, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 128256, LossChunks: chunks})
 		_, plan := PlanCompute(ComputeSpec{Dims: FLOPDims{Arch: "llama", Seq: tokens, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 128256},
 			GPU: GPUShape{Peak: 1e15, HBM: 1e13, SMs: 132}, Eff: Efficiency{GEMM: 1, Attention: 1, HBM: 1}, Blocks: []bool{false}, Head: 0, HeadChunks: chunks})

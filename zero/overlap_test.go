@@ -81,11 +81,10 @@ func TestExposureDegradesGradually(t *testing.T) {
 // block.31 (2·131,076,096) and block.30 (2·333,475,840 = 666,951,680), not
 // block.29 (2·535,875,584 > 1e9). Skipping gathers never slows the step.
 // FSDP2's copies around its collectives (fsdp2CopyBytes), which the other
-// boundaries' stacks do not run, are off here so that the steps differ by
-// the gathers alone (TestFSDP2CopyBytes holds the copies).
+// boundaries' stacks do not run, are off here (Options.noFSDP2Copies) so
+// that the steps differ by the gathers alone (TestFSDP2CopyBytes holds the
+// copies).
 func TestBoundary(t *testing.T) {
-	chargeFSDP2Copies = false
-	defer func() { chargeFSDP2Copies = true }()
 	var steps []units.Duration
 	for _, c := range []struct {
 		boundary string
@@ -108,7 +107,7 @@ func TestBoundary(t *testing.T) {
 		if fwdAG-bwdAG != c.skipped {
 			t.Errorf("%s: %d forward and %d backward all-gathers, want %d fewer in backward", c.boundary, fwdAG, bwdAG, c.skipped)
 		}
-		r, err := Replay(s, Options{})
+		r, err := Replay(s, Options{noFSDP2Copies: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -88,7 +88,7 @@ func TestQwen3NextFLOPs(t *testing.T) {
 	// Every FLOP at the GEMM efficiency, plus the block's memory-bound
 	// work (blockOtherBytes: its norms and residual adds, the shared
 	// expert's SwiGLU, the router) at the HBM rate.
-	_, plan, err := costsAndPlan(s, nil)
+	_, plan, err := costsAndPlan(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func TestOpRecomputeTimesBackward(t *testing.T) {
 			u := unitNamed(t, s, "block.0")
 			bwd[rc] = int64(costs[u].Bwd)
 			fwdFLOPs = costs[u].FwdFLOPs
-			plan, err := planCompute(s, nil)
+			plan, err := planCompute(s, nil, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

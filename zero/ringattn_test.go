@@ -126,7 +126,7 @@ func TestPlanComputeRing(t *testing.T) {
 		if s.Parallelism.CP != 8 || s.Training.Recompute != scenarios.RecomputeFull {
 			t.Fatalf("template row: cp %d, recompute %s", s.Parallelism.CP, s.Training.Recompute)
 		}
-		p, err := planCompute(s, nil)
+		p, err := planCompute(s, nil, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func TestContextParallelGap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plans, err := planCompute(s, nil)
+		plans, err := planCompute(s, nil, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,7 +93,7 @@ func TestRingWidthAgrees(t *testing.T) {
 						t.Errorf("run: ring phase sends %d bytes a rank, want %d", got, want)
 					}
 
-					costs, _, err := costsAndPlan(s, nil)
+					costs, _, err := costsAndPlan(s, nil, Options{})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -141,7 +141,7 @@ func TestRingExplicitTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _, err := costsAndPlan(s, nil)
+	ref, _, err := costsAndPlan(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestRingExplicitTimes(t *testing.T) {
 	u := blocks[1]
 	const given = units.Duration(7 * units.Millisecond)
 	s.Model.LayerList[u].Fwd = given
-	got, _, err := costsAndPlan(s, nil)
+	got, _, err := costsAndPlan(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRingWidthAgreesMLA(t *testing.T) {
 		"model.seq_len=16384", "training.micro_batch=1", "training.recompute=none", "training.compile=none")
 	kv := int64(2*rows*heads*qk + 2*rows*heads*v)
 	o, lse := int64(2*rows*heads*v), int64(4*heads*rows)
-	costs, _, err := costsAndPlan(s, nil)
+	costs, _, err := costsAndPlan(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

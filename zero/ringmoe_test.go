@@ -87,7 +87,7 @@ func TestRingEveryAttentionBlock(t *testing.T) {
 			send := (s.Cluster.Intra.Latency + units.TransferTime(units.Bytes(dkv), s.Cluster.Intra.Bandwidth)).Seconds()
 			fwd := float64(10*(n-1)*xo)/hbm + gather
 			bwd := float64(6*xq+12*xk+12*xv+(n-1)*(10*xq+9*xk+9*xv))/hbm + gather + float64(n)*send + fwd
-			costs, plan, err := costsAndPlan(s, nil)
+			costs, plan, err := costsAndPlan(s, nil, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestCPRefusesLinearAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := planCompute(s, nil)
+		plan, err := planCompute(s, nil, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,6 +57,11 @@ type Options struct {
 	// of them and once at the end, from the replaying goroutine: what a
 	// command shows as progress on a terminal.
 	Progress func(done, total int64)
+	// noFSDP2Copies leaves FSDP2's compute-stream copies around its
+	// collectives (fsdp2CopyBytes) uncharged: for the tests that weigh
+	// the charge (TestStackCosts' FSDP2 table, TestBoundary's gathers
+	// alone), never a user's replay.
+	noFSDP2Copies bool
 }
 
 // ProgressEvery is how many finished task instances separate two calls of
@@ -680,7 +685,7 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 	// Context parallelism's ring is timed on the replay's fabric: its
 	// topology and NCCL model, not built again.
 	ring := NewRingNet(s, net.f, model, algo)
-	costs, _, err := costsAndPlan(s, ring)
+	costs, _, err := costsAndPlan(s, ring, opt)
 	if err != nil {
 		return nil, err
 	}

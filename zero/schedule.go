@@ -270,7 +270,7 @@ func Build(s *scenarios.Scenario) (*Schedule, error) {
 // timed by net (nil: s's topology and model, built if a ring is timed;
 // Replay passes the RingNet of its fabric).
 func build(s *scenarios.Scenario, groups []memory.GroupInfo, net *RingNet) (*Schedule, error) {
-	costs, _, err := costsAndPlan(s, net)
+	costs, _, err := costsAndPlan(s, net, Options{})
 	if err != nil {
 		return nil, err
 	}

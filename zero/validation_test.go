@@ -1282,10 +1282,13 @@ func spreadCheck(t *testing.T, b *strings.Builder, cases []validationCase) {
 // calibrates and predicts (TestStackCosts' candidates): edit, when set,
 // changes every row's resolved scenario; hostGap is a fixed time per step
 // in which the GPU idles, not in the replay: the calibration row's measured
-// step less it is fitted, and every row's predicted step has it added.
+// step less it is fitted, and every row's predicted step has it added;
+// noFSDP2Copies calibrates and replays without FSDP2's compute-stream
+// copies (Options.noFSDP2Copies: TestStackCosts' column without them).
 type validationVariant struct {
-	edit    func(*scenarios.Scenario)
-	hostGap units.Duration
+	edit          func(*scenarios.Scenario)
+	hostGap       units.Duration
+	noFSDP2Copies bool
 }
 
 func runValidation(t *testing.T, name string, src validationSource, tmpl []byte, variant validationVariant) ([]validationCase, float64) {
@@ -1312,7 +1315,8 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 	s := load(cal)
 	tokens := s.Training.MicroBatch * s.Training.GradAccum * s.Model.SeqLen / int64(s.Parallelism.CP)
 	measured := units.Duration(math.Round(float64(tokens) / src.Rows[cal].TokensPerGPU * float64(units.Second)))
-	eff, err := CalibrateEfficiency(s, measured-variant.hostGap, 1e-5)
+	opt := Options{noFSDP2Copies: variant.noFSDP2Copies}
+	eff, err := calibrateEfficiency(s, measured-variant.hostGap, 1e-5, opt)
 	if err != nil {
 		t.Fatalf("%s row %d: %v", name, cal, err)
 	}
@@ -1320,7 +1324,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 	for i, r := range src.Rows {
 		s := load(i)
 		s.Training.ComputeEfficiency = eff
-		res, err := Replay(s, Options{})
+		res, err := Replay(s, opt)
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)
 		}
