@@ -8,6 +8,7 @@ import (
 	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -310,6 +311,17 @@ func Check(s *scenarios.Scenario) error {
 	}
 	sc, err := build(s, mrep.Groups, nil)
 	if err != nil {
+		return err
+	}
+	// What Replay refuses before it builds the schedule: a step whose
+	// compute alone outlasts int64 picoseconds (validate passed a layer
+	// list of explicit fwd and bwd times whose 4,096 micro-steps run
+	// refused).
+	topo, err := topology.Build(s)
+	if err != nil {
+		return fmt.Errorf("zero: %w", err)
+	}
+	if err := checkComputeTime(s, unitsCompute(sc.Costs, s.Training.GradAccum), topo); err != nil {
 		return err
 	}
 	if err := checkSize(s, c, int64(len(sc.Tasks)), false); err != nil {

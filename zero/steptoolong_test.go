@@ -38,3 +38,29 @@ func TestStepTooLong(t *testing.T) {
 		t.Errorf("4 micro-steps of 1: %v", err)
 	}
 }
+
+// TestCheckStepTooLong: Check refuses what Replay refuses before it builds
+// the schedule, so that a scenario that validates also runs. Two units of
+// explicit times, 1,000,000 s forward and 2,000,000 s backward each: one
+// micro-step computes 6,000,000 s, within the 9,223,372 s int64
+// picoseconds hold; two compute 12,000,000 s, past it. validate passed
+// the second (and 4,096 micro-steps of it), which run refused.
+func TestCheckStepTooLong(t *testing.T) {
+	const file = "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\nmodel:\n  layer_list:\n  - {name: a, params: 1000, fwd: 1000000s, bwd: 2000000s}\n  - {name: b, params: 1000, fwd: 1000000s, bwd: 2000000s}\nparallelism: {dp: 2, zero_stage: 1}\n"
+	for _, c := range []struct {
+		ga      string
+		refused bool
+	}{{"1", false}, {"2", true}, {"4096", true}} {
+		s, err := scenarios.Load("long.yaml", []byte(file), []string{"training.grad_accum=" + c.ga})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tl *StepTooLongError
+		if err := Check(s); errors.As(err, &tl) != c.refused || !c.refused && err != nil {
+			t.Errorf("grad_accum %s: Check: %v, want a StepTooLongError %t", c.ga, err, c.refused)
+		}
+		if _, err := Replay(s, Options{NoCollectives: true}); errors.As(err, &tl) != c.refused || !c.refused && err != nil {
+			t.Errorf("grad_accum %s: Replay: %v, want a StepTooLongError %t", c.ga, err, c.refused)
+		}
+	}
+}

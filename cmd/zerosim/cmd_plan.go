@@ -147,18 +147,22 @@ const planGCPercent = 400
 // q5_13b_measured.yaml --global-batch 4096 (QA s28 M2) reached 1.47 GB of
 // RSS; under the limit 1.04 GB, for 5 % more CPU (9.03 s against 8.63 s
 // of user time), and small plans, whose heap stays below it, are not
-// touched. GOMEMLIMIT in the environment wins.
+// touched. GOMEMLIMIT in the environment wins, and so does GOGC=off: a
+// memory limit collects even with the collector off (runtime/debug's
+// SetMemoryLimit), which a user who turned it off did not ask for.
 const planMemoryLimit = 1 << 30
 
 // planGC sets the collector's target to planGCPercent unless GOGC is in
 // the environment, and the soft memory limit to planMemoryLimit unless
-// GOMEMLIMIT is, and returns what restores both.
+// GOMEMLIMIT is or GOGC turns the collector off, and returns what restores
+// both.
 func planGC() (restore func()) {
 	oldPercent, oldLimit := -2, int64(-1)
-	if os.Getenv("GOGC") == "" {
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
 		oldPercent = debug.SetGCPercent(planGCPercent)
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
+	if os.Getenv("GOMEMLIMIT") == "" && !gcOff(gogc) {
 		oldLimit = debug.SetMemoryLimit(planMemoryLimit)
 	}
 	return func() {
@@ -169,6 +173,16 @@ func planGC() (restore func()) {
 			debug.SetMemoryLimit(oldLimit)
 		}
 	}
+}
+
+// gcOff reports whether gogc, GOGC's value, turns the collector off as the
+// runtime reads it: "off" or a negative percent (the runtime package's
+// doc: "Setting GOGC=off disables the garbage collector entirely";
+// readGOGC and setGCPercent in runtime/mgcpacer.go take any negative
+// percent for off).
+func gcOff(gogc string) bool {
+	n, err := strconv.ParseInt(gogc, 10, 32)
+	return gogc == "off" || err == nil && n < 0
 }
 
 func runPlan(ctx context.Context, a *app, o planOpts, file string) error {

@@ -395,7 +395,8 @@ func TestPlanDevicePeak(t *testing.T) {
 // TestPlanGC: plan raises the collector's target to planGCPercent while it
 // searches and restores the former one after; a GOGC in the environment
 // is left as it is. It sets the soft memory limit to planMemoryLimit the
-// same way, unless GOMEMLIMIT is set (QA s28 M2: 1.6 GB of RSS at GA 256).
+// same way, unless GOMEMLIMIT is set or GOGC turns the collector off (QA
+// s28 M2: 1.6 GB of RSS at GA 256).
 func TestPlanGC(t *testing.T) {
 	gcPercent := func() int {
 		p := debug.SetGCPercent(100)
@@ -413,6 +414,9 @@ func TestPlanGC(t *testing.T) {
 		{"no GOGC", "", "", planGCPercent, planMemoryLimit},
 		{"GOGC=50", "50", "", 77, planMemoryLimit},
 		{"GOMEMLIMIT=2GiB", "", "2GiB", planGCPercent, 3 << 30},
+		// The collector off: a memory limit would collect all the same.
+		{"GOGC=off", "off", "", 77, 3 << 30},
+		{"GOGC=-1", "-1", "", 77, 3 << 30},
 	} {
 		t.Setenv("GOGC", tc.gogc)
 		t.Setenv("GOMEMLIMIT", tc.gomemlimit)
