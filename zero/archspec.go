@@ -159,9 +159,10 @@ type unitPlan struct {
 	// adds, RoPE, router, the fp8 casts of its GEMMs), before recompute;
 	// Costs adds them as it adds the ring's.
 	elemFwd, elemBwd float64
-	// copyFwd and copyBwd are the seconds of FSDP2's compute-stream copies
-	// (fsdp2CopyBytes) of a unit left to the FLOP count; Costs adds them
-	// as it adds elemFwd and elemBwd, but not to the recompute.
+	// copyFwd and copyBwd are the seconds of FSDP's compute-stream copies
+	// (fsdp2CopyBytes, flatGradCopyBytes) of a unit left to the FLOP count,
+	// its own fwd_flops too; Costs adds them as it adds elemFwd and
+	// elemBwd, but not to the recompute.
 	copyFwd, copyBwd float64
 }
 
@@ -334,39 +335,36 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 		// Any other unit (routed experts, custom units) keeps the FLOP
 		// count (ok false).
 	}
-	if per := flatGradCopyBytes(s); per > 0 {
-		for u, l := range s.Model.LayerList {
-			if !out[u].ok || l.Params == 0 {
-				continue
-			}
-			secs := float64(per) * float64(l.Params) / (gpu.HBM * eff.HBM)
-			out[u].Bwd += secs
-			out[u].BwdBy.Other += secs
-		}
-	}
-	// FSDP2's copies around its collectives on the compute stream
-	// (fsdp2CopyBytes): on a unit of the per-operation model into its
-	// times, on a block left to the FLOP count beside its memory-bound
-	// work (Costs adds copyFwd and copyBwd after recompute, which does not
-	// rerun them). Options.noFSDP2Copies leaves them out.
-	if opt.noFSDP2Copies {
-		return out, nil
-	}
+	// The copies FSDP runs on the compute stream per parameter: FSDP1's
+	// flat-parameter gradient copy (flatGradCopyBytes) and FSDP2's around
+	// its collectives (fsdp2CopyBytes). They move a unit's parameters and
+	// gradients, whatever its FLOPs, so a unit with the scenario's own
+	// fwd_flops (a FLOP count, not a time) pays them as any other; only a
+	// direction whose time the scenario gives (the layer's fwd or bwd) is
+	// taken whole, by Costs. On a unit of the per-operation model they go
+	// into its times; on one left to the FLOP count (MoE, MLA, explicit
+	// fwd_flops) beside its memory-bound work (Costs adds copyFwd and
+	// copyBwd after recompute, which does not rerun them).
+	// Options.noFSDP2Copies leaves FSDP2's out.
 	kept := memory.KeptAcrossBoundary(s)
+	flat := flatGradCopyBytes(s)
+	bw := gpu.HBM * eff.HBM
 	for u, l := range s.Model.LayerList {
-		if l.FwdFLOPs > 0 {
-			continue // the scenario's own times
+		var f, b int64
+		if !opt.noFSDP2Copies {
+			if f, b, err = fsdp2CopyBytes(s, u, kept); err != nil {
+				return nil, err
+			}
 		}
-		f, b, err := fsdp2CopyBytes(s, u, kept)
-		if err != nil {
-			return nil, err
+		var c flopCalc
+		if b = c.Add(b, c.Mul(flat, int64(l.Params))); c.Err != nil {
+			return nil, fmt.Errorf("zero: layer %q: flat-parameter gradient copy bytes overflow: %w", l.Name, c.Err)
 		}
 		if f == 0 && b == 0 {
 			continue
 		}
-		bw := gpu.HBM * eff.HBM
 		fs, bs := float64(f)/bw, float64(b)/bw
-		if out[u].ok {
+		if out[u].ok && l.FwdFLOPs == 0 {
 			out[u].Fwd += fs
 			out[u].Bwd += bs
 			out[u].FwdBy.Other += fs

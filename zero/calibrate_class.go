@@ -62,9 +62,10 @@ func ComputeClasses(s *scenarios.Scenario) (StepClasses, error) {
 	}
 	for i, l := range s.Model.LayerList {
 		c := costs[i]
-		// Units of the per-operation model, and blocks under the FLOP count
-		// (MoE, MLA), whose attention Costs times apart (plan's FwdBy).
-		planned := plan != nil && l.FwdFLOPs == 0
+		// Units of the per-operation model, and units under the FLOP count
+		// (MoE, MLA, explicit fwd_flops), whose attention and FSDP copies
+		// Costs times apart (plan's FwdBy).
+		planned := plan != nil
 		var fb, bb ClassSeconds
 		if planned {
 			fb, bb = plan[i].FwdBy, plan[i].BwdBy

@@ -418,10 +418,11 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost
 			*x.d = units.Duration(d)
 			by[k] = ClassSeconds{GEMM: units.Duration(dg + d8).Seconds(), Attention: units.Duration(da).Seconds()}
 		}
-		if plan != nil && l.FwdFLOPs == 0 {
+		if plan != nil {
 			u := &plan[i]
 			// The memory-bound work of a block left to the FLOP count
-			// (blockOtherBytes), on derived times only; a full recompute
+			// (blockOtherBytes, none with the scenario's own fwd_flops),
+			// on derived times only; a full recompute
 			// reruns the forward's. The op policy reruns every op outside
 			// its save list (norms, RoPE, silu·mul, the router's softmax
 			// and top-k, casts): charged, as the per-operation model's
@@ -429,7 +430,10 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost
 			// time times the share of the forward FLOPs it reruns,
 			// opRe / FwdFLOPs. FSDP2's copies around its collectives
 			// (copyFwd, copyBwd: fsdp2CopyBytes) run once per gather and
-			// reduce-scatter, not again in the recompute.
+			// reduce-scatter, not again in the recompute, and FSDP1's
+			// flat-parameter copy once per backward (flatGradCopyBytes);
+			// both move parameters, so a unit with its own fwd_flops
+			// pays them too.
 			elemRe := float64(re)
 			if opRe > 0 && c.FwdFLOPs > 0 {
 				elemRe = float64(opRe) / float64(c.FwdFLOPs)
@@ -453,13 +457,14 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost
 				by[k].Other += x.secs
 			}
 			// Context parallelism's ring of a block left to the FLOP
-			// count (blockRing), on derived times only.
+			// count (blockRing), on derived times only; a block with an
+			// explicit fwd_flops gets neither its seconds nor its bytes.
 			for k, x := range []struct {
 				d, ring *units.Duration
 				set     units.Duration
 				secs    float64
 			}{{&c.Fwd, &c.RingFwd, l.Fwd, u.ringFwd}, {&c.Bwd, &c.RingBwd, l.Bwd, u.ringBwd}} {
-				if x.set != 0 || x.secs == 0 {
+				if x.set != 0 || x.secs == 0 || l.FwdFLOPs > 0 {
 					continue
 				}
 				r, err := seconds(x.secs)
@@ -473,7 +478,9 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost
 				}
 				by[k].Other += x.secs
 			}
-			c.Ring = u.ring
+			if l.FwdFLOPs == 0 {
+				c.Ring = u.ring
+			}
 			// The class split ComputeClasses reads; ok stays false.
 			u.FwdBy, u.BwdBy = by[0], by[1]
 		}

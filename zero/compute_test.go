@@ -446,3 +446,50 @@ func TestFSDP2CopyBytesExpertParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestFSDPCopiesOwnFLOPs: FSDP's compute-stream copies move a unit's
+// parameters, not its FLOPs, so a unit with the scenario's own fwd_flops
+// pays them as any other; only a direction whose time the scenario gives
+// (fwd, bwd) is taken whole. Llama-style toy on 4 H100s at ZeRO-3, each
+// unit against the reshard boundary (no copies), at H100 SXM5's 3,350 GB/s
+// (presets.go) × DefaultHBMEfficiency. block.0 (fwd_flops, not the last
+// block, so resharded after forward) under fsdp2: forward 2 × 2 B (the
+// bf16 copy-out) × 16,640 = 66,560 B; backward the copy-out again and the
+// copy-in (2 + 2 B), 133,120 B. block.1 (its own fwd, the last block,
+// kept across the boundary: memory.KeptAcrossBoundary): forward unchanged,
+// backward the copy-in only, 66,560 B. Under FSDP1's flat parameter
+// (training.flat_param_views) both blocks' backward grows by the split's
+// copy, 2 × 2 B a parameter, and no forward moves.
+func TestFSDPCopiesOwnFLOPs(t *testing.T) {
+	const doc = "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu: H100-80GB}\nmodel:\n  kind: transformer\n  arch: llama\n  hidden: 64\n  layers: 2\n  heads: 4\n  ffn: 128\n  vocab: 256\n  seq_len: 64\n  layer_list:\n  - {name: embedding, params: 16384}\n  - {name: block.0, params: 16640, fwd_flops: 1000000000, dims: {hidden: 64, heads: 4, kv_heads: 4, head_dim: 16, ffn: 128}}\n  - {name: block.1, params: 16640, fwd: 1ms, dims: {hidden: 64, heads: 4, kv_heads: 4, head_dim: 16, ffn: 128}}\n  - {name: lm_head, params: 16384}\nparallelism: {dp: 4, zero_stage: 3}\n"
+	hbm := 3350e9 * DefaultHBMEfficiency
+	for _, tc := range []struct {
+		name       string
+		base, sets []string
+		want       map[string][2]float64 // forward, backward growth in B
+	}{
+		{"fsdp2", []string{"communication.boundary=reshard"}, []string{"communication.boundary=fsdp2"},
+			map[string][2]float64{"block.0": {66560, 133120}, "block.1": {0, 66560}}},
+		{"fsdp1 flat_param_views", []string{"communication.boundary=fsdp1"}, []string{"communication.boundary=fsdp1", "training.flat_param_views=true"},
+			map[string][2]float64{"block.0": {0, 66560}, "block.1": {0, 66560}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, got := docCosts(t, doc, tc.base...), docCosts(t, doc, tc.sets...)
+			for i := range base {
+				w, ok := tc.want[base[i].Name]
+				if !ok {
+					continue
+				}
+				for k, d := range []float64{(got[i].Fwd - base[i].Fwd).Seconds(), (got[i].Bwd - base[i].Bwd).Seconds()} {
+					if math.Abs(d-w[k]/hbm) > 2e-12 {
+						t.Errorf("unit %s: %s grows %.6g s (%.0f B at HBM speed), want %.0f B = %.6g s",
+							base[i].Name, [2]string{"forward", "backward"}[k], d, d*hbm, w[k], w[k]/hbm)
+					}
+				}
+			}
+			if base[2].Fwd != units.Millisecond || got[2].Fwd != units.Millisecond {
+				t.Errorf("block.1's own forward: %v and %v, want 1ms both", base[2].Fwd, got[2].Fwd)
+			}
+		})
+	}
+}
