@@ -492,4 +492,17 @@ func TestFSDPCopiesOwnFLOPs(t *testing.T) {
 			}
 		})
 	}
+	// A unit of routed experts, left to the FLOP count, goes through the
+	// flat parameter's split too: 2 × 2 B × 196,608 more in backward
+	// (TestFSDP2CopyBytesExpertParallel's model at ep 1).
+	moe := strings.Replace(doc, "layers: 2", "layers: 1", 1)
+	moe = strings.Replace(moe, "  - {name: block.1, params: 16640, fwd: 1ms, dims: {hidden: 64, heads: 4, kv_heads: 4, head_dim: 16, ffn: 128}}\n",
+		"  - {name: experts.0, params: 196608, group: expert, dims: {hidden: 64, experts: 8, top_k: 2, expert_ffn: 128}}\n", 1)
+	base, got := docCosts(t, moe, "communication.boundary=fsdp1"), docCosts(t, moe, "communication.boundary=fsdp1", "training.flat_param_views=true")
+	if base[2].Name != "experts.0" {
+		t.Fatalf("unit 2 is %s, want experts.0", base[2].Name)
+	}
+	if d, w := (got[2].Bwd - base[2].Bwd).Seconds(), 4*196608/hbm; math.Abs(d-w) > 2e-12 {
+		t.Errorf("experts.0 under flat_param_views: backward grows %.6g s, want 4 B × 196,608 = %.6g s", d, w)
+	}
 }
