@@ -71,6 +71,8 @@ func TestGradsFreedEachStep(t *testing.T) {
 		// Composer's DDP (no fsdp_config: the importer's boundary reshard).
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, freed},
 		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, freed},
+		// cp > 1 makes torchtitan apply FSDP, not DDP: the one buffer.
+		{[]string{"parallelism.cp=2", "cluster.gpus_per_node=2", "stack=torchtitan", "training.shard_dtype=bf16"}, 2000, nil},
 		{at2("stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 4000, nil},
 		// Megatron's wrapper whatever the padding rules asked: get_model
 		// wraps in its DistributedDataParallel at every size (the
