@@ -47,7 +47,15 @@ func TestGradsFreedEachStep(t *testing.T) {
 		// bf16 gradients, not an fp32 buffer.
 		{[]string{"training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 0, freed},
 		{[]string{"training.grad_accum=2"}, 2000, nil},
+		// No stack above one process: the generic model's one buffer.
 		{[]string{"parallelism.dp=2", "cluster.gpus_per_node=2"}, 2000, nil},
+		// torchtitan's DDP above one process: the Reducer's buckets, 1,000
+		// bf16 parameters = 2,000 B, kept, and beside them each unit's
+		// .grad (800 B for unit 1, 1,200 B for unit 0) from its backward
+		// until zero_grad after the step (TorchDDPGradCopies): peak 4,000 B.
+		// With gradient accumulation .grad, accumulated under no_sync, is
+		// there from the last micro-step's start beside the buckets.
+		{at2("stack=torchtitan", "training.shard_dtype=bf16", "training.grad_accum=2"), 4000, nil},
 		{[]string{"stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 4000, nil},
 		{[]string{"stack=deepspeed", "training.master_dtype=fp32", "training.reduce_dtype=fp32"}, 0, freed},
 		{at2("stack=deepspeed", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 0, freed},
@@ -61,8 +69,10 @@ func TestGradsFreedEachStep(t *testing.T) {
 		// FSDP1 under no_sync: .grad all the same (grad_accum 1).
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "training.grad_sync=last"), 0, freed},
 		// Composer's DDP (no fsdp_config: the importer's boundary reshard).
-		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, nil},
-		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, nil},
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, freed},
+		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, freed},
+		// cp > 1 makes torchtitan apply FSDP, not DDP: the one buffer.
+		{[]string{"parallelism.cp=2", "cluster.gpus_per_node=2", "stack=torchtitan", "training.shard_dtype=bf16"}, 2000, nil},
 		{at2("stack=megatron", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 4000, nil},
 		// Megatron's wrapper whatever the padding rules asked: get_model
 		// wraps in its DistributedDataParallel at every size (the
@@ -78,11 +88,11 @@ func TestGradsFreedEachStep(t *testing.T) {
 		}
 		r := mustAnalyze(t, s, Options{})
 		g := r.Component(CompGrads)
-		// The peak: the buffer, or all the freed gradients (the last
+		// The peak: the buffer and all the freed gradients (the last
 		// event frees them).
 		want := c.rest
 		if n := len(c.events); n > 0 {
-			want = -c.events[n-1].d
+			want -= c.events[n-1].d
 		}
 		if g.AtRest != c.rest || g.Peak != want {
 			t.Errorf("%v: grads at rest %d B, peak %d B; want %d, %d", c.sets, g.AtRest, g.Peak, c.rest, want)

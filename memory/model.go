@@ -305,7 +305,7 @@ type UnitInfo struct {
 	// Grad is the bytes of the unit's unsharded gradient produced in
 	// backward when it is not a view of a persistent buffer (stage 3 and
 	// FSDP's stage 2, shardsPerUnit; stage 0 without a gradient buffer,
-	// stage0GradsFreed);
+	// stage0GradsFreed, or beside torch DDP's buckets, ddpGradCopies);
 	// ShardGrad the unit's share of the sharded gradient allocated by its
 	// reduce-scatter (stage 3, FSDP's stage 2), in the shard's dtype.
 	Grad      int64

@@ -43,7 +43,7 @@ import (
 //	  stage 3: all-gather   +Gather(v) for v = u … u−d' not yet gathered
 //	                        (d' = backward_prefetch_depth)
 //	  stage 3, FSDP2: copy-out  0 (OpCopyOut)
-//	  compute               +Grad(u) (stage 3; stage 0 when stage0GradsFreed)
+//	  compute               +Grad(u) (stage 3; stage 0 when stage0GradsFreed or ddpGradCopies)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
 //	                        (the head under the eager loss, in place of −Activation(u) −Recompute(u):
@@ -266,7 +266,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 				}
 				unitGrads(&c, &out[u], r, s, g, g.perUnit[u], (g.perUnit[u]+n-1)/n)
 			}
-		case stage0GradsFreed(r, s):
+		case stage0GradsFreed(r, s) || ddpGradCopies(r, s) && s.Training.GradAccum <= 1:
 			for _, u := range g.units {
 				out[u].Grad = c.Add(out[u].Grad, c.Mul(g.perUnit[u], eg))
 			}
@@ -351,6 +351,16 @@ func stage0GradsFreed(r *Report, s *scenarios.Scenario) bool {
 		return false
 	}
 	return r.Convention == ConventionSeed000 || r.Convention == ConventionZerosim && s.GradsFreedEachStep()
+}
+
+// ddpGradCopies reports whether the stage-0 gradients are two copies, torch
+// DDP's default gradient_as_bucket_view=False under convention zerosim
+// (scenarios.Scenario.TorchDDPGradCopies): the Reducer's buckets at rest
+// and each parameter's .grad. With one micro-step each unit's .grad is made
+// in its backward, as under stage0GradsFreed, and freed after the optimizer
+// step; with grad_accum > 1 the last micro-step starts with all of it.
+func ddpGradCopies(r *Report, s *scenarios.Scenario) bool {
+	return r.Stage == 0 && r.Convention == ConventionZerosim && s.TorchDDPGradCopies()
 }
 
 // freedGradsNote says whose gradients stage0GradsFreed counts under
@@ -498,6 +508,12 @@ func (m *model) atRest() {
 				m.set(CompGrads, 0, "param.grad, freed in optimizer.step (seed 000 baseline)")
 			case stage0GradsFreed(r, m.s):
 				m.set(CompGrads, 0, freedGradsNote(m.s))
+			case ddpGradCopies(r, m.s) && m.s.Training.GradAccum > 1:
+				m.set(CompGrads, c.Mul(c.Mul(P, eg), 2), gradBufferNote("torch DDP's bucket buffers, kept for the run, and param.grad, accumulated under no_sync (gradient_as_bucket_view=False)", g))
+				m.set(CompPadding, c.Mul(Z-P, eg), "")
+			case ddpGradCopies(r, m.s):
+				m.set(CompGrads, c.Mul(P, eg), gradBufferNote("torch DDP's bucket buffers, kept for the run; in backward also each unit's param.grad, freed by zero_grad after the step (gradient_as_bucket_view=False, grad_accum 1)", g))
+				m.set(CompPadding, c.Mul(Z-P, eg), "")
 			default:
 				m.set(CompGrads, c.Mul(P, eg), gradBufferNote("full grad buffer", g))
 				m.set(CompPadding, c.Mul(Z-P, eg), "")

@@ -237,6 +237,68 @@ func (s *Scenario) GradsFreedEachStep() bool {
 	return s.N() == 1 && s.Stack != "megatron" && s.Communication.Padding != PaddingMegatron
 }
 
+// TorchDDPGradCopies reports whether s, at ZeRO stage 0, runs PyTorch's DistributedDataParallel above one process
+// with its default gradient_as_bucket_view=False, which keeps two copies of
+// the gradients during the backward: the Reducer's bucket buffers, made
+// once and kept for the run (bucket.gradients), and each parameter's .grad,
+// which AccumulateGrad makes in the unit's backward and the Reducer copies
+// into its bucket view (mark_variable_ready_dense: bucket_view.copy_(grad);
+// only under gradient_as_bucket_view does it point grad at the bucket
+// view), copying the reduced bucket back (copy_bucket_to_grad:
+// grad.copy_(bucket_view)), torch/csrc/distributed/c10d/reducer.cpp at
+// pytorch/pytorch ad78a7b33a496f60c756927a4fcd8e3e8fc1aee6. The trainer's
+// zero_grad (set_to_none, torch.optim's default since torch 2.0) frees
+// .grad after the step (GradsFreedEachStep's citations); the buckets stay.
+// The stacks, at dp·cp > 1 and under communication.boundary reshard (no
+// other boundary is torch DDP; torchtitan's preset fsdp2 boundary is
+// FSDP2's, not applied at stage 0), each leaving gradient_as_bucket_view at
+// its default
+// (torch/nn/parallel/distributed.py DistributedDataParallel.__init__,
+// gradient_as_bucket_view=False):
+//
+//   - torchtitan: apply_ddp calls replicate(model, device_mesh=dp_mesh,
+//     bucket_cap_mb=100) (torchtitan/models/llama3/infra/parallelize.py
+//     lines 363-374 at pytorch/torchtitan
+//     238fa9953e4aec2a62582121564273d7cbb1e9f1), torch's composable
+//     replicate, which builds a DistributedDataParallel from those kwargs.
+//   - llm-foundry: Composer's prepare_ddp_module builds
+//     DistributedDataParallel(module, find_unused_parameters=...)
+//     (composer/distributed/dist_strategy.py line 132 at mosaicml/composer
+//     e147a68331e11588048ef6f2bc8ec83004c6d00b).
+//
+// Not yet without a stack (the generic model; Accelerate's MULTI_GPU, which
+// `zerosim import accelerate` writes without one, also leaves
+// DistributedDataParallelKwargs' gradient_as_bucket_view=False).
+// Not Megatron (its own DistributedDataParallel, whose param.main_grad is a
+// view of one ParamAndGradBuffer: GradsFreedEachStep), DeepSpeed
+// (GradsFreedEachStep) or fms-fsdp (NO_SHARD: FSDP1NoShard). With
+// grad_accum > 1, .grad made by the first micro-step accumulates under
+// no_sync (DistributedDataParallel.no_sync, torch/nn/parallel/distributed.py)
+// and the last micro-step, which the memory timeline follows, starts with
+// it beside the buckets: two buffers for the whole micro-step.
+func (s *Scenario) TorchDDPGradCopies() bool {
+	if s.Parallelism.Stage != 0 || s.N() <= 1 {
+		return false
+	}
+	if s.Communication.Padding == PaddingMegatron || s.DeepSpeed() {
+		return false
+	}
+	switch b := s.Communication.Boundary; s.Stack {
+	case "torchtitan":
+		// Its preset's fsdp2 boundary is FSDP2's, which parallelize
+		// applies only when fsdp_enabled; at stage 0 it replicates.
+		// cp > 1 enables FSDP (parallel_dims.py lines 318-335 at
+		// 238fa995: GradsFreedEachStep's citation).
+		return b != BoundaryFSDP1 && s.Parallelism.CP <= 1
+	case "llm-foundry":
+		return b == BoundaryReshard || b == ""
+	}
+	// No stack is zerosim's generic model (docs/memory-model.md), whose
+	// stage 0 keeps the one buffer: left as it was, though Accelerate's
+	// MULTI_GPU import and a plain DDP loop would hold both copies.
+	return false
+}
+
 // FSDP1NoShard reports whether s runs FSDP1's NO_SHARD: ZeRO stage 0 under
 // communication.boundary fsdp1, PyTorch FSDP1 wrapping the model. The
 // llm-foundry and fms-fsdp presets set it at every stage (their stage 0 is
