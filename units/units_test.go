@@ -256,6 +256,9 @@ func TestParseFLOPS(t *testing.T) {
 		// Read as 989 FLOP/s (qa22 L3).
 		{"989", "989 what? use 989TFLOPS (a bare number is FLOP/s, and one below 1e9 is no GPU's peak)"},
 		{"999999999", "999999999 what? use 999999999TFLOPS (a bare number is FLOP/s, and one below 1e9 is no GPU's peak)"},
+		// 33 digits: still bare (it was read as 1 FLOP/s when length alone
+		// made it not bare); the message clips it to 32 characters.
+		{"000000000000000000000000000000001", "00000000000000000000000000000000… what? use 00000000000000000000000000000000…TFLOPS (a bare number is FLOP/s, and one below 1e9 is no GPU's peak)"},
 	} {
 		got, err := ParseFLOPS(tc.in)
 		if err == nil || err.Error() != tc.want {
