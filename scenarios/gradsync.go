@@ -254,13 +254,16 @@ func (s *Scenario) GradsFreedEachStep() bool {
 // FSDP2's, not applied at stage 0), each leaving gradient_as_bucket_view at
 // its default
 // (torch/nn/parallel/distributed.py DistributedDataParallel.__init__,
-// gradient_as_bucket_view=False):
+// gradient_as_bucket_view=False, passed on to dist.Reducer by
+// _ddp_init_helper, at pytorch/pytorch
+// 0028a164b2c000670e756008243689d9233e1a05):
 //
 //   - torchtitan: apply_ddp calls replicate(model, device_mesh=dp_mesh,
 //     bucket_cap_mb=100) (torchtitan/models/llama3/infra/parallelize.py
 //     lines 363-374 at pytorch/torchtitan
 //     238fa9953e4aec2a62582121564273d7cbb1e9f1), torch's composable
-//     replicate, which builds a DistributedDataParallel from those kwargs.
+//     replicate (imported from torch.distributed._composable.replicate,
+//     line 13), which builds a DistributedDataParallel from those kwargs.
 //   - llm-foundry: Composer's prepare_ddp_module builds
 //     DistributedDataParallel(module, find_unused_parameters=...)
 //     (composer/distributed/dist_strategy.py line 132 at mosaicml/composer
