@@ -19,11 +19,13 @@ import (
 // place; under reduce_dtype fp32 cast to fp32 before it and kept so:
 // +1,600, +2,400, −4,000 B) and DeepSpeed's stage 0 at any dp (its step
 // drops .grad; reduce_dtype fp32 is its flattened copy's, not .grad's).
-// Where a buffer is kept (grad_accum > 1, torch DDP at dp 2: torchtitan's
-// replicate and Composer without fsdp_config, which the importer gives
-// boundary reshard; Megatron's DDP at any dp) it is at rest and no gradient
-// event remains: 2,000 B for bf16, 4,000 B for fp32 buffers
-// (grad_reduce_in_fp32).
+// Where a buffer is kept (grad_accum > 1, no stack at dp 2, Megatron's DDP
+// at any dp) it is at rest and no gradient event remains: 2,000 B for
+// bf16, 4,000 B for fp32 buffers (grad_reduce_in_fp32). Torch DDP at dp 2
+// (torchtitan's replicate and Composer without fsdp_config, which the
+// importer gives boundary reshard: scenarios.Scenario.TorchDDPGradCopies)
+// keeps its buckets at rest and makes and frees .grad beside them as
+// above; with grad_accum > 1 both are at rest.
 func TestGradsFreedEachStep(t *testing.T) {
 	type ev struct {
 		ph   Phase
@@ -70,6 +72,9 @@ func TestGradsFreedEachStep(t *testing.T) {
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "training.grad_sync=last"), 0, freed},
 		// Composer's DDP (no fsdp_config: the importer's boundary reshard).
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, freed},
+		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard", "training.grad_accum=2"), 4000, nil},
+		// torchtitan under FSDP1's boundary is NO_SHARD, not DDP: .grad only.
+		{at2("stack=torchtitan", "training.shard_dtype=bf16", "communication.boundary=fsdp1"), 0, freed},
 		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, freed},
 		// cp > 1 makes torchtitan apply FSDP, not DDP: the one buffer.
 		{[]string{"parallelism.cp=2", "cluster.gpus_per_node=2", "stack=torchtitan", "training.shard_dtype=bf16"}, 2000, nil},
