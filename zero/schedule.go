@@ -693,14 +693,14 @@ func (b *builder) bucketGatherBytes(i int) int64 {
 	sc := b.sc
 	bk := sc.Buckets[i]
 	g := sc.Groups[bk.Group]
-	if fp8GathersPerMicroStep(b.s) == 0 || sc.Stage == 3 || g.ParamBytes <= 1 || g.Layout == nil {
+	if !b.s.Training.FP8Gather() || !memory.FSDPStage2(b.s) || g.ParamBytes <= 1 || g.Layout == nil {
 		return bk.ParamBytes
 	}
 	l := g.Layout
 	lb := l.Buckets[bk.Bucket]
 	bytes := bk.ParamBytes
 	for p := lb.FirstParam; p <= lb.LastParam; p++ {
-		if u := l.Params[p].Unit; u < 0 || u >= len(b.s.Model.LayerList) || !scenarios.FP8Linear(b.s.Model.LayerList[u]) {
+		if u := l.Params[p].Unit; u < 0 || u >= len(b.s.Model.LayerList) || !b.s.GathersFP8(u) {
 			continue
 		}
 		for _, seg := range l.Segments(p) {
