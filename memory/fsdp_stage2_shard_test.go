@@ -61,12 +61,21 @@ func TestFSDPStage2OneRank(t *testing.T) {
 	if r.AtRest != 42_000_000 {
 		t.Errorf("at rest %d B, want 42000000", r.AtRest)
 	}
+	// Two units, one per layer of layer_list (l0, l1): the checks below
+	// run over them, so an empty list would pass them vacuously.
+	if len(r.Units) != 2 {
+		t.Fatalf("%d units, want 2 (l0, l1)", len(r.Units))
+	}
 	for u := range r.Units {
 		if g := r.UnitGather(u); g != 0 {
 			t.Errorf("unit %d gathers %d B on one rank, want 0", u, g)
 		}
 	}
-	for _, e := range r.Timeline() {
+	tl := r.Timeline()
+	if len(tl) == 0 {
+		t.Fatal("empty timeline: no event to check")
+	}
+	for _, e := range tl {
 		if e.Component == CompGathered && e.Delta != 0 {
 			t.Errorf("gathered-params event %+v on one rank", e)
 		}

@@ -30,25 +30,7 @@ func TestOpRecomputeAttentionMLA(t *testing.T) {
 		}
 		d := BlockDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 192, ValueHeadDim: 128,
 			RopeHeadDim: 64, KVLoRARank: 512, FFN: 10944, Attention: c.attention}
-		for _, policy := range []string{PolicyNone, PolicySelective, PolicyOp, PolicyFull} {
-			keep, rebuild, err := BlockActivationTensors(d, policy)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d2 := d
-			d2.OpRecomputeAttention = true
-			keep2, rebuild2, err := BlockActivationTensors(d2, policy)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := int64(0)
-			if policy == PolicyOp {
-				want = c.moved
-			}
-			if dk, dr := sum(keep)-sum(keep2), sum(rebuild2)-sum(rebuild); dk != want || dr != want {
-				t.Errorf("%s %s: op_recompute_attention keeps %d fewer bytes and rebuilds %d more, want %d and %d", c.attention, policy, dk, dr, want, want)
-			}
-		}
+		checkOpRecomputeMoves(t, c.attention, d, c.moved)
 	}
 }
 

@@ -35,24 +35,32 @@ func TestOpRecomputeAttention(t *testing.T) {
 		compiled  bool
 	}{{AttentionSDPA, false}, {AttentionSDPA, true}, {AttentionFlash, false}, {AttentionFlash, true}} {
 		d := BlockDims{Arch: "llama", Seq: 8192, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Attention: c.attention, Compiled: c.compiled}
-		for _, policy := range []string{PolicyNone, PolicySelective, PolicyOp, PolicyFull} {
-			keep, rebuild, err := BlockActivationTensors(d, policy)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d2 := d
-			d2.OpRecomputeAttention = true
-			keep2, rebuild2, err := BlockActivationTensors(d2, policy)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := int64(0)
-			if policy == PolicyOp {
-				want = perBlock
-			}
-			if dk, dr := sum(keep)-sum(keep2), sum(rebuild2)-sum(rebuild); dk != want || dr != want {
-				t.Errorf("%s compiled %v %s: op_recompute_attention keeps %d fewer bytes and rebuilds %d more, want %d and %d", c.attention, c.compiled, policy, dk, dr, want, want)
-			}
+		checkOpRecomputeMoves(t, fmt.Sprintf("%s compiled %v", c.attention, c.compiled), d, perBlock)
+	}
+}
+
+// checkOpRecomputeMoves checks that op_recompute_attention moves exactly
+// moved bytes of block d from what it keeps to what its backward
+// rebuilds under the op policy, and none under the other policies.
+func checkOpRecomputeMoves(t *testing.T, name string, d BlockDims, moved int64) {
+	t.Helper()
+	for _, policy := range []string{PolicyNone, PolicySelective, PolicyOp, PolicyFull} {
+		keep, rebuild, err := BlockActivationTensors(d, policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d2 := d
+		d2.OpRecomputeAttention = true
+		keep2, rebuild2, err := BlockActivationTensors(d2, policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if policy == PolicyOp {
+			want = moved
+		}
+		if dk, dr := sum(keep)-sum(keep2), sum(rebuild2)-sum(rebuild); dk != want || dr != want {
+			t.Errorf("%s %s: op_recompute_attention keeps %d fewer bytes and rebuilds %d more, want %d and %d", name, policy, dk, dr, want, want)
 		}
 	}
 }

@@ -139,22 +139,7 @@ func TestImportTorchtitanCuDNNEra(t *testing.T) {
 		{"qwen3 print_args H100", "qwen3_0.6b.toml", "H100-80GB", []string{"[job]", "[job]\nprint_args = false"}, KernelFA2, AttentionSDPA, false,
 			"job.print_args dates the file before b39377f but not before 6a3a9da: the kernel stays fa2"},
 	} {
-		tt, err := ImportTorchtitan(c.file, ttFile(t, c.file, c.edits...), TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: c.gpu})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		out := tt.Scenario()
-		s, err := Load("s.yaml", out, nil)
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", c.name, err, out)
-		}
-		tr := s.Training
-		if tr.AttentionKernel != c.kernel || tr.Attention != c.attention || tr.OpRecomputeAttention != c.opAttention {
-			t.Errorf("%s: attention %s kernel %s op_recompute_attention %v, want %s %s %v\n%s", c.name, tr.Attention, tr.AttentionKernel, tr.OpRecomputeAttention, c.attention, c.kernel, c.opAttention, out)
-		}
-		if !strings.Contains(string(out), c.note) {
-			t.Errorf("%s: no %q in\n%s", c.name, c.note, out)
-		}
+		checkImportedAttention(t, c.name, c.file, ttFile(t, c.file, c.edits...), c.gpu, c.kernel, c.attention, c.opAttention, c.note)
 	}
 	// A file no key dates from 3b85aa3 on is dated by its model when
 	// torchtitan registered the model later (qwen3 f9e8897a6, deepseek_v3
@@ -176,22 +161,7 @@ func TestImportTorchtitanCuDNNEra(t *testing.T) {
 		{"gpt_oss", "[job]\nprint_args = false\n[model]\nname = \"gpt_oss\"\nflavor = \"debugmodel\"\n",
 			KernelFA2, AttentionFlash, false, "runs FlexAttention"},
 	} {
-		tt, err := ImportTorchtitan(c.name+".toml", []byte(c.toml), TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: "B200"})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		out := tt.Scenario()
-		s, err := Load("s.yaml", out, nil)
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", c.name, err, out)
-		}
-		tr := s.Training
-		if tr.AttentionKernel != c.kernel || tr.Attention != c.attention || tr.OpRecomputeAttention != c.opAtt {
-			t.Errorf("%s: attention %s kernel %s op_recompute_attention %v, want %s %s %v\n%s", c.name, tr.Attention, tr.AttentionKernel, tr.OpRecomputeAttention, c.attention, c.kernel, c.opAtt, out)
-		}
-		if !strings.Contains(string(out), c.note) {
-			t.Errorf("%s: no %q in\n%s", c.name, c.note, out)
-		}
+		checkImportedAttention(t, c.name, c.name+".toml", []byte(c.toml), "B200", c.kernel, c.attention, c.opAtt, c.note)
 	}
 	// The early stop's source names the key that dates the file before
 	// 25413d2 (QA33 LOW-3: "whose keys this file has" read as if the
@@ -355,5 +325,29 @@ func TestImportTorchtitanUnknownKeyDetails(t *testing.T) {
 		if tt.EarlyStop != c.early {
 			t.Errorf("%q: recompute early stop %v, want %v (%s)", c.edits, tt.EarlyStop, c.early, tt.Sources["recompute_early_stop"])
 		}
+	}
+}
+
+// checkImportedAttention imports file (a torchtitan TOML) on one node of
+// eight gpu, loads the scenario it writes and checks the attention,
+// kernel and op_recompute_attention it chose and that the scenario
+// carries note.
+func checkImportedAttention(t *testing.T, name, file string, toml []byte, gpu string, kernel AttentionKernel, attention Attention, opAtt bool, note string) {
+	t.Helper()
+	tt, err := ImportTorchtitan(file, toml, TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: gpu})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	out := tt.Scenario()
+	s, err := Load("s.yaml", out, nil)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, out)
+	}
+	tr := s.Training
+	if tr.AttentionKernel != kernel || tr.Attention != attention || tr.OpRecomputeAttention != opAtt {
+		t.Errorf("%s: attention %s kernel %s op_recompute_attention %v, want %s %s %v\n%s", name, tr.Attention, tr.AttentionKernel, tr.OpRecomputeAttention, attention, kernel, opAtt, out)
+	}
+	if !strings.Contains(string(out), note) {
+		t.Errorf("%s: no %q in\n%s", name, note, out)
 	}
 }

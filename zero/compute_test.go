@@ -475,17 +475,22 @@ func TestFSDPCopiesOwnFLOPs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, got := docCosts(t, doc, tc.base...), docCosts(t, doc, tc.sets...)
+			checked := 0
 			for i := range base {
 				w, ok := tc.want[base[i].Name]
 				if !ok {
 					continue
 				}
+				checked++
 				for k, d := range []float64{(got[i].Fwd - base[i].Fwd).Seconds(), (got[i].Bwd - base[i].Bwd).Seconds()} {
 					if math.Abs(d-w[k]/hbm) > 2e-12 {
 						t.Errorf("unit %s: %s grows %.6g s (%.0f B at HBM speed), want %.0f B = %.6g s",
 							base[i].Name, [2]string{"forward", "backward"}[k], d, d*hbm, w[k], w[k]/hbm)
 					}
 				}
+			}
+			if checked != len(tc.want) {
+				t.Fatalf("checked %d units, want the %d the table names", checked, len(tc.want))
 			}
 			if base[2].Fwd != units.Millisecond || got[2].Fwd != units.Millisecond {
 				t.Errorf("block.1's own forward: %v and %v, want 1ms both", base[2].Fwd, got[2].Fwd)

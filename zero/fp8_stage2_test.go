@@ -15,7 +15,11 @@ import (
 // micro-step's gather. DeepSpeed's stage 2 keeps 16-bit gathers.
 func TestFP8GatherFSDPStage2(t *testing.T) {
 	const (
-		block  = 218_112_000 // Llama-3.1-8B decoder layer
+		// Llama-3.1-8B decoder layer (hidden 4096, 8 KV heads of 128,
+		// ffn 14336): q, o 2·4096² = 33,554,432; k, v 2·4096·1024 =
+		// 8,388,608; MLP 3·4096·14336 = 176,160,768; two RMSNorms
+		// 2·4096 = 8,192; 218,112,000 in all.
+		block  = 2*4096*4096 + 2*4096*1024 + 3*4096*14336 + 2*4096
 		blocks = 32
 		embed  = 525_336_576 // 128256 × 4096
 		linear = block - 2*4096
