@@ -76,8 +76,8 @@ type jsonRow struct {
 	DevicePeak   *int64            `json:"device_peak_bytes"`
 	TokensPerSec *float64          `json:"tokens_per_s_per_gpu"`
 	MFU          *float64          `json:"mfu"`
-	Fits         bool              `json:"fits"`
-	DeviceFits   bool              `json:"device_fits"`
+	Fits         *bool             `json:"fits"`
+	DeviceFits   *bool             `json:"device_fits"`
 	ReservedMode string            `json:"reserved_mode,omitempty"`
 	AllocRetries *int              `json:"allocator_retries,omitempty"`
 	Error        string            `json:"error,omitempty"`
@@ -149,10 +149,19 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 		}
 		return &v
 	}
+	// An invalid point was not evaluated: its fits and device_fits are
+	// null (empty in CSV), not false, which a filter on fits == false read
+	// as "does not fit" (QA29 #9).
+	bp := func(v bool) *bool {
+		if !valid {
+			return nil
+		}
+		return &v
+	}
 	if e.f == JSONL {
 		jr := jsonRow{Index: r.Index, Point: map[string]string{}, StepTime: i64(r.StepTime), ExposedComm: i64(r.ExposedComm),
 			NetworkBytes: i64(r.NetworkBytes), NVLinkBytes: i64(r.NVLinkBytes), PeakMemory: i64(r.PeakMemory), DevicePeak: i64(r.DevicePeak),
-			TokensPerSec: f64(TokensPerSec(r.TokensPerSecPerGPU)), MFU: f64(mfu(r.MFU)), Fits: r.Fits, DeviceFits: r.DeviceFits,
+			TokensPerSec: f64(TokensPerSec(r.TokensPerSecPerGPU)), MFU: f64(mfu(r.MFU)), Fits: bp(r.Fits), DeviceFits: bp(r.DeviceFits),
 			ReservedMode: r.ReservedMode, AllocRetries: r.AllocRetries, Error: oneLine(r.Err)}
 		for i, k := range e.keys {
 			jr.Point[k] = r.Values[i]
@@ -176,7 +185,12 @@ func (e *Encoder) Line(r Row) ([]byte, error) {
 			FormatTokensPerSec(r.TokensPerSecPerGPU), FormatMFU(r.MFU)}
 	}
 	cols = append(cols, figures...)
-	cols = append(cols, strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits), r.ReservedMode, FormatRetries(r.AllocRetries), oneLine(r.Err))
+	fits := []string{"", ""}
+	if valid {
+		fits = []string{strconv.FormatBool(r.Fits), strconv.FormatBool(r.DeviceFits)}
+	}
+	cols = append(cols, fits...)
+	cols = append(cols, r.ReservedMode, FormatRetries(r.AllocRetries), oneLine(r.Err))
 	w := csv.NewWriter(&e.buf)
 	if err := w.Write(cols); err != nil {
 		return nil, fmt.Errorf("sweep: row %d: %w", r.Index, err)
@@ -243,7 +257,7 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		}
 		invalid = v.Error != ""
 		for _, n := range []*json.Number{v.StepTime, v.ExposedComm, v.NetworkBytes, v.NVLinkBytes, v.PeakMemory, v.DevicePeak, v.TokensPerSec, v.MFU} {
-			if n == nil && !invalid || v.Fits == nil || v.DeviceFits == nil {
+			if !invalid && (n == nil || v.Fits == nil || v.DeviceFits == nil) {
 				return 0, fmt.Errorf("a field is missing (a row has index, point, %s)", strings.Join(measureColumns[:intColumns+4], ", "))
 			}
 		}
@@ -282,13 +296,17 @@ func parseRow(f Format, line []byte, sp *Space) (int, error) {
 		idx, values = rec[0], rec[1:1+len(sp.Grids)]
 		m := rec[1+len(sp.Grids):]
 		measures, rates = m[:intColumns], m[intColumns:intColumns+2]
+		retries = m[intColumns+5]
+		invalid = m[intColumns+6] != ""
 		for _, c := range []int{intColumns + 2, intColumns + 3} {
+			// An invalid point's are empty (rows written before: false).
+			if invalid && m[c] == "" {
+				continue
+			}
 			if _, err := strconv.ParseBool(m[c]); err != nil {
 				return 0, fmt.Errorf("%s %q is not true or false", measureColumns[c], m[c])
 			}
 		}
-		retries = m[intColumns+5]
-		invalid = m[intColumns+6] != ""
 	}
 	i, err := strconv.Atoi(strings.TrimSpace(idx))
 	if err != nil || i < 0 {

@@ -10,8 +10,9 @@ import (
 // TestInvalidPointSortsLast: an invalid point's figures are empty CSV
 // cells and JSON nulls, not 0 (QA22 L11: `--grid cluster.nodes=1,2 --grid
 // parallelism.dp=8,16` gave two rows of step_time_ps 0, the "fastest" in
-// a spreadsheet sort); fits stays false; and a row of either kind still
-// reads back for --resume.
+// a spreadsheet sort); so are its fits and device_fits (QA29 #9: false
+// read as "does not fit" to a filter on fits == false, for a point that was
+// never evaluated); and a row of either kind still reads back for --resume.
 func TestInvalidPointSortsLast(t *testing.T) {
 	sp, err := NewSpace([]Grid{{Key: "parallelism.k", Values: []string{"1", "3"}}})
 	if err != nil {
@@ -56,7 +57,7 @@ func TestInvalidPointSortsLast(t *testing.T) {
 			}
 			want := [3]string{"418150485922", "9795.517", "true"}
 			if r.Err != "" {
-				want = [3]string{"", "", "false"}
+				want = [3]string{"", "", ""}
 			}
 			if got := [3]string{step, tps, fits}; got != want {
 				t.Errorf("%v row %d: step, tokens/s, fits %q, want %q", f, r.Index, got, want)
