@@ -38,4 +38,16 @@ func TestCompareVerdictLeadsWithTheFitting(t *testing.T) {
 	if !strings.HasPrefix(got, "x is fastest: its step (100.000ms) is 50.0 % shorter than y's (200.000ms)") {
 		t.Errorf("verdict: %s", got)
 	}
+	// Under 1 % apart it is a near tie, as plan says (QA29 #7: "NDR is
+	// fastest: its step (4.2829s) is 0.0 % shorter than RoCE400's").
+	// 42,829 ms against 42,834: 0.0117 % shorter.
+	got = compareVerdict([]compareVariant{v("NDR", 42829, 10, true), v("RoCE400", 42834, 10, true)})
+	if want := "NDR and RoCE400 are a near tie: NDR's step (42.829s) is 0.01 % shorter than RoCE400's (42.834s)"; !strings.HasPrefix(got, want) || strings.Contains(got, "is fastest") {
+		t.Errorf("verdict:\n%s\nwant it to begin %q and name no fastest", got, want)
+	}
+	// At 1 % apart it names the fastest again: 99 against 100.
+	got = compareVerdict([]compareVariant{v("p", 99, 10, true), v("q", 100, 10, true)})
+	if !strings.HasPrefix(got, "p is fastest: its step (99.000ms) is 1.0 % shorter than q's (100.000ms)") {
+		t.Errorf("verdict: %s", got)
+	}
 }

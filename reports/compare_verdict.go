@@ -132,9 +132,14 @@ func compareVerdict(vs []compareVariant) string {
 		if fitLead {
 			fmt.Fprintf(&b, "%s is the fastest that fits: its step (%s) is %.1f %% longer than %s's (%s), which does not fit", label(f), fd,
 				100*float64(f.StepTimePS-r.StepTimePS)/float64(r.StepTimePS), label(r), rd)
+		} else if pct := 100 * float64(r.StepTimePS-f.StepTimePS) / float64(r.StepTimePS); pct < 1 {
+			// Under 1 %, as plan says it (reports/plan.go): naming a
+			// winner on "0.0 % shorter" read as a real difference (QA29
+			// #7).
+			fmt.Fprintf(&b, "%s and %s are a near tie: %s's step (%s) is %s shorter than %s's (%s)", label(f), label(r), label(f), fd,
+				pctApart(pct), label(r), rd)
 		} else {
-			fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", label(f), fd,
-				100*float64(r.StepTimePS-f.StepTimePS)/float64(r.StepTimePS), label(r), rd)
+			fmt.Fprintf(&b, "%s is fastest: its step (%s) is %.1f %% shorter than %s's (%s)", label(f), fd, pct, label(r), rd)
 		}
 		var why []string
 		if d := f.ExposedCommPS - r.ExposedCommPS; d != 0 {
