@@ -815,7 +815,14 @@ func writeCompareRows(w io.Writer, c *Comparison) error {
 	if slices.ContainsFunc(c.Rows, func(r compareRow) bool { return r.Unit == "fraction" }) {
 		points = " (MFU in percentage points)"
 	}
-	_, err := fmt.Fprintf(w, "Δ: change against %s%s\n", EscapeControl(c.Variants[0].Label), points)
+	split := ""
+	if len(groups) > 1 {
+		// The variants did not fit one table of compareColumns: say how
+		// to get the one table a reader comparing them all wants (QA29
+		// #11).
+		split = fmt.Sprintf("; %d tables to keep within %d columns, --wide prints one", len(groups), compareColumns)
+	}
+	_, err := fmt.Fprintf(w, "Δ: change against %s%s%s\n", EscapeControl(c.Variants[0].Label), points, split)
 	return err
 }
 

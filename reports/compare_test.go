@@ -701,6 +701,12 @@ func TestCompareSplitKeepsAVariantBesideTheBaseline(t *testing.T) {
 				t.Errorf("%d variants: table %d lacks the baseline or variant %d:\n%s", n, k, k+1, tab)
 			}
 		}
+		// The legend says how to get one table when there are several
+		// (QA29 #11), and says nothing of it for one.
+		hint := fmt.Sprintf("; %d tables to keep within 120 columns, --wide prints one\n", n-1)
+		if got := strings.HasSuffix(b.String(), hint); got != (n > 2) {
+			t.Errorf("%d variants: legend ends with %q: %v, want %v:\n%s", n, hint, got, n > 2, b.String())
+		}
 	}
 }
 
