@@ -611,7 +611,7 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 		return r.errAt(rk, "parallelism_config: dp_replicate_size %d × cp_size %d does not divide num_processes %d (use sizes whose product is %d)", replicate, cp, procs, procs)
 	}
 	if sk != nil && replicate*cp*shard != procs {
-		return r.errAt(sk, "parallelism_config: dp_replicate_size %d × dp_shard_size %d × cp_size %d is not num_processes %d (Accelerate requires the product to be the world size)", replicate, shard, cp, procs)
+		return r.errAt(sk, "parallelism_config: dp_replicate_size %d × dp_shard_size %d × cp_size %d is not num_processes %d (Accelerate requires the product to be the world size): set parallelism_config_dp_shard_size: %d (%d / (%d × %d))", replicate, shard, cp, procs, procs/(replicate*cp), procs, replicate, cp)
 	}
 	if len(pc) > 0 {
 		keys := sortedKeys(pc)

@@ -124,6 +124,9 @@ func TestImportAccelerateErrors(t *testing.T) {
 		{fsdp + "parallelism_config:\n  parallelism_config_tp_size: 2\n", AccelerateOptions{}, "c.yaml:4:3: parallelism_config_tp_size 2: tensor parallelism is not modelled"},
 		{fsdp + "parallelism_config:\n  parallelism_config_dp_replicate_size: 2\n", AccelerateOptions{}, "c.yaml:4:3: parallelism_config needs FSDP2"},
 		{fsdp + "fsdp_config:\n  fsdp_version: 2\nparallelism_config:\n  parallelism_config_dp_replicate_size: 3\n", AccelerateOptions{}, "c.yaml:6:3: parallelism_config: dp_replicate_size 3 × cp_size 1 does not divide num_processes 8"},
+		// QA29 #6: the fix names the value, 8 / (1 × 2) = 4.
+		{fsdp + "fsdp_config:\n  fsdp_version: 2\nparallelism_config:\n  parallelism_config_dp_shard_size: 1\n  parallelism_config_cp_size: 2\n", AccelerateOptions{},
+			"c.yaml:6:3: parallelism_config: dp_replicate_size 1 × dp_shard_size 1 × cp_size 2 is not num_processes 8 (Accelerate requires the product to be the world size): set parallelism_config_dp_shard_size: 4 (8 / (1 × 2))"},
 		{fsdp + "use_cpu: true\n", AccelerateOptions{}, "c.yaml:3:10: use_cpu true trains on CPUs"},
 		{"distributed_type: [FSDP\n", AccelerateOptions{}, "c.yaml:1:19: not valid YAML"},
 		{"", AccelerateOptions{}, "c.yaml: the file is empty"},
