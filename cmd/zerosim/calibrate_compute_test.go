@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -721,8 +722,9 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 
 // calibrate --step-time on a scenario that does not fit in GPU memory
 // warns: no measured step came from it, so the fitted efficiency absorbs
-// what differs (qa21 LOW 6). The default at ZeRO-0 peaks at 125.51 GiB of
-// the H100's 79.65 GiB; at ZeRO-1 it fits and nothing is said.
+// what differs (qa21 LOW 6). The default at ZeRO-0 peaks at 20P = 125.51
+// GiB (byhand.DefaultStage0Peak) of the H100's 81,559 MiB = 79.65 GiB; at
+// ZeRO-1 it fits and nothing is said.
 func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 	for _, c := range []struct {
 		stage string
@@ -730,7 +732,8 @@ func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 	}{{"0", true}, {"1", false}} {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		_, errOut, code := runCLI("calibrate", "--step-time", "900ms", "default", "--set", "parallelism.zero_stage="+c.stage, "--file", file)
-		want := "zerosim: warning: --step-time 900ms: the scenario does not fit in GPU memory (peak 125.51 GiB per GPU, more than the H100-80GB's 79.65 GiB): the measured step cannot be of this configuration"
+		want := fmt.Sprintf("zerosim: warning: --step-time 900ms: the scenario does not fit in GPU memory (peak %.2f GiB per GPU, more than the H100-80GB's %.2f GiB): the measured step cannot be of this configuration",
+			float64(byhand.DefaultStage0Peak())/(1<<30), float64(byhand.H100Memory)/(1<<30))
 		if code != 0 || strings.Contains(errOut, want) != c.warn {
 			t.Errorf("stage %s: exit %d, stderr %q; want warning %t: %q", c.stage, code, errOut, c.warn, want)
 		}
