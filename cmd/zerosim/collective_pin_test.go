@@ -26,7 +26,10 @@ var p4dArgs = []string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.intra
 // NCCL's ring with its channels over every NIC and its protocol chosen by
 // NCCL's tuner, so the published log taken with NCCL_ALGO=RING is
 // reproduced as well as the model reproduces it (TestPublishedAccuracy's
-// known miss of that log: median 50.6 %, max 70.3 %, 1 MiB–1 GiB). The
+// known miss of that log: median 50.6 %, max 70.3 %, 1 MiB–1 GiB, on its
+// own description of the cluster; on these flags 50.56 % and 69.86 % at
+// lead 4d5a9bff, held at 50.6 % and 69.9 %, rounded up to the next 0.1
+// point, where the bounds were 51.1 % and 70.8 %). The
 // alpha–beta ring that --algo ring ran before is 2.6× the log at 1 GiB
 // (161.6 ms against 61.6 ms), auto picks the tree (−71 % at 1 MiB).
 func TestCollectiveAlgoRingIsNCCLs(t *testing.T) {
@@ -64,8 +67,8 @@ func TestCollectiveAlgoRingIsNCCLs(t *testing.T) {
 	}
 	md, mx := collectives.Summary(errs)
 	t.Logf("--algo ring against the NCCL_ALGO=RING log: median %.1f %%, max %.1f %%", 100*md, 100*mx)
-	if md > 0.511 || mx > 0.708 {
-		t.Errorf("median %.1f %%, max %.1f %%; want ≤ 51.1 %% and ≤ 70.8 %% (the model's known miss of this log)", 100*md, 100*mx)
+	if md > 0.506 || mx > 0.699 {
+		t.Errorf("median %.1f %%, max %.1f %%; want ≤ 50.6 %% and ≤ 69.9 %% (the model's known miss of this log)", 100*md, 100*mx)
 	}
 	if !strings.Contains(out, "(ring: NCCL's cost model, NCCL_ALGO=Ring)") {
 		t.Errorf("header does not say NCCL_ALGO=Ring:\n%s", out)
