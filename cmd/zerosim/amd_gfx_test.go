@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -99,15 +98,7 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 func TestCollectiveRCCLAcrossNodesNote(t *testing.T) {
 	measured := 2 * 15.0 / 16 * (64 << 20) / 190.33e9 * 1e6 // µs
 	_, ref, _ := runMain(t, "", "collective", "--set", "cluster.gpu=MI350X", "--set", "cluster.intra.preset=xGMI-CDNA4", "--set", "cluster.inter.preset=RoCE400", "--size", "64MiB")
-	var model float64
-	for _, l := range strings.Split(ref, "\n") {
-		if c := strings.Split(l, "│"); len(c) > 4 && strings.TrimSpace(c[1]) == "67108864" && strings.TrimSpace(c[3]) == "tree/Simple" {
-			model, _ = strconv.ParseFloat(strings.TrimSpace(c[4]), 64)
-		}
-	}
-	if model == 0 {
-		t.Fatalf("no tree/Simple row of 64 MiB on the reference cluster:\n%s", ref)
-	}
+	model := rowTime(t, ref, "67108864", "tree/Simple")
 	note := fmt.Sprintf("note: across nodes RCCL's pick is timed by NCCL's model, which overstates AMD's one published cross-node time: "+
 		"64 MiB over 2 × 8 MI350X took %.1f µs by tree/Simple (ROCm/rocm-systems pull request 9406); zerosim's model times that cluster (2 × 8 MI350X over RoCE400) at %.2f µs, %.0f %% above (docs/collectives.md); "+
 		"zerosim calibrate on your rccl-tests log replaces these times\n", measured, model, 100*(model/measured-1))

@@ -242,6 +242,21 @@ func TestCollectiveNCCLTestsNamesChoice(t *testing.T) {
 	}
 }
 
+// rowTime is the time (µs) column of collective's table row of size bytes
+// run by algo.
+func rowTime(t *testing.T, table, size, algo string) float64 {
+	t.Helper()
+	for _, l := range strings.Split(table, "\n") {
+		if c := strings.Split(l, "│"); len(c) > 4 && strings.TrimSpace(c[1]) == size && strings.TrimSpace(c[3]) == algo {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(c[4]), 64); err == nil {
+				return v
+			}
+		}
+	}
+	t.Fatalf("no %s row of %s B:\n%s", algo, size, table)
+	return 0
+}
+
 // TestCollectiveSlowChoiceNote (QA17 L4): over 8 × 8 H100 auto runs
 // NCCL's tree/Simple at 512 MiB, 3,858.57 µs, where --algo nvlstree takes
 // 3,296.13 µs (collectives.TestFasterThanChoiceSays holds the model's two
@@ -251,20 +266,7 @@ func TestCollectiveNCCLTestsNamesChoice(t *testing.T) {
 func TestCollectiveSlowChoiceNote(t *testing.T) {
 	out, errOut, code := runCollectiveCLI(t, "--nodes", "8", "--size", "128MiB:1GiB")
 	nv, _, _ := runCollectiveCLI(t, "--nodes", "8", "--size", "512MiB", "--algo", "nvlstree")
-	// time is the time (µs) column of the row of 536870912 B by algo.
-	time := func(table, algo string) float64 {
-		for _, l := range strings.Split(table, "\n") {
-			if c := strings.Split(l, "│"); len(c) > 4 && strings.TrimSpace(c[1]) == "536870912" && strings.TrimSpace(c[3]) == algo {
-				v, err := strconv.ParseFloat(strings.TrimSpace(c[4]), 64)
-				if err == nil {
-					return v
-				}
-			}
-		}
-		t.Fatalf("no %s row of 536870912 B:\n%s", algo, table)
-		return 0
-	}
-	tree, nvls := time(out, "tree/Simple"), time(nv, "nvlstree/Simple")
+	tree, nvls := rowTime(t, out, "536870912", "tree/Simple"), rowTime(t, nv, "536870912", "nvlstree/Simple")
 	want := fmt.Sprintf("note: 536870912 B: NCCL's tuner picks tree/Simple, up to %.1f %% above nvlstree/Simple's time (536870912 B: %.2f µs against %.2f): it ranks the Simple tree by its cost, without the pipeline fill its time holds",
 		100*(tree/nvls-1), tree, nvls)
 	if code != 0 || !strings.Contains(out, want) || strings.Count(out, "note:") != 1 || tree <= nvls {
