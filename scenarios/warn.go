@@ -548,9 +548,16 @@ func (l *loader) warnImpossibleHardware(s *Scenario) {
 // planner types, and it replayed with 0 B of activations, no attention
 // and no logits, and without seq_len at one token a sample, all silently,
 // so plan recommended micro-batch 4 without checkpointing at 15.7 GiB
-// where a real 13B keeps about 37 GiB per sequence (qauser s28 H1). The
-// seeds' model-state tables use such models, and their commands drop it
-// (ActivationsWarning).
+// (qauser s28 H1) where Llama 2 13B (hidden h 5,120, FFN f 13,824, 40
+// layers: its config.json) keeps at least 16·s·h + 8·s·f bytes a layer for
+// backward: Korthikanti et al. 2022 (arXiv 2205.05198) §4.1's bf16 count of
+// what autograd saves (the norms' inputs 4·s·h, the q/k/v input and q, k, v
+// 8·s·h, the output projection's input 2·s·h, the MLP's input 2·s·h),
+// without dropout and with FlashAttention's output in place of the s²
+// scores, and SwiGLU's gate, up, silu and product (4 × 2·s·f) in place of
+// GELU's input and output: 192,512 B a token a layer, 29.4 GiB per
+// 4,096-token sequence. The seeds' model-state tables use such models, and
+// their commands drop it (ActivationsWarning).
 func (l *loader) warnNoActivations(s *Scenario) {
 	if !s.CountsNoActivations() {
 		return

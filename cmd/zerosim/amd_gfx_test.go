@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -88,13 +89,19 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 
 // TestCollectiveRCCLAcrossNodesNote (QA24 M2): an uncalibrated auto
 // all-reduce on AMD GPUs across nodes says how far the model stood from
-// AMD's one published cross-node time (661.1 µs measured, 794.73 µs
-// modelled: 20 % above); one node, an NVIDIA GPU and another collective
+// AMD's one published cross-node time, 661.1 µs measured (ROCm/rocm-systems
+// pull request 9406's busbw of 190.33 GB/s for 64 MiB over 16 ranks:
+// 2·15/16 × 64 MiB / busbw), against the time the model gives that
+// cluster (2 × 8 MI350X, xGMI-CDNA4, RoCE400) in collective's own table,
+// 794.73 µs: 20 % above; one node, an NVIDIA GPU and another collective
 // say nothing of it.
 func TestCollectiveRCCLAcrossNodesNote(t *testing.T) {
-	const note = "note: across nodes RCCL's pick is timed by NCCL's model, which overstates AMD's one published cross-node time: " +
-		"64 MiB over 2 × 8 MI350X took 661.1 µs by tree/Simple (ROCm/rocm-systems pull request 9406); zerosim's model times that cluster (2 × 8 MI350X over RoCE400) at 794.73 µs, 20 % above (docs/collectives.md); " +
-		"zerosim calibrate on your rccl-tests log replaces these times\n"
+	measured := 2 * 15.0 / 16 * (64 << 20) / 190.33e9 * 1e6 // µs
+	_, ref, _ := runMain(t, "", "collective", "--set", "cluster.gpu=MI350X", "--set", "cluster.intra.preset=xGMI-CDNA4", "--set", "cluster.inter.preset=RoCE400", "--size", "64MiB")
+	model := rowTime(t, ref, "67108864", "tree/Simple")
+	note := fmt.Sprintf("note: across nodes RCCL's pick is timed by NCCL's model, which overstates AMD's one published cross-node time: "+
+		"64 MiB over 2 × 8 MI350X took %.1f µs by tree/Simple (ROCm/rocm-systems pull request 9406); zerosim's model times that cluster (2 × 8 MI350X over RoCE400) at %.2f µs, %.0f %% above (docs/collectives.md); "+
+		"zerosim calibrate on your rccl-tests log replaces these times\n", measured, model, 100*(model/measured-1))
 	amd := []string{"collective", "--set", "cluster.gpu=MI350X", "--set", "cluster.intra.preset=xGMI-CDNA4", "--size", "64MiB"}
 	for _, c := range []struct {
 		args []string

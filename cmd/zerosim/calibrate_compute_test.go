@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -51,6 +52,25 @@ func readCal(t *testing.T, path string) *scenarios.Calibration {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// fittedEfficiency is the compute efficiency calibrate --step-time step
+// wrote to file for the default scenario with sets, held to what it means:
+// the scenario replayed at it takes the measured step (to 1e-4 of it; the
+// file keeps the efficiency to 1e-6). Tests quote the warnings' figures
+// from it rather than type them.
+func fittedEfficiency(t *testing.T, file, step string, sets ...string) float64 {
+	t.Helper()
+	c := readCal(t, file)
+	measured, err := units.ParseDuration(step)
+	if err != nil || c.Compute == nil {
+		t.Fatalf("%s: %v, compute part %v", step, err, c.Compute)
+	}
+	got := replayDefault(t, append(append([]string{}, sets...), fmt.Sprintf("training.compute_efficiency=%g", c.Compute.Efficiency))...).StepTime
+	if math.Abs(float64(got-measured)) > 1e-4*float64(measured) {
+		t.Errorf("%s %v: efficiency %g replays to %v, not the measured step", step, sets, c.Compute.Efficiency, got)
+	}
+	return c.Compute.Efficiency
 }
 
 // TestCalibrateStepTimeRoundTrip: calibrate --step-time on the default
@@ -721,8 +741,9 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 
 // calibrate --step-time on a scenario that does not fit in GPU memory
 // warns: no measured step came from it, so the fitted efficiency absorbs
-// what differs (qa21 LOW 6). The default at ZeRO-0 peaks at 125.51 GiB of
-// the H100's 79.65 GiB; at ZeRO-1 it fits and nothing is said.
+// what differs (qa21 LOW 6). The default at ZeRO-0 peaks at 20P = 125.51
+// GiB (byhand.DefaultStage0Peak) of the H100's 81,559 MiB = 79.65 GiB; at
+// ZeRO-1 it fits and nothing is said.
 func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 	for _, c := range []struct {
 		stage string
@@ -730,7 +751,8 @@ func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 	}{{"0", true}, {"1", false}} {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		_, errOut, code := runCLI("calibrate", "--step-time", "900ms", "default", "--set", "parallelism.zero_stage="+c.stage, "--file", file)
-		want := "zerosim: warning: --step-time 900ms: the scenario does not fit in GPU memory (peak 125.51 GiB per GPU, more than the H100-80GB's 79.65 GiB): the measured step cannot be of this configuration"
+		want := fmt.Sprintf("zerosim: warning: --step-time 900ms: the scenario does not fit in GPU memory (peak %.2f GiB per GPU, more than the H100-80GB's %.2f GiB): the measured step cannot be of this configuration",
+			float64(byhand.DefaultStage0Peak())/(1<<30), float64(byhand.H100Memory)/(1<<30))
 		if code != 0 || strings.Contains(errOut, want) != c.warn {
 			t.Errorf("stage %s: exit %d, stderr %q; want warning %t: %q", c.stage, code, errOut, c.warn, want)
 		}
@@ -739,20 +761,22 @@ func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 
 // Under fp8 the below-range warning names the peak the fp8 GEMMs run
 // against, cluster.peak_fp8: default with torchao's float8 at 600 ms fits
-// 0.2807, below the 0.31–0.53 of the 2 published fp8 runs on H100-80GB
-// and above half of it.
+// 0.2807 (fittedEfficiency), below the 0.31–0.53 of the 2 published fp8
+// runs on H100-80GB and above half of it.
 func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cal.yaml")
 	_, errOut, code := runCLI("calibrate", "--step-time", "600ms", "default", "--set", "training.fp8=torchao", "--file", file)
-	want := "zerosim: warning: --step-time 600ms: the fitted compute efficiency 0.2807 is below the 0.31–0.53 that 2 published fp8 runs on H100-80GB fitted (docs/validation.md): " +
+	e := fittedEfficiency(t, file, "600ms", "training.fp8=torchao")
+	want := fmt.Sprintf("zerosim: warning: --step-time 600ms: the fitted compute efficiency %.4f is below the 0.31–0.53 that 2 published fp8 runs on H100-80GB fitted (docs/validation.md): ", e) +
 		"the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below cluster.peak_fp8, a slower network or host)"
-	if code != 0 || !strings.HasPrefix(errOut, want) {
+	if code != 0 || !strings.HasPrefix(errOut, want) || e >= 0.31 || e < 0.31/2 {
 		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
 	}
 	// Above the range (400 ms fits 0.6322) the warning names the fp8 peak
 	// too, and so does the refusal of a step no efficiency reaches.
 	_, errOut, code = runCLI("calibrate", "--step-time", "400ms", "default", "--set", "training.fp8=torchao", "--file", file)
-	if code != 0 || !strings.Contains(errOut, "0.6322 is above the 0.31–0.53") || !strings.Contains(errOut, "or cluster.peak_fp8 is below the GPU's") {
+	e = fittedEfficiency(t, file, "400ms", "training.fp8=torchao")
+	if code != 0 || !strings.Contains(errOut, fmt.Sprintf("%.4f is above the 0.31–0.53", e)) || e <= 0.53 || !strings.Contains(errOut, "or cluster.peak_fp8 is below the GPU's") {
 		t.Errorf("400ms: exit %d, stderr %q; want the above-range warning naming cluster.peak_fp8", code, errOut)
 	}
 	_, errOut, code = runCLI("calibrate", "--step-time", "150ms", "default", "--set", "training.fp8=torchao", "--file", file)
@@ -767,24 +791,30 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
 // B200 run is outside_range), the range is the 29 bf16 runs on other
-// GPUs: 520 ms fits 0.1994 (warned), 250 ms 0.7331 (within, not).
+// GPUs: 520 ms fits 0.1994 (warned), 250 ms 0.7331 (within, not), each
+// held to its meaning by fittedEfficiency.
 func TestCalibrateOutsidePublished(t *testing.T) {
 	const rng = "below the 0.24–0.85 that 29 published bf16 runs on other GPUs fitted (docs/validation.md)"
 	golden.CheckQuotes(t, "../../docs/calibration.md", "TestCalibrateOutsidePublished", "the range of every GPU's: 0.24–0.85 for bf16")
 	for _, tc := range []struct {
-		step, eff string
-		warn      bool
-	}{{"520ms", "0.1994", true}, {"250ms", "0.7331", false}} {
+		step string
+		warn bool
+	}{{"520ms", true}, {"250ms", false}} {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		_, errOut, code := runCLI("calibrate", "--step-time", tc.step, "default", "--set", "cluster.gpu=B200", "--set", "cluster.intra.preset=NVLink5", "--file", file)
-		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency " + tc.eff + " is " + rng +
+		e := fittedEfficiency(t, file, tc.step, "cluster.gpu=B200", "cluster.intra.preset=NVLink5")
+		if tc.warn != (e < 0.24) {
+			t.Errorf("%s: fits %.4f, want it below the 0.24–0.85: %v", tc.step, e, tc.warn)
+		}
+		eff := fmt.Sprintf("%.4f", e)
+		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency " + eff + " is " + rng +
 			": the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below cluster.peak_bf16, a slower network or host), and that time then scales with every what-if that moves the GEMMs (training.fp8, another cluster.gpu, the model's size)"
 		if code != 0 || tc.warn != (errOut != "") || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%s: exit %d, stderr %q, want warning %v: %q", tc.step, code, errOut, tc.warn, want)
 		}
 		// run quotes the same range for the same efficiency typed in.
-		out, errOut, code := runCLI("run", "default", "--set", "cluster.gpu=B200", "--set", "cluster.intra.preset=NVLink5", "--set", "training.compute_efficiency="+tc.eff)
-		if code != 0 || tc.warn != strings.Contains(out, tc.eff+" of the dense peak for large GEMMs (training.compute_efficiency): "+rng) {
+		out, errOut, code := runCLI("run", "default", "--set", "cluster.gpu=B200", "--set", "cluster.intra.preset=NVLink5", "--set", "training.compute_efficiency="+eff)
+		if code != 0 || tc.warn != strings.Contains(out, eff+" of the dense peak for large GEMMs (training.compute_efficiency): "+rng) {
 			t.Errorf("%s: run exit %d %s, headline with %q: %v\n%s", tc.step, code, errOut, rng, tc.warn, out)
 		}
 	}

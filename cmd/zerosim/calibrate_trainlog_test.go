@@ -427,7 +427,7 @@ func TestCalibrateLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.step, code, errOut)
 		}
-		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency 0.0438 is below half the 0.36–0.70 that 13 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --step-time " + tc.step + fmt.Sprintf(": the fitted compute efficiency %.4f is below half the 0.36–0.70 that 13 published bf16 runs on H100-80GB fitted", fittedEfficiency(t, file, tc.step))
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%s: stderr %q, want warning %t (%q)", tc.step, errOut, tc.warn, want)
 		}

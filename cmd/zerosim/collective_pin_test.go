@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,7 +26,10 @@ var p4dArgs = []string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.intra
 // NCCL's ring with its channels over every NIC and its protocol chosen by
 // NCCL's tuner, so the published log taken with NCCL_ALGO=RING is
 // reproduced as well as the model reproduces it (TestPublishedAccuracy's
-// known miss of that log: median 50.6 %, max 70.3 %, 1 MiB–1 GiB). The
+// known miss of that log: median 50.6 %, max 70.3 %, 1 MiB–1 GiB, on its
+// own description of the cluster; on these flags 50.56 % and 69.86 % at
+// lead 4d5a9bff, held at 50.6 % and 69.9 %, rounded up to the next 0.1
+// point, where the bounds were 51.1 % and 70.8 %). The
 // alpha–beta ring that --algo ring ran before is 2.6× the log at 1 GiB
 // (161.6 ms against 61.6 ms), auto picks the tree (−71 % at 1 MiB).
 func TestCollectiveAlgoRingIsNCCLs(t *testing.T) {
@@ -63,8 +67,8 @@ func TestCollectiveAlgoRingIsNCCLs(t *testing.T) {
 	}
 	md, mx := collectives.Summary(errs)
 	t.Logf("--algo ring against the NCCL_ALGO=RING log: median %.1f %%, max %.1f %%", 100*md, 100*mx)
-	if md > 0.511 || mx > 0.708 {
-		t.Errorf("median %.1f %%, max %.1f %%; want ≤ 51.1 %% and ≤ 70.8 %% (the model's known miss of this log)", 100*md, 100*mx)
+	if md > 0.506 || mx > 0.699 {
+		t.Errorf("median %.1f %%, max %.1f %%; want ≤ 50.6 %% and ≤ 69.9 %% (the model's known miss of this log)", 100*md, 100*mx)
 	}
 	if !strings.Contains(out, "(ring: NCCL's cost model, NCCL_ALGO=Ring)") {
 		t.Errorf("header does not say NCCL_ALGO=Ring:\n%s", out)
@@ -160,8 +164,15 @@ func TestCollectiveCalibrationPins(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &unpinned); err != nil {
 		t.Fatal(err)
 	}
-	if r := unpinned.Rows[0]; r.TimePS != 67_833_844 || r.Algorithm != "tree/LL128" {
-		t.Errorf("unpinned: %s in %d ps, want tree/LL128 in 67,833,844 ps", r.Algorithm, r.TimePS)
+	// The file's parameters are the nominal ones, so the time is the
+	// default's without it (67.83 µs by tree/LL128), not its curves'.
+	js, errOut, code = runCollectiveCLI(t, "--size", "1MiB", "--format", "json")
+	var nominal reports.CollectiveReport
+	if err := json.Unmarshal([]byte(js), &nominal); err != nil || code != 0 {
+		t.Fatalf("without the file: exit %d, %v: %s", code, err, errOut)
+	}
+	if r, n := unpinned.Rows[0], nominal.Rows[0]; r.TimePS != n.TimePS || r.Algorithm != n.Algorithm || r.Algorithm != "tree/LL128" || r.TimePS == 500e6 {
+		t.Errorf("unpinned: %s in %d ps, want tree/LL128 in %d ps as without the file (%s)", r.Algorithm, r.TimePS, n.TimePS, n.Algorithm)
 	}
 	js, errOut, code = runCollectiveCLI(t, "--calibration", cal, "--algo", "ring", "--proto", "simple", "--size", "1MiB", "--format", "json")
 	if code != 0 {
@@ -231,19 +242,35 @@ func TestCollectiveNCCLTestsNamesChoice(t *testing.T) {
 	}
 }
 
+// rowTime is the time (µs) column of collective's table row of size bytes
+// run by algo.
+func rowTime(t *testing.T, table, size, algo string) float64 {
+	t.Helper()
+	for _, l := range strings.Split(table, "\n") {
+		if c := strings.Split(l, "│"); len(c) > 4 && strings.TrimSpace(c[1]) == size && strings.TrimSpace(c[3]) == algo {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(c[4]), 64); err == nil {
+				return v
+			}
+		}
+	}
+	t.Fatalf("no %s row of %s B:\n%s", algo, size, table)
+	return 0
+}
+
 // TestCollectiveSlowChoiceNote (QA17 L4): over 8 × 8 H100 auto runs
 // NCCL's tree/Simple at 512 MiB, 3,858.57 µs, where --algo nvlstree takes
-// 3,296.13 µs; the table's note says so and why. On 2 × 8 auto runs the
-// fastest at every size: no note.
+// 3,296.13 µs (collectives.TestFasterThanChoiceSays holds the model's two
+// times); the table's note says so and why, with the times of the table's
+// row and of the --algo nvlstree run and their ratio, 3858.57/3296.13 − 1
+// = 17.1 %. On 2 × 8 auto runs the fastest at every size: no note.
 func TestCollectiveSlowChoiceNote(t *testing.T) {
 	out, errOut, code := runCollectiveCLI(t, "--nodes", "8", "--size", "128MiB:1GiB")
-	want := "note: 536870912 B: NCCL's tuner picks tree/Simple, up to 17.1 % above nvlstree/Simple's time (536870912 B: 3858.57 µs against 3296.13): it ranks the Simple tree by its cost, without the pipeline fill its time holds"
-	if code != 0 || !strings.Contains(out, want) || strings.Count(out, "note:") != 1 || !strings.Contains(out, "│  536870912 │ 268435456 │ tree/Simple     │   3858.57 │") {
-		t.Errorf("exit %d (%s), want one note %q:\n%s", code, errOut, want, out)
-	}
 	nv, _, _ := runCollectiveCLI(t, "--nodes", "8", "--size", "512MiB", "--algo", "nvlstree")
-	if !strings.Contains(nv, "│   3296.13 │") {
-		t.Errorf("--algo nvlstree:\n%s", nv)
+	tree, nvls := rowTime(t, out, "536870912", "tree/Simple"), rowTime(t, nv, "536870912", "nvlstree/Simple")
+	want := fmt.Sprintf("note: 536870912 B: NCCL's tuner picks tree/Simple, up to %.1f %% above nvlstree/Simple's time (536870912 B: %.2f µs against %.2f): it ranks the Simple tree by its cost, without the pipeline fill its time holds",
+		100*(tree/nvls-1), tree, nvls)
+	if code != 0 || !strings.Contains(out, want) || strings.Count(out, "note:") != 1 || tree <= nvls {
+		t.Errorf("exit %d (%s), want one note %q:\n%s", code, errOut, want, out)
 	}
 	if out, _, _ := runCollectiveCLI(t, "--size", "8B:4GiB"); strings.Contains(out, "note:") {
 		t.Errorf("2 × 8 H100: a note:\n%s", out)
@@ -278,13 +305,30 @@ func TestScenarioNCCLPins(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, `zerosim: default.yaml: --set communication.nccl_algo=NVLS: communication.nccl_algo: the step's reduce-scatters: no algorithm/protocol available for reducescatter over 16 ranks on 2 nodes on this hardware: NCCL_ALGO was set to NVLS.`) {
 		t.Errorf("nccl_algo NVLS: exit %d, %s", code, errOut)
 	}
-	out, _, _ := runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--size", "1GiB")
-	if !strings.Contains(out, "NCCL_ALGO=Ring)") || !strings.Contains(out, "│ ring/Simple │   5613.76 │") {
-		t.Errorf("collective under nccl_algo ring:\n%s", out)
+	// The scenario's pin times the collective as --algo ring does
+	// (5,613.76 µs), and --algo nvlstree over it as --algo nvlstree alone
+	// (4,138.94 µs): each row against the same run pinned by the flag.
+	row := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "│ ") && strings.Contains(l, "/Simple") {
+				return l
+			}
+		}
+		return ""
 	}
-	out, _, _ = runCollectiveCLI(t, "--set", "communication.nccl_algo=ring", "--algo", "nvlstree", "--size", "1GiB")
-	if !strings.Contains(out, "NCCL_ALGO=NVLSTree)") || !strings.Contains(out, "│ nvlstree/Simple │   4138.94 │") {
-		t.Errorf("--algo over nccl_algo:\n%s", out)
+	for _, c := range []struct {
+		args   []string
+		header string
+		flag   string
+	}{
+		{[]string{"--set", "communication.nccl_algo=ring"}, "NCCL_ALGO=Ring)", "ring"},
+		{[]string{"--set", "communication.nccl_algo=ring", "--algo", "nvlstree"}, "NCCL_ALGO=NVLSTree)", "nvlstree"},
+	} {
+		out, _, _ := runCollectiveCLI(t, append(c.args, "--size", "1GiB")...)
+		flag, _, _ := runCollectiveCLI(t, "--algo", c.flag, "--size", "1GiB")
+		if r := row(out); !strings.Contains(out, c.header) || r == "" || r != row(flag) || !strings.Contains(r, c.flag+"/Simple") {
+			t.Errorf("%v: row %q, want %q as --algo %s alone gives it:\n%s", c.args, r, row(flag), c.flag, out)
+		}
 	}
 	for _, c := range []struct{ set, want string }{
 		{"communication.nccl_algo=Rign", `nccl_algo: NCCL_ALGO "Rign": "Rign" is not one of NCCL's`},

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,18 +22,29 @@ func runCollectiveCLI(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
-// TestCollectiveReference: the alpha–beta references through the CLI (8
-// ranks on 300e9 B/s links, 500 ns per step: 64 MiB all-reduce = 398.5 µs;
-// 4 nodes × 8 GPUs hierarchical = 904.8 µs).
+// TestCollectiveReference: the alpha–beta references through the CLI, 64
+// MiB (S) all-reduced with 500 ns (α) per step. The ring of n = 8 ranks on
+// 300e9 B/s links takes 2(n−1) steps of α + S/(n·B) (Thakur, Rabenseifner
+// and Gropp 2005, "Optimization of Collective Communication Operations in
+// MPICH", §4.5's ring: 2(p−1)α + 2((p−1)/p)nβ): 14 × 500 ns + 14 ×
+// 8,388,608 B / 300e9 B/s = 398.468 µs, rounded up to the picosecond. The
+// hierarchical one on 4 nodes × 8 GPUs reduce-scatters in the node (7 steps
+// of S/8 at 300e9), all-reduces the node's eighth across the 4 nodes (6
+// steps of S/32 at 25e9) and all-gathers in the node (7 steps of S/8): 20α
+// + 14·S/(8·300e9) + 6·S/(32·25e9) = 904.785 µs.
 func TestCollectiveReference(t *testing.T) {
+	const S, alpha = 64 << 20, 500_000 // B, ps
+	ps := func(steps int64, wire float64) int64 { return steps*alpha + int64(math.Ceil(wire*1e12)) }
 	for _, c := range []struct {
 		name string
 		args []string
 		ps   int64
 		algo string
 	}{
-		{"ring", []string{"--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "alphabeta-ring"}, 398468374, "ring"},
-		{"hier", []string{"--nodes", "4", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--inter-bw", "25GB/s", "--latency", "500ns", "--algo", "hierarchical"}, 904784854, "hierarchical"},
+		{"ring", []string{"--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "alphabeta-ring"},
+			ps(14, 14*S/(8*300e9)), "ring"},
+		{"hier", []string{"--nodes", "4", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--inter-bw", "25GB/s", "--latency", "500ns", "--algo", "hierarchical"},
+			ps(20, 14*S/(8*300e9)+6*S/(32*25e9)), "hierarchical"},
 	} {
 		out, errOut, code := runCollectiveCLI(t, append(c.args, "--size", "64MiB", "--format", "json")...)
 		if code != 0 {
@@ -51,7 +64,7 @@ func TestCollectiveReference(t *testing.T) {
 		}
 	}
 	out, _, code := runCollectiveCLI(t, "--nodes", "1", "--gpus-per-node", "8", "--intra-bw", "300GB/s", "--latency", "500ns", "--algo", "alphabeta-ring", "--size", "64MiB")
-	if code != 0 || !strings.Contains(out, "398.47") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(" %.2f ", float64(ps(14, 14*S/(8*300e9)))/1e6)) { // 398.47 µs
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/reports"
 )
 
 // TestRunCPRingBytes checks that run's communication table and result.json
@@ -19,7 +21,11 @@ import (
 // Placement [cp, dp] keeps each group's two ranks on neighbouring GPUs
 // (NVLink); [dp, cp] puts them 8 GPUs apart, on the other node (network).
 func TestRunCPRingBytes(t *testing.T) {
-	const sent, wire = 939524096, 15032385536
+	const (
+		X    = 2048 * 32 * 128 // a rank's k (or v) elements of a block
+		sent = 4 * 28 * X      // 4 blocks
+		wire = 16 * sent       // 16 ranks
+	)
 	for _, c := range []struct {
 		placement string
 		class     string // where the ring's bytes go
@@ -87,10 +93,10 @@ func TestRunCPRingBytes(t *testing.T) {
 		if len(row) != 11 { // the empty fields before the first and after the last │
 			t.Fatalf("%s: ring row %q", c.placement, row)
 		}
-		want := map[string][2]string{c.class: {"15,032,385,536", "939,524,096"}, c.other: {"0", "0"}}
-		if row[3] != "ring" || row[5] != "939,524,096" || row[6] != want["nvlink"][0] || row[7] != want["network"][0] ||
+		want := map[string][2]string{c.class: {reports.Commas(wire), reports.Commas(sent)}, c.other: {"0", "0"}}
+		if row[3] != "ring" || row[5] != reports.Commas(sent) || row[6] != want["nvlink"][0] || row[7] != want["network"][0] ||
 			row[8] != want["nvlink"][1] || row[9] != want["network"][1] {
-			t.Errorf("%s: ring row %q, want sent 939,524,096 on %s", c.placement, row, c.class)
+			t.Errorf("%s: ring row %q, want sent %s on %s", c.placement, row, reports.Commas(sent), c.class)
 		}
 	}
 }

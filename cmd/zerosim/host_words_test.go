@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/byhand"
 )
 
 // TestOffloadHostWords (QA14 #6): with offload on, run's cluster line
@@ -41,9 +45,18 @@ func TestOffloadHostWords(t *testing.T) {
 // default 2 × 8 H100 the step's device need with the allocator's reserve
 // exceeds the GPU (device_fits false); run's table warns, and its JSON
 // mode carries the same text in warnings and on stderr, as memory's JSON
-// mode prints it on stderr.
+// mode prints it on stderr. The warning's figures are the replay's device
+// need and device peak (73.40 and 84.27 GiB of the H100's 81,559 MiB =
+// 79.65 GiB), whose allocated part is worked by hand (byhand.Peak at 7,168
+// tokens, 72.41 GiB) and whose rest is the CUDA context and NCCL's buffers.
 func TestRunJSONCarriesDeviceWarning(t *testing.T) {
-	const w = "the device needs 73.40 GiB of 79.65 GiB (the allocated peak with the CUDA context and NCCL's buffers), 84.27 GiB with the caching allocator's usual reserve: expect allocator retries"
+	r := replayDefault(t, "model.seq_len=7168")
+	const gib = 1 << 30
+	if alloc := slices.Max(r.PeakMemory); alloc != byhand.Peak(7168) || r.DeviceNeed <= alloc || r.DevicePeak <= r.DeviceNeed || r.DevicePeak <= byhand.H100Memory {
+		t.Fatalf("seq 7168: allocated %d B, by hand %d; device need %d, device peak %d of %d", alloc, byhand.Peak(7168), r.DeviceNeed, r.DevicePeak, byhand.H100Memory)
+	}
+	w := fmt.Sprintf("the device needs %.2f GiB of %.2f GiB (the allocated peak with the CUDA context and NCCL's buffers), %.2f GiB with the caching allocator's usual reserve: expect allocator retries",
+		float64(r.DeviceNeed)/gib, float64(byhand.H100Memory)/gib, float64(r.DevicePeak)/gib)
 	_, table, _ := runMain(t, "", "run", "--set", "model.seq_len=7168")
 	if !strings.Contains(table, "warning: "+w) {
 		t.Fatalf("run's table: no warning %q", w)

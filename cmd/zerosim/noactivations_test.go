@@ -10,7 +10,8 @@ import (
 // TestBareParamsSaysWhatItLeavesOut: a bare model.params counts no
 // activations, attention or logits (qauser s28 H1: run, plan and validate
 // said nothing, and plan recommended micro-batch 4 without checkpointing
-// for a 13B that a real run keeps 37 GiB of activations per sequence for).
+// for a 13B that keeps at least 29.4 GiB of activations per 4,096-token
+// sequence: scenarios.warnNoActivations derives it for Llama 2 13B).
 // run, sweep, compare, fit, memory and validate warn once on stderr,
 // naming the key and the fix; plan refuses with one line and exit 2; the
 // seeds' model-state tables (memory and fit under --convention seed002,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/zerosim/zerosim/internal/byhand"
 	"github.com/zerosim/zerosim/reports"
 )
 
@@ -253,17 +255,23 @@ func TestVersion(t *testing.T) {
 }
 
 // --require-fit makes a step that does not fit exit 1 after its report; the
-// verdict is in the report's header either way.
+// verdict is in the report's header either way. The peaks are worked by
+// hand (byhand): at ZeRO-0 20P = 125.51 GiB, over the H100's 81,559 MiB =
+// 79.65 GiB by 45.87 GiB; at ZeRO-1 54.15 GiB, 68.0 % of it.
 func TestRequireFit(t *testing.T) {
+	const gib, capB = 1 << 30, byhand.H100Memory
+	p0, p1 := byhand.DefaultStage0Peak(), byhand.DefaultPeak()
 	code, out, errOut := runMain(t, "", "run", "--require-fit", "--set", "parallelism.zero_stage=0")
 	head, _, _ := strings.Cut(out, "\n\n") // the headline, before the first table
-	if code != exitFailure || !strings.Contains(head, "fits in GPU memory:  NO: peak 125.51 GiB on rank 0 exceeds the GPU's 79.65 GiB by 45.87 GiB") ||
+	want := fmt.Sprintf("fits in GPU memory:  NO: peak %.2f GiB on rank 0 exceeds the GPU's %.2f GiB by %.2f GiB", float64(p0)/gib, float64(capB)/gib, float64(p0-capB)/gib)
+	if code != exitFailure || !strings.Contains(head, want) ||
 		!strings.Contains(errOut, "--require-fit: the step does not fit") {
-		t.Errorf("stage 0: exit %d, stderr %q, header:\n%s", code, errOut, head)
+		t.Errorf("stage 0: exit %d, stderr %q, header:\n%s\nwant %q", code, errOut, head, want)
 	}
 	code, out, errOut = runMain(t, "", "run", "--require-fit")
-	if code != 0 || !strings.Contains(out, "fits in GPU memory:  yes: peak 54.15 GiB of 79.65 GiB (68.0 %)") {
-		t.Errorf("stage 1: exit %d, stderr %q", code, errOut)
+	want = fmt.Sprintf("fits in GPU memory:  yes: peak %.2f GiB of %.2f GiB (%.1f %%)", float64(p1)/gib, float64(capB)/gib, 100*float64(p1)/capB)
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("stage 1: exit %d, stderr %q; want %q", code, errOut, want)
 	}
 	var buf bytes.Buffer
 	if Main([]string{"run", "--set", "parallelism.zero_stage=0"}, strings.NewReader(""), &buf, &buf) != 0 {

@@ -71,8 +71,8 @@ func TestSDPAMaskPeaks(t *testing.T) {
 		recompute, attention string
 		rise                 int64
 	}{
-		{"none", "sdpa", 4294967296},
-		{"full", "sdpa", 67108864},
+		{"none", "sdpa", 32 * 2 * 8192 * 8192}, // 32 blocks × bf16 × s²
+		{"full", "sdpa", 8192 * 8192},          // one boolean s²
 		{"none", "flash", 0},
 	} {
 		mw, rw := peaks(win, c.recompute, c.attention)

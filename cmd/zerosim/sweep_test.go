@@ -44,9 +44,9 @@ var smallGrids = sweepGrids[:10]
 // The sweep is the 1,728-point one, or with -short the 48 points of
 // smallGrids (sweep's TestSweepAcceptance runs the 1,728 points either way).
 func TestSweepShardMerge(t *testing.T) {
-	grids, points := sweepGrids, 1728
+	grids, points := sweepGrids, 4*4*3*3*3*2*2 // the grids' values: 1,728 points
 	if testing.Short() {
-		grids, points = smallGrids, 48
+		grids, points = smallGrids, 4*4*3
 	}
 	dir := t.TempDir()
 	whole, errOut, code := sweepCLI(t, append([]string{"sweep", "seed002-tiny"}, grids...)...)
@@ -73,8 +73,8 @@ func TestSweepShardMerge(t *testing.T) {
 		shards = append(shards, p)
 	}
 	count, _, _ := sweepCLI(t, append([]string{"sweep", "seed002-tiny", "--count"}, sweepGrids...)...)
-	if count != "1728\n" {
-		t.Errorf("--count = %q, want 1728", count)
+	if want := strconv.Itoa(4*4*3*3*3*2*2) + "\n"; count != want {
+		t.Errorf("--count = %q, want %q", count, want)
 	}
 	merged := filepath.Join(dir, "merged.csv")
 	np := strconv.Itoa(points)

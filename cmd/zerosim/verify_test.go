@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,8 +105,9 @@ func TestVerifyJSON(t *testing.T) {
 		if !rep.Pass || rep.N != 16 || len(rep.Rows) != 36 {
 			t.Fatalf("%v: pass %v N %d rows %d", args, rep.Pass, rep.N, len(rep.Rows))
 		}
+		const S = 2 * 272 // the 272 bf16 gradient elements, B
 		c := rep.Rows[0].Collectives
-		if len(c) != 1 || c[0].Op != "all-reduce" || c[0].Group != "world" || c[0].Bytes != 1088 || c[0].PerRank != "1020" {
+		if len(c) != 1 || c[0].Op != "all-reduce" || c[0].Group != "world" || c[0].Bytes != 2*S || c[0].PerRank != strconv.Itoa(15*2*S/16) {
 			t.Errorf("%v: row 0 collectives %+v", args, c)
 		}
 	}

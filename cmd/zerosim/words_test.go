@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -54,18 +56,66 @@ func TestTablesFit120Columns(t *testing.T) {
 			t.Errorf("%q: tables %d columns wide, want ≤ 120", args, w)
 		}
 	}
+	// The exact bytes, by hand. The default example is Llama 2 7B (h 4,096,
+	// FFN 11,008, vocabulary 32,000, 32 blocks of 4h² + 3hf + 2h
+	// parameters: its config.json), P = 6,738,415,616, over 2 nodes × 8
+	// GPUs at ZeRO-1: its bf16 gradient buffer S = 2P, reduce-scattered in
+	// ⌈S / 40 MB⌉ = 337 buckets by a ring of 16 that sends 15/16 of it a
+	// rank and 15·S over all ranks; memory keeps the full bf16 params, 2P.
+	// fit's largest model at stage 0 has 19 blocks: 2·V·h (embedding and
+	// LM head) + h (final norm) + 19 blocks. compare's K = 1 hierarchical
+	// all-reduce: seed 000's logical 2·S a rank, and the busiest rank sends
+	// its node's eighth across the 2 nodes, 2·(1/2)·S/8 = S/8. collective's
+	// 64 MiB all-reduce over the 16 ranks: algbw the size over the time,
+	// busbw algbw·2(n−1)/n, a ring's 2(n−1)/n of the size from every rank
+	// over NVLink, and its two crossings of the network that much each,
+	// spread over the ranks' NICs.
+	const (
+		P, h, f, V = byhand.DefaultParams, 4096, 11008, 32000
+		S          = 2 * P
+		block      = 4*h*h + 3*h*f + 2*h
+		M          = 64 << 20
+	)
+	cm := reports.Commas
+	wire := int64(M) * 2 * 15 / 16
+	_, coll, _ := runMain(t, "", "collective", "--wide")
+	var cells []string
+	for _, l := range strings.Split(coll, "\n") {
+		if c := strings.Split(l, "│"); len(c) == 12 && strings.TrimSpace(c[1]) == "67108864" {
+			for _, x := range c[1:11] {
+				cells = append(cells, strings.TrimSpace(x))
+			}
+		}
+	}
+	num := func(i int) float64 {
+		v, err := strconv.ParseFloat(cells[i], 64)
+		if err != nil {
+			t.Fatalf("collective --wide: cell %d %q: %v", i, cells[i], err)
+		}
+		return v
+	}
+	if len(cells) != 10 {
+		t.Fatalf("collective --wide: no row of 67108864 B:\n%s", coll)
+	}
+	// The time is printed to 0.01 µs, so algbw and busbw are held to the
+	// figures it gives within their own last digit.
+	us := num(3)
+	if algbw := M / us / 1e3; math.Abs(num(4)-algbw) > 0.01 || math.Abs(num(5)-algbw*2*15/16) > 0.01 ||
+		cells[2] != "ring/LL128" || !slices.Equal(cells[6:], []string{cm(16 * wire), cm(wire), cm(2 * wire), cm(2 * wire / 16)}) {
+		t.Errorf("collective --wide: row %q; want algbw %.2f, busbw %.2f GB/s and bytes %s, %s, %s, %s", cells, algbw, algbw*2*15/16, cm(16*wire), cm(wire), cm(2*wire), cm(2*wire/16))
+	}
 	for _, c := range []struct {
 		args []string
 		want []string
 	}{
-		{[]string{"run", "--wide"}, []string{"nvlink busiest rank", "│ backward reduce-scatter   │         337 │ ring      │ 13,476,831,232 │ 12,634,529,280 │ 202,152,468,480 │"}},
-		{[]string{"memory", "--wide", "--stage", "1"}, []string{"at total peak (B)", "│ params                │ 13,476,831,232 │"}},
-		{[]string{"collective", "--wide"}, []string{"│ 67108864 │ 33554432 │ ring/LL128 │    444.05 │       151.13 │       283.36 │ 2,013,265,920 │   125,829,120 │ 251,658,240 │     15,728,640 │"}},
+		{[]string{"run", "--wide"}, []string{"nvlink busiest rank", fmt.Sprintf("│ backward reduce-scatter   │ %11d │ ring      │ %s │ %s │ %s │", (S+40_000_000-1)/40_000_000, cm(S), cm(S*15/16), cm(15*S))}},
+		{[]string{"memory", "--wide", "--stage", "1"}, []string{"at total peak (B)", "│ params                │ " + cm(2*P) + " │"}},
+		{[]string{"collective", "--wide"}, []string{"│ nvlink B/rank │"}},
 		{[]string{"verify", "seed002-tiny", "--wide"}, []string{"│ model ", "│ padding │", "│ steps │"}},
-		{[]string{"fit", "default", "--wide"}, []string{"│ least nodes │ GPUs │ dp │", "│        none │    - │  - │          - │          4,107,431,936 │     19 │"}},
+		{[]string{"fit", "default", "--wide"}, []string{"│ least nodes │ GPUs │ dp │", fmt.Sprintf("│        none │    - │  - │          - │ %22s │     19 │", cm(2*V*h+h+19*block))}},
 		{[]string{"compare", "default", "--vary", "parallelism.k=1,2,4", "--wide"}, []string{
 			"│ parallelism.k=2 │ Δ vs parallelism.k=1 │ parallelism.k=4 │ Δ vs parallelism.k=1 │",
-			"│ 1 │ hierarchical   │    25.10 GiB │ 2.000·S │       - │            1,684,603,904 │ 0.125·S │"}},
+			fmt.Sprintf("│ 1 │ hierarchical   │ %8.2f GiB │ 2.000·S │       - │ %24s │ 0.125·S │", float64(2*S)/(1<<30), cm(S/8))}},
 	} {
 		_, out, _ := runMain(t, "", c.args...)
 		if widest(tableLines(out)) <= 120 {

@@ -123,13 +123,15 @@ func Llama27B(seq, eAtt float64) Compute {
 // 24·t·h + 8·t·f + 8·t), the final norm's tensors and the projection's
 // input (8·t·h + 4·t), and the loss's fp32 log-probabilities and two fp32
 // gradients (3·4·t·V).
-func DefaultActivationPeak() int64 {
-	const (
-		t, h, f, V, layers = 4096, 4096, 11008, 32000, 32
-		block              = 24*t*h + 8*t*f + 8*t
-		head               = 8*t*h + 4*t
-		loss               = 3 * 4 * t * V
-	)
+func DefaultActivationPeak() int64 { return ActivationPeak(4096) }
+
+// ActivationPeak is DefaultActivationPeak at t tokens a micro-step
+// (model.seq_len t, micro-batch 1).
+func ActivationPeak(t int64) int64 {
+	const h, f, V, layers = 4096, 11008, 32000, 32
+	block := 24*t*h + 8*t*f + 8*t
+	head := 8*t*h + 4*t
+	loss := 3 * 4 * t * V
 	return layers*block + head + loss
 }
 
@@ -137,7 +139,26 @@ func DefaultActivationPeak() int64 {
 // ZeRO-1 keeps the full bf16 parameters and gradient buffer (2P + 2P) and
 // shards the fp32 master and Adam's m and v over the 16 ranks (3·4P/16),
 // beside DefaultActivationPeak.
-func DefaultPeak() int64 {
+func DefaultPeak() int64 { return Peak(4096) }
+
+// Peak is DefaultPeak at t tokens a micro-step.
+func Peak(t int64) int64 {
 	const P, shards = DefaultParams, 16
-	return 2*P + 2*P + 3*4*P/shards + DefaultActivationPeak()
+	return 2*P + 2*P + 3*4*P/shards + ActivationPeak(t)
 }
+
+// DefaultStage0Peak is the default example's allocated peak per rank at
+// ZeRO stage 0, in bytes: nothing is sharded, so a rank keeps the bf16
+// parameters and gradients (2P + 2P), the fp32 master and Adam's m and v
+// (3·4P) throughout, and either the activations in backward
+// (DefaultActivationPeak) or, in the optimizer step, the fp32 copy of the
+// gradients it updates (4P: seed 000's count, "read the bf16 grad shard and
+// write its fp32 copy"), whichever is larger: 20P.
+func DefaultStage0Peak() int64 {
+	const P = DefaultParams
+	return 16*P + max(DefaultActivationPeak(), 4*P)
+}
+
+// H100Memory is the H100-80GB's memory as CUDA reports it, in bytes:
+// nvidia-smi's "81559MiB" (scenarios/presets.go cites it).
+const H100Memory = 81559 << 20
