@@ -205,7 +205,8 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 
 // planCompute runs PlanCompute for a transformer scenario, block by block
 // with each block's own dimensions when the scenario knows them
-// (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
+// (scenarios.Layer.Dims: head_dim, kv_heads, ffn); for other models only
+// FSDP's copies (fsdpCopies), nil when the stack runs none.
 // MoE and MLA blocks stay with the FLOP count, their memory-bound work
 // charged by the same rules (blockOtherBytes); under an fp8 recipe the
 // blocks' weight matmuls run at cluster.peak_fp8 × cluster.fp8_gemm_ratio
