@@ -129,19 +129,49 @@ const maxLogLine = 1 << 16
 // ParseLogs reads every run in an nccl-tests stdout. Lines that are not
 // part of a table (MPI or scheduler noise, NCCL INFO lines, comments) are
 // skipped; a run is a column header followed by rows. It fails, naming
-// file:line (file:line:column, 1-based bytes, for a row's field), on a
-// file that is not text, a truncated or malformed row, a size column that
-// decreases, a row with #wrong ≠ 0, or no rows at all.
+// file:line (file:line:column, 1-based bytes, for a row's field or a
+// test's name), on a file that is not text, a run of a test zerosim does
+// not model, a truncated or malformed row, a size column that decreases, a
+// row with #wrong ≠ 0, or no rows at all.
 func ParseLogs(name string, r io.Reader) ([]Log, error) {
+	return ParseLogsWith(name, r, ParseOptions{})
+}
+
+// ParseOptions narrows ParseLogsWith to the runs a caller uses.
+type ParseOptions struct {
+	// Ops, when not empty, are the tests the caller uses: a run of another
+	// is refused at the line that names its test ("# Collective test
+	// starting: NAME"), as a test zerosim does not model is, with Uses
+	// in the message ("calibrate fits all_reduce_perf, ...").
+	Ops  []Op
+	Uses string
+	// Check, when set, is called with each run with rows once its table is
+	// complete (op, ranks and bounds filled in), in file order and before
+	// the error of any later line is returned: the error returned is
+	// always the first offending line of the file.
+	Check func(*Log) error
+}
+
+// ParseLogsWith is ParseLogs with the caller's narrowing (ParseOptions).
+// Its errors come in file order: a run's Check before the refusal or
+// malformed row of a later run (a run whose own table has the error is
+// not checked).
+func ParseLogsWith(name string, r io.Reader, o ParseOptions) ([]Log, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxLogLine)
-	lp := &logParser{name: name, op: -1, hosts: map[string]bool{}}
+	lp := &logParser{name: name, op: -1, hosts: map[string]bool{}, opts: o}
+	return lp.parse(sc)
+}
+
+// parse runs lp over sc's lines; an error of a line comes after the
+// checks of the runs complete before it (stop).
+func (lp *logParser) parse(sc *bufio.Scanner) ([]Log, error) {
 	for sc.Scan() {
 		lp.ln++
 		raw := sc.Bytes()
 		lp.raw = raw
 		if bytes.IndexByte(raw, 0) >= 0 || !utf8.Valid(raw) {
-			return nil, lp.fail(lp.ln, "not a text file (nccl-tests prints text; pass its stdout)")
+			return nil, lp.stop(lp.fail(lp.ln, "not a text file (nccl-tests prints text; pass its stdout)"))
 		}
 		line := strings.TrimSpace(untag(string(raw)))
 		// Web pages that render a terminal (mkdocs' termy, as dstack's
@@ -149,7 +179,7 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 		// still starts a run.
 		if strings.HasPrefix(line, "#") || isHeader(line) {
 			if err := lp.comment(line); err != nil {
-				return nil, err
+				return nil, lp.stop(err)
 			}
 			continue
 		}
@@ -157,13 +187,53 @@ func ParseLogs(name string, r io.Reader) ([]Log, error) {
 		// (untag keeps a suffix of raw), for the columns of errors.
 		lp.rowAt = len(raw) - len(strings.TrimLeftFunc(untag(string(raw)), unicode.IsSpace))
 		if err := lp.row(line); err != nil {
-			return nil, err
+			return nil, lp.stop(err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, lp.fail(lp.ln+1, "%v", err)
+		return nil, lp.stop(lp.fail(lp.ln+1, "%v", err))
 	}
 	return lp.finish()
+}
+
+// stop is the error to return for err, an error at the line being read:
+// the first error of the runs complete before that line (their ops
+// guessed, their ranks bounded, opts.Check), else err.
+func (lp *logParser) stop(err error) error {
+	if e := lp.flush(lp.done); e != nil {
+		return e
+	}
+	return err
+}
+
+// flush completes runs lp.checked up to upto in file order: each run with
+// rows gets its op (guessOp, when no "Collective test starting" line named
+// it), its rank bounds (ranksBounds) and ranks when the rows tell one
+// count, then opts.Check; the first error stops it.
+func (lp *logParser) flush(upto int) error {
+	for ; lp.checked < upto; lp.checked++ {
+		l := &lp.logs[lp.checked]
+		if len(l.Rows) == 0 {
+			continue
+		}
+		if l.Op < 0 {
+			o, err := guessOp(l)
+			if err != nil {
+				return lp.fail(l.Line, "%v", err)
+			}
+			l.Op = o
+		}
+		ranksBounds(l)
+		if l.Ranks == 0 && l.RanksMin > 0 && l.RanksMin == l.RanksMax {
+			l.Ranks = l.RanksMin
+		}
+		if lp.opts.Check != nil {
+			if err := lp.opts.Check(l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // logParser is the state of one ParseLogs.
@@ -191,6 +261,11 @@ type logParser struct {
 	// bandwidth" line; perElt its rows' size over count × type size.
 	open   bool
 	perElt int64
+	opts   ParseOptions
+	// done is the number of runs whose tables are complete (a later run's
+	// test line, devices block or header, or their "Avg bus bandwidth"
+	// line, was read), checked the number flush has completed.
+	done, checked int
 }
 
 func (lp *logParser) fail(line int, format string, a ...any) error {
@@ -210,10 +285,22 @@ func (lp *logParser) comment(line string) error {
 		// unknown name kept the previous run's, and a sendrecv_perf run
 		// was read as an all-reduce, or after an all_gather_perf run
 		// blamed as edited rows (qanccl s28).
+		lp.done = len(lp.logs)
 		name, _, _ := strings.Cut(strings.TrimSpace(body[strings.Index(body, ":")+1:]), " ")
 		o, ok := opOfTest(name)
-		if !ok && name != "" {
-			return lp.fail(lp.ln, "a run of %.60s: zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf, not this test (remove this run from the log)", name)
+		if name != "" && (!ok || len(lp.opts.Ops) > 0 && !slices.Contains(lp.opts.Ops, o)) {
+			uses := "zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf"
+			if len(lp.opts.Ops) > 0 {
+				uses = lp.opts.Uses
+			}
+			// The name's column in the raw line (after a launcher's tag).
+			col := 0
+			if i := bytes.Index(lp.raw, []byte("Collective test starting:")); i >= 0 {
+				if j := bytes.Index(lp.raw[i:], []byte(name)); j >= 0 {
+					col = i + j + 1
+				}
+			}
+			return failAt(lp.name, lp.ln, col, "a run of %.60s: %s, not this test (remove this run from the log)", name, uses)
 		}
 		lp.op = -1
 		if ok {
@@ -236,6 +323,7 @@ func (lp *logParser) comment(line string) error {
 			}
 		}
 	case strings.HasPrefix(body, "Using devices"):
+		lp.done = len(lp.logs)
 		lp.inDevs, lp.ranks, lp.devLine = true, 0, lp.ln
 		clear(lp.hosts)
 		lp.hostNum, lp.hostOf, lp.devOf, lp.devOK = map[string]int{}, nil, nil, true
@@ -271,6 +359,7 @@ func (lp *logParser) comment(line string) error {
 		}
 		lp.ranks++
 	case isHeader(body):
+		lp.done = len(lp.logs)
 		lp.inDevs = false
 		l := Log{File: lp.name, Line: lp.ln, Op: lp.op, Threads: lp.threads, GPUsPerThread: lp.gpus}
 		if lp.ranks > 0 {
@@ -293,6 +382,7 @@ func (lp *logParser) comment(line string) error {
 func (lp *logParser) endRun(body string) {
 	if strings.HasPrefix(body, "Avg bus bandwidth") {
 		lp.open = false
+		lp.done = len(lp.logs)
 	}
 }
 
@@ -409,31 +499,22 @@ func (lp *logParser) row(line string) error {
 	return nil
 }
 
-// finish keeps the runs with rows and fills what their header left out.
+// finish keeps the runs with rows and fills what their header left out
+// (flush).
 func (lp *logParser) finish() ([]Log, error) {
-	var out []Log
 	if n := len(lp.logs); n > 0 && lp.open {
 		lp.logs[n-1].Unfinished = true
 	}
+	if !slices.ContainsFunc(lp.logs, func(l Log) bool { return len(l.Rows) > 0 }) {
+		return nil, lp.fail(max(lp.ln, 1), "no nccl-tests rows (is this all_reduce_perf, all_gather_perf or reduce_scatter_perf output?)")
+	}
+	if err := lp.flush(len(lp.logs)); err != nil {
+		return nil, err
+	}
+	var out []Log
 	for _, l := range lp.logs {
 		if len(l.Rows) > 0 {
 			out = append(out, l)
-		}
-	}
-	if len(out) == 0 {
-		return nil, lp.fail(max(lp.ln, 1), "no nccl-tests rows (is this all_reduce_perf, all_gather_perf or reduce_scatter_perf output?)")
-	}
-	for i := range out {
-		if out[i].Op < 0 {
-			o, err := guessOp(&out[i])
-			if err != nil {
-				return nil, lp.fail(out[i].Line, "%v", err)
-			}
-			out[i].Op = o
-		}
-		ranksBounds(&out[i])
-		if out[i].Ranks == 0 && out[i].RanksMin > 0 && out[i].RanksMin == out[i].RanksMax {
-			out[i].Ranks = out[i].RanksMin
 		}
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,15 +51,67 @@ func TestParseLogsBad(t *testing.T) {
 		// qanccl s28: a test zerosim does not model is refused at its
 		// name; sendrecv_perf was read as an all-reduce, and after an
 		// all_gather_perf run its rows were blamed as edited.
-		{"sendrecv", "# Collective test starting: sendrecv_perf\n" + goodHeader + row, "x.log:1: a run of sendrecv_perf: zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf, not this test (remove this run from the log)"},
-		{"sendrecv after all_gather", sendrecvAfterAllGather, "x.log:12: a run of sendrecv_perf:"},
-		{"alltoallv", "# Collective test starting: alltoallv_perf\n" + goodHeader + row, "x.log:1: a run of alltoallv_perf:"},
-		{"broadcast", "# Collective test starting: broadcast_perf\n" + goodHeader + row, "x.log:1: a run of broadcast_perf:"},
+		{"sendrecv", "# Collective test starting: sendrecv_perf\n" + goodHeader + row, "x.log:1:29: a run of sendrecv_perf: zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf, not this test (remove this run from the log)"},
+		{"sendrecv after all_gather", sendrecvAfterAllGather, "x.log:12:29: a run of sendrecv_perf:"},
+		{"alltoallv", "# Collective test starting: alltoallv_perf\n" + goodHeader + row, "x.log:1:29: a run of alltoallv_perf:"},
+		{"broadcast", "# Collective test starting: broadcast_perf\n" + goodHeader + row, "x.log:1:29: a run of broadcast_perf:"},
 	} {
 		_, err := ParseLogs("x.log", strings.NewReader(c.text))
 		if err == nil || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want it to start with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestParseLogsWithFileOrder: ParseLogsWith's errors come in file order
+// (gaps29 s29: calibrate refused a sendrecv_perf run before the
+// alltoall_perf run above it, and a later run's bad line before an earlier
+// run's shape). An alltoall_perf run (line 1) then a sendrecv_perf run
+// (line 12): under Ops without all-to-all the alltoall line is named, at
+// the column of its test's name (29: after "# Collective test
+// starting: "); ParseLogs, which reads all-to-all, names the sendrecv
+// line. A Check that fails the all_gather_perf run before a sendrecv_perf
+// run, with or without its "Avg bus bandwidth" line, is the error; a run
+// whose own table is bad is not checked.
+func TestParseLogsWithFileOrder(t *testing.T) {
+	a2a := "# Collective test starting: alltoall_perf\n" + goodHeader +
+		"     1048576        131072     float    none      -1    71.93   14.58    7.29      0    71.47   14.67    7.34      0\n" +
+		"# Avg bus bandwidth    : 7.29\n" +
+		"# Collective test starting: sendrecv_perf\n" + goodHeader +
+		"     1048576        262144     float     sum      -1    71.93   14.58   14.58      0    71.47   14.67   14.67      0\n"
+	calOps := ParseOptions{Ops: []Op{AllReduce, AllGather, ReduceScatter}, Uses: "calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf"}
+	_, err := ParseLogsWith("x.log", strings.NewReader(a2a), calOps)
+	if want := "x.log:1:29: a run of alltoall_perf: calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf, not this test (remove this run from the log)"; err == nil || err.Error() != want || !errors.Is(err, ErrLog) {
+		t.Errorf("alltoall then sendrecv under calibrate's ops: %v, want %q", err, want)
+	}
+	if _, err := ParseLogs("x.log", strings.NewReader(a2a)); err == nil || !strings.HasPrefix(err.Error(), "x.log:12:29: a run of sendrecv_perf: zerosim models") {
+		t.Errorf("alltoall then sendrecv, every modelled op: %v, want the sendrecv line 12", err)
+	}
+	// Tagged by a launcher: the column is the name's in the raw line.
+	tagged := "[1,0]<stdout>:# Collective test starting: alltoall_perf\n" + goodHeader
+	if _, err := ParseLogsWith("x.log", strings.NewReader(tagged), calOps); err == nil || !strings.HasPrefix(err.Error(), "x.log:1:43: a run of alltoall_perf") {
+		t.Errorf("tagged alltoall line: %v, want column 43", err)
+	}
+	var checked []int
+	bad := errors.New("the check's error")
+	check := ParseOptions{Check: func(l *Log) error {
+		checked = append(checked, l.Line)
+		if l.Op != AllGather || l.Ranks != 2 {
+			t.Errorf("checked run of line %d: op %v, %d ranks, want the all-gather of 2", l.Line, l.Op, l.Ranks)
+		}
+		return bad
+	}}
+	noAvg := strings.Replace(sendrecvAfterAllGather, "# Avg bus bandwidth    : 7.29\n", "", 1)
+	for name, text := range map[string]string{"with Avg": sendrecvAfterAllGather, "without Avg": noAvg} {
+		checked = nil
+		if _, err := ParseLogsWith("x.log", strings.NewReader(text), check); err != bad || !slices.Equal(checked, []int{8}) {
+			t.Errorf("%s: error %v after checking runs %v, want the check's error on the run of line 8", name, err, checked)
+		}
+	}
+	checked = nil
+	badRow := "# Collective test starting: all_gather_perf\n" + goodHeader + "     1048576        131072     float    none      -1    71.93   14.58\n"
+	if _, err := ParseLogsWith("x.log", strings.NewReader(badRow), check); err == nil || err == bad || len(checked) > 0 {
+		t.Errorf("a run with a bad row: error %v, checked %v; want the row's error and no check", err, checked)
 	}
 }
 
@@ -125,6 +178,7 @@ func FuzzParseLogs(f *testing.F) {
 	f.Add([]byte("# Collective test starting: all_gather_perf\n" + goodHeader + strings.Replace(row, "sum", "none", 1)))
 	f.Add([]byte("#       size         count      type   redop    root     time   algbw   busbw #wrong\n 8 2 float sum -1 24.7 0.00 0.00 0\n"))
 	f.Add([]byte(sendrecvAfterAllGather))
+	f.Add([]byte("# Collective test starting: alltoall_perf\n" + goodHeader + strings.Replace(row, "sum", "none", 1) + "# Avg bus bandwidth    : 7.29\n" + sendrecvAfterAllGather))
 	// The published logs (TestParseLogsRealAndTruncated: none refused).
 	paths, _ := filepath.Glob(filepath.Join("testdata", "nccl-tests", "*.log"))
 	for _, p := range paths {
@@ -133,6 +187,17 @@ func FuzzParseLogs(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Under calibrate's narrowing (no all-to-all, each run's shape
+		// checked as it completes): a located one-line error, or runs of
+		// its ops only.
+		cal := ParseOptions{Ops: []Op{AllReduce, AllGather, ReduceScatter}, Uses: "calibrate fits these", Check: func(l *Log) error { return l.Shape(3, 0) }}
+		if logs, err := ParseLogsWith("f.log", strings.NewReader(string(data)), cal); err != nil {
+			if !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), "f.log:") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("ParseLogsWith: error %q", err)
+			}
+		} else if i := slices.IndexFunc(logs, func(l Log) bool { return l.Op == AllToAll || l.Nodes != 3 }); i >= 0 {
+			t.Fatalf("ParseLogsWith: log %+v", logs[i])
+		}
 		logs, err := ParseLogs("f.log", strings.NewReader(string(data)))
 		if err != nil {
 			if !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), "f.log:") || strings.Contains(err.Error(), "\n") {

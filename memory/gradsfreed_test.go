@@ -73,6 +73,23 @@ func TestGradsFreedEachStep(t *testing.T) {
 		// Composer's DDP (no fsdp_config: the importer's boundary reshard).
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard"), 2000, freed},
 		{at2("stack=llm-foundry", "training.shard_dtype=bf16", "communication.boundary=reshard", "training.grad_accum=2"), 4000, nil},
+		// Torch DDP under reduce_dtype fp32 (gaps29 s29): torchtitan's DDP
+		// and Composer's run torch.autocast over fp32 parameters
+		// (maybe_enable_amp, torchtitan/distributed/utils.py lines 243-263
+		// at 238fa9953e4a; Composer's amp_bf16 precision context, the
+		// importer's readPrecision), so AccumulateGrad's .grad is fp32, and
+		// the Reducer makes each bucket in its parameters' dtype
+		// (initialize_buckets: options.dtype(variable.dtype()), unless
+		// DDP's own mixed_precision set mixed_precision_param_dtype_,
+		// which neither passes) and refuses a .grad of another dtype
+		// (check_grad_layout), torch/csrc/distributed/c10d/reducer.cpp at
+		// ad78a7b33a49: both copies 4 B a parameter, 4,000 B of buckets at
+		// rest and .grad +1,600, +2,400, −4,000 B; with grad_accum 2
+		// both at rest, 8,000 B.
+		{at2("stack=torchtitan", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 4000, freed32},
+		{at2("stack=torchtitan", "training.master_dtype=fp32", "training.reduce_dtype=fp32", "training.grad_accum=2"), 8000, nil},
+		{at2("stack=llm-foundry", "communication.boundary=reshard", "training.master_dtype=fp32", "training.reduce_dtype=fp32"), 4000, freed32},
+		{at2("stack=llm-foundry", "communication.boundary=reshard", "training.master_dtype=fp32", "training.reduce_dtype=fp32", "training.grad_accum=2"), 8000, nil},
 		// torchtitan under FSDP1's boundary is NO_SHARD, not DDP: .grad only.
 		{at2("stack=torchtitan", "training.shard_dtype=bf16", "communication.boundary=fsdp1"), 0, freed},
 		{at2("stack=torchtitan", "training.shard_dtype=bf16"), 2000, freed},

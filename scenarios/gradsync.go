@@ -279,6 +279,20 @@ func (s *Scenario) GradsFreedEachStep() bool {
 // no_sync (DistributedDataParallel.no_sync, torch/nn/parallel/distributed.py)
 // and the last micro-step, which the memory timeline follows, starts with
 // it beside the buckets: two buffers for the whole micro-step.
+//
+// Both copies are in the parameters' dtype: initialize_buckets allocates
+// each bucket with options.dtype(variable.dtype()) and check_grad_layout
+// refuses a .grad of another dtype (reducer.cpp at ad78a7b3), unless DDP's
+// own mixed_precision argument sets mixed_precision_param_dtype_ (buckets
+// in param_dtype, .grad upcast to fp32 by _reducer_allreduce_and_upcast_hook,
+// torch/distributed/algorithms/ddp_comm_hooks/mixed_precision_hooks.py at
+// pytorch/pytorch 106dd7e7031f7d6c41da0d691f64e5014477b41e), which neither
+// stack passes. Both stacks' DDP trains fp32 parameters under
+// torch.autocast (torchtitan's maybe_enable_amp, torchtitan/distributed/
+// utils.py lines 243-263 at 238fa9953e4aec2a62582121564273d7cbb1e9f1;
+// Composer's amp_bf16, the llm-foundry importer's readPrecision), which a
+// scenario says as 16-bit parameters with reduce_dtype fp32 and an fp32
+// master: both copies fp32 then (memory's GradBytes 4).
 func (s *Scenario) TorchDDPGradCopies() bool {
 	if s.Parallelism.Stage != 0 || s.N() <= 1 {
 		return false

@@ -205,7 +205,8 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 
 // planCompute runs PlanCompute for a transformer scenario, block by block
 // with each block's own dimensions when the scenario knows them
-// (scenarios.Layer.Dims: head_dim, kv_heads, ffn); nil for other models.
+// (scenarios.Layer.Dims: head_dim, kv_heads, ffn); for other models only
+// FSDP's copies (fsdpCopies), nil when the stack runs none.
 // MoE and MLA blocks stay with the FLOP count, their memory-bound work
 // charged by the same rules (blockOtherBytes); under an fp8 recipe the
 // blocks' weight matmuls run at cluster.peak_fp8 × cluster.fp8_gemm_ratio
@@ -218,7 +219,10 @@ func blockRing(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer, ring Rin
 func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, error) {
 	base, ok := flopDims(s)
 	if !ok {
-		return nil, nil
+		// Models without transformer dims (mlp, generic, model.params
+		// alone) stay with the FLOP count, but an FSDP stack runs its
+		// copies on them all the same: nil when it runs none.
+		return fsdpCopies(s, nil, opt)
 	}
 	blocks, head := blockFlags(s)
 	out := make([]unitPlan, len(blocks))
@@ -335,33 +339,46 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 		// Any other unit (routed experts, custom units) keeps the FLOP
 		// count (ok false).
 	}
-	// The copies FSDP runs on the compute stream per parameter: FSDP1's
-	// flat-parameter gradient copy (flatGradCopyBytes) and FSDP2's around
-	// its collectives (fsdp2CopyBytes). They move a unit's parameters and
-	// gradients, whatever its FLOPs, so a unit with the scenario's own
-	// fwd_flops (a FLOP count, not a time) pays them as any other; only a
-	// direction whose time the scenario gives (the layer's fwd or bwd) is
-	// taken whole, by Costs. On a unit of the per-operation model they go
-	// into its times; on one left to the FLOP count (MoE, MLA, explicit
-	// fwd_flops) beside its memory-bound work (Costs adds copyFwd and
-	// copyBwd after recompute, which does not rerun them).
-	// Options.noFSDP2Copies leaves FSDP2's out.
+	return fsdpCopies(s, out, opt)
+}
+
+// fsdpCopies adds to out, planCompute's units of s, the copies FSDP runs
+// on the compute stream per parameter: FSDP1's flat-parameter gradient
+// copy (flatGradCopyBytes) and FSDP2's around its collectives
+// (fsdp2CopyBytes), of the unit's parameters on the rank (rankParams: a
+// unit of routed experts under ep > 1 gathers and reduces its 1/ep). They
+// move a unit's parameters and gradients, whatever its FLOPs, so a unit
+// with the scenario's own fwd_flops (a FLOP count, not a time) pays them
+// as any other, and so does every unit of a model without transformer
+// dims (out nil: made here when a copy is charged, ok false for every
+// unit); only a direction whose time the scenario gives (the layer's fwd
+// or bwd) is taken whole, by Costs. On a unit of the per-operation model
+// they go into its times; on one left to the FLOP count (MoE, MLA,
+// explicit fwd_flops, other models) beside its memory-bound work (Costs
+// adds copyFwd and copyBwd after recompute, which does not rerun them).
+// Options.noFSDP2Copies leaves FSDP2's out. Timed at the roofline the
+// other memory-bound work uses (planContext's HBM × DefaultHBMEfficiency).
+func fsdpCopies(s *scenarios.Scenario, out []unitPlan, opt Options) ([]unitPlan, error) {
 	kept := memory.KeptAcrossBoundary(s)
 	flat := flatGradCopyBytes(s)
-	bw := gpu.HBM * eff.HBM
+	bw := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
 	for u, l := range s.Model.LayerList {
 		var f, b int64
+		var err error
 		if !opt.noFSDP2Copies {
 			if f, b, err = fsdp2CopyBytes(s, u, kept); err != nil {
 				return nil, err
 			}
 		}
 		var c flopCalc
-		if b = c.Add(b, c.Mul(flat, int64(l.Params))); c.Err != nil {
+		if b = c.Add(b, c.Mul(flat, rankParams(s, l))); c.Err != nil {
 			return nil, fmt.Errorf("zero: layer %q: flat-parameter gradient copy bytes overflow: %w", l.Name, c.Err)
 		}
 		if f == 0 && b == 0 {
 			continue
+		}
+		if out == nil {
+			out = make([]unitPlan, len(s.Model.LayerList))
 		}
 		fs, bs := float64(f)/bw, float64(b)/bw
 		if out[u].ok && l.FwdFLOPs == 0 {
@@ -769,12 +786,9 @@ func fsdp2CopyBytes(s *scenarios.Scenario, u int, kept []bool) (fwd, bwd int64, 
 		return 0, 0, nil
 	}
 	l := s.Model.LayerList[u]
-	elems := int64(l.Params)
+	elems := rankParams(s, l)
 	if elems == 0 {
 		return 0, 0, nil
-	}
-	if ep := int64(s.Parallelism.EP); l.Group == scenarios.GroupExpert && ep > 1 {
-		elems /= ep // the rank's 1/ep of the routed experts, as memory holds them
 	}
 	grad := paramBytes(s.Training.ParamDType)
 	gathered := grad
@@ -807,6 +821,26 @@ func fsdp2CopyBytes(s *scenarios.Scenario, u int, kept []bool) (fwd, bwd int64, 
 		return 0, 0, fmt.Errorf("zero: layer %q: FSDP2 copy bytes overflow: %w", l.Name, c.Err)
 	}
 	return fwd, bwd, nil
+}
+
+// rankParams is the parameters of unit l that a rank of s gathers and
+// computes gradients for: all of them, but of a unit of routed experts
+// under parallelism.ep > 1 its 1/ep, the experts the rank holds (the
+// memory model's units, memory.expertParallel; the loader checks that ep
+// divides the experts). The FSDP stacks shard only those over the rest of
+// the data-parallel ranks: torchtitan's fully_shard of the experts on the
+// dp_shard_mod_ep mesh (TestFSDP2CopyBytesExpertParallel), and under FSDP1
+// llm-foundry's MegaBlocks experts, made DTensors Shard(0) on the
+// expert_parallel mesh and given FSDP's device_mesh of the remaining
+// dimension (set_ffn_device_mesh, llmfoundry/models/layers/ffn.py at
+// mosaicml/llm-foundry 8c8dd48f72168c5d51e2f7b151595892a8fba43d), so a
+// rank's flat parameter of the experts holds its own experts only.
+func rankParams(s *scenarios.Scenario, l scenarios.Layer) int64 {
+	n := int64(l.Params)
+	if ep := int64(s.Parallelism.EP); l.Group == scenarios.GroupExpert && ep > 1 {
+		n /= ep
+	}
+	return n
 }
 
 // fsdp2AccumBytes is the HBM traffic per step that FSDP2 adds to elems

@@ -49,7 +49,10 @@ func ComputeClasses(s *scenarios.Scenario) (StepClasses, error) {
 		return StepClasses{}, err
 	}
 	var out StepClasses
-	out.Separate = plan != nil && s.Training.AttentionKernel != scenarios.KernelEager
+	// Attention is timed apart in transformer models only: a model
+	// without their dims has a plan only for FSDP's copies (fsdpCopies).
+	_, transformer := flopDims(s)
+	out.Separate = transformer && s.Training.AttentionKernel != scenarios.KernelEager
 	split := func(d units.Duration, by ClassSeconds, explicit bool, planned bool) ClassSeconds {
 		secs := d.Seconds()
 		switch {

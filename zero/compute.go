@@ -212,7 +212,9 @@ func paramBytes(d scenarios.DType) int64 {
 // per-operation model's blocks: blockTimes.seconds), and
 // under context parallelism a softmax-attention one its ring's seconds as
 // the per-operation model's blocks do (blockRing); a block with explicit
-// fwd_flops does neither.
+// fwd_flops does neither. FSDP's compute-stream copies (fsdpCopies) are
+// added to every unit's derived times, also in models without transformer
+// dims.
 // Explicit per-layer times win.
 func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 	out, _, err := costsAndPlan(s, nil, Options{})
@@ -220,7 +222,7 @@ func Costs(s *scenarios.Scenario) ([]LayerCost, error) {
 }
 
 // costsAndPlan is Costs and the per-operation plan it used (planCompute's, nil
-// for other models), for ComputeClasses' class split; context parallelism's
+// for other models unless FSDP's copies are charged, fsdpCopies), for ComputeClasses' class split; context parallelism's
 // ring is timed by net (nil: on s's topology, built if a ring is timed: the
 // replay passes the RingNet of its fabric).
 func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost, []unitPlan, error) {

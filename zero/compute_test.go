@@ -537,4 +537,102 @@ func TestFSDPCopiesOwnFLOPs(t *testing.T) {
 	if d, w := (got[2].Bwd - base[2].Bwd).Seconds(), 4*196608/hbm; math.Abs(d-w) > 2e-12 {
 		t.Errorf("experts.0 under flat_param_views: backward grows %.6g s, want 4 B × 196,608 = %.6g s", d, w)
 	}
+	// At ep 4 each rank holds, gathers and computes gradients for 2 of the
+	// 8 experts (the memory model's units: memory.expertParallel), so its
+	// flat parameter and the split's copy are a quarter: 4 B × 196,608 / 4;
+	// the dense units are unchanged.
+	baseEP, gotEP := docCosts(t, moe, "communication.boundary=fsdp1", "parallelism.ep=4"), docCosts(t, moe, "communication.boundary=fsdp1", "training.flat_param_views=true", "parallelism.ep=4")
+	for i := range baseEP {
+		w := 4 * float64(baseEP[i].Params) / hbm
+		if baseEP[i].Name == "experts.0" {
+			w = 4 * 196608 / 4 / hbm
+		}
+		if d := (gotEP[i].Bwd - baseEP[i].Bwd).Seconds(); math.Abs(d-w) > 2e-12 {
+			t.Errorf("unit %s under flat_param_views at ep 4: backward grows %.6g s (%.0f B at HBM speed), want %.0f B", baseEP[i].Name, d, d*hbm, w*hbm)
+		}
+	}
+}
+
+// TestFSDPCopiesWithoutDims: models without transformer dims (kind: mlp, a
+// bare model.params) run FSDP's compute-stream copies as any other, by
+// the same rule (fsdpCopies). An MLP of three units (100,000, 200,000 and
+// 300,000 bf16 parameters, no blocks, so FSDP wraps every unit and only
+// the last stays gathered across the boundary: memory.KeptAcrossBoundary)
+// on 4 H100s at ZeRO-3, against the reshard boundary (no copies): under
+// fsdp2 each forward grows by the copy-out, 2 × 2 B a parameter, and each
+// backward by the copy-in, 2 + 2 B, plus the copy-out again for the two
+// units resharded after forward; under FSDP1's flat parameter
+// (training.flat_param_views) each backward grows by 4 B a parameter. The
+// copies are class Other in ComputeClasses: the MLP's Other is the sum of
+// all of them, 4 B × (forward 600,000 + backward 600,000 + 300,000)
+// parameters under fsdp2. A bare 1e9-parameter model under the flat
+// parameter grows its backward by 4 B × 1e9 in all.
+func TestFSDPCopiesWithoutDims(t *testing.T) {
+	const mlp = "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu: H100-80GB}\nmodel:\n  kind: mlp\n  layer_list:\n" +
+		"  - {name: l0, params: 100000}\n  - {name: l1, params: 200000}\n  - {name: l2, params: 300000}\n" +
+		"parallelism: {dp: 4, zero_stage: 3}\n"
+	hbm := 3350e9 * DefaultHBMEfficiency // H100 SXM5 (presets.go)
+	params := []float64{100000, 200000, 300000}
+	for _, tc := range []struct {
+		name       string
+		base, sets []string
+		fwd, bwd   func(u int) float64 // growth in B
+	}{
+		{"fsdp2", []string{"communication.boundary=reshard"}, []string{"communication.boundary=fsdp2"},
+			func(u int) float64 { return 4 * params[u] },
+			func(u int) float64 {
+				if u == 2 {
+					return 4 * params[u]
+				}
+				return 8 * params[u]
+			}},
+		{"fsdp1 flat_param_views", []string{"communication.boundary=fsdp1"}, []string{"communication.boundary=fsdp1", "training.flat_param_views=true"},
+			func(int) float64 { return 0 }, func(u int) float64 { return 4 * params[u] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, got := docCosts(t, mlp, tc.base...), docCosts(t, mlp, tc.sets...)
+			if len(base) != 3 {
+				t.Fatalf("%d units, want 3", len(base))
+			}
+			for u := range base {
+				for k, d := range []float64{(got[u].Fwd - base[u].Fwd).Seconds(), (got[u].Bwd - base[u].Bwd).Seconds()} {
+					w := [2]float64{tc.fwd(u), tc.bwd(u)}[k]
+					if math.Abs(d-w/hbm) > 2e-12 {
+						t.Errorf("unit %s: %s grows %.6g s (%.0f B at HBM speed), want %.0f B = %.6g s",
+							base[u].Name, [2]string{"forward", "backward"}[k], d, d*hbm, w, w/hbm)
+					}
+				}
+			}
+		})
+	}
+	s, err := scenarios.Load("s.yaml", []byte(mlp), []string{"communication.boundary=fsdp2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ComputeClasses(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 4 * (600000 + 600000 + 300000) / hbm; math.Abs(c.Other-want) > 1e-11 {
+		t.Errorf("ComputeClasses under fsdp2: Other %.6g s, want the copies' %.6g s", c.Other, want)
+	}
+	if c.Separate || c.Attention != 0 {
+		t.Errorf("ComputeClasses under fsdp2: Separate %v, Attention %.6g s; want no attention class for an MLP", c.Separate, c.Attention)
+	}
+	const bare = "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu: H100-80GB}\nmodel: {params: 1B, seq_len: 4096}\nparallelism: {dp: 4, zero_stage: 3}\ncommunication: {boundary: fsdp1}\n"
+	base, got := docCosts(t, bare), docCosts(t, bare, "training.flat_param_views=true")
+	var d, n float64
+	for u := range base {
+		if got[u].Fwd != base[u].Fwd {
+			t.Errorf("bare model unit %s: forward %v, want %v unchanged", base[u].Name, got[u].Fwd, base[u].Fwd)
+		}
+		d += (got[u].Bwd - base[u].Bwd).Seconds()
+		n += float64(base[u].Params)
+	}
+	if n != 1e9 {
+		t.Fatalf("bare model: %.0f params over its units, want 1e9", n)
+	}
+	if w := 4 * 1e9 / hbm; math.Abs(d-w) > 1e-9 {
+		t.Errorf("bare model under flat_param_views: backward grows %.6g s in all, want 4 B × 1e9 = %.6g s", d, w)
+	}
 }

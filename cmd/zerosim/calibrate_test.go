@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,8 +132,8 @@ func TestCalibrateRefusesAllToAll(t *testing.T) {
 	}
 	var out, eo strings.Builder
 	code = Main([]string{"calibrate", log, "--file", filepath.Join(dir, "cal.yaml")}, strings.NewReader(""), &out, &eo)
-	if code != 2 || !strings.Contains(eo.String(), log+":23: an alltoall_perf run") {
-		t.Errorf("exit %d: %s", code, eo.String())
+	if want := "zerosim: " + log + ":1:29: a run of alltoall_perf: calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf, not this test (remove this run from the log)\n"; code != 2 || eo.String() != want {
+		t.Errorf("exit %d: %q, want %q", code, eo.String(), want)
 	}
 }
 
@@ -500,32 +501,47 @@ func TestCalibrateJSON(t *testing.T) {
 }
 
 // TestCalibrateRefusesSendRecv: a sendrecv_perf run, alone or after an
-// all_gather_perf run in one file, is refused at its test's name with
-// exit 2 and no file written (qanccl s28: it was fitted as an all-reduce,
-// intra efficiency 35.9, and in a multi-run file blamed as edited rows).
+// all_gather_perf run in one file, is refused at its test's name (line and
+// column 29, after "# Collective test starting: ") with exit 2 and no file
+// written (qanccl s28: it was fitted as an all-reduce, intra efficiency
+// 35.9, and in a multi-run file blamed as edited rows). In a file of
+// several runs the first offending line is named (gaps29 s29): an
+// alltoall_perf run before the sendrecv_perf one, and under --nodes 3 the
+// all_gather_perf run's 8 ranks on its "# Using devices" line, though the
+// parse of the sendrecv run after it fails too; it named the sendrecv line
+// in both.
 func TestCalibrateRefusesSendRecv(t *testing.T) {
 	ar, _, code := runCollectiveCLI(t, "--size", "1MiB:4MiB", "--format", "nccl-tests")
 	ag, _, code2 := runCollectiveCLI(t, "--op", "allgather", "--size", "1MiB:4MiB", "--format", "nccl-tests")
+	a2a, _, code3 := runCollectiveCLI(t, "--op", "alltoall", "--size", "1MiB:4MiB", "--format", "nccl-tests")
 	const arName = "# Collective test starting: all_reduce_perf\n"
-	if code != 0 || code2 != 0 || !strings.HasPrefix(ar, arName) {
-		t.Fatalf("exit %d, %d:\n%s", code, code2, ar)
+	if code != 0 || code2 != 0 || code3 != 0 || !strings.HasPrefix(ar, arName) {
+		t.Fatalf("exit %d, %d, %d:\n%s", code, code2, code3, ar)
 	}
 	sr := "# Collective test starting: sendrecv_perf\n" + strings.TrimPrefix(ar, arName)
+	devices := 1 + slices.Index(strings.Split(ag, "\n"), "# Using devices")
+	if devices < 1 {
+		t.Fatalf("no devices block in the all_gather_perf run:\n%s", ag)
+	}
+	const sendrecv = "a run of sendrecv_perf: calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf, not this test (remove this run from the log)"
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, text string
-		line       int
+		flags      []string
+		at, msg    string
 	}{
-		{"sendrecv.log", sr, 1},
-		{"multi.log", ag + sr, strings.Count(ag, "\n") + 1},
+		{"sendrecv.log", sr, nil, "1:29", sendrecv},
+		{"multi.log", ag + sr, nil, fmt.Sprint(strings.Count(ag, "\n")+1, ":29"), sendrecv},
+		{"alltoall-sendrecv.log", a2a + sr, nil, "1:29", "a run of alltoall_perf: calibrate fits all_reduce_perf, all_gather_perf and reduce_scatter_perf, not this test (remove this run from the log)"},
+		{"shape-sendrecv.log", ag + sr, []string{"--nodes", "3"}, fmt.Sprint(devices), "the log ran 16 ranks, which --nodes 3 cannot share evenly (fix --nodes, or give --gpus-per-node)"},
 	} {
 		log, cal := filepath.Join(dir, c.name), filepath.Join(dir, c.name+".yaml")
 		if err := os.WriteFile(log, []byte(c.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var out, eo strings.Builder
-		code := Main([]string{"calibrate", log, "--file", cal}, strings.NewReader(""), &out, &eo)
-		want := fmt.Sprintf("zerosim: %s:%d: a run of sendrecv_perf: zerosim models all_reduce_perf, all_gather_perf, reduce_scatter_perf and alltoall_perf, not this test (remove this run from the log)\n", log, c.line)
+		code := Main(append([]string{"calibrate", log, "--file", cal}, c.flags...), strings.NewReader(""), &out, &eo)
+		want := fmt.Sprintf("zerosim: %s:%s: %s\n", log, c.at, c.msg)
 		if code != 2 || eo.String() != want || out.Len() > 0 {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", c.name, code, out.String(), eo.String(), want)
 		}
