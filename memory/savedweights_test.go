@@ -90,6 +90,11 @@ func TestSavedGatheredWeights(t *testing.T) {
 	if got := on.Component(CompSavedWeights); got.Peak != 0 {
 		t.Errorf("memory_efficient_linear true: saved gathered weights peak %d, want 0", got.Peak)
 	}
+	// The saved weights stay allocated: DeepSpeed's gather pool (the
+	// released blocks the allocator caches) holds none of them.
+	if d := on.GatherPool - off.GatherPool; d != want {
+		t.Errorf("gather pool falls by %d, want %d", d, want)
+	}
 	fwd := func(r *Report) int64 {
 		for _, p := range r.PhasePeaks {
 			if p.Phase == PhaseForward {
