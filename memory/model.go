@@ -170,7 +170,7 @@ const NoActivationsNote = "not counted: no transformer dimensions (give model.pr
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
 	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompMask, CompRuntime, CompNCCL, CompLogits,
-	CompLossTemp,
+	CompLossTemp, CompSavedWeights,
 }
 
 // Components lists the memory model's components in report order.
@@ -302,6 +302,11 @@ type UnitInfo struct {
 	// stage 3, padding included, and at FSDP's stage 2 (FSDPStage2, no
 	// padding: the flat buffer is laid out by bucket there); 0 otherwise.
 	Gather int64
+	// SavedWeights is the bytes of the unit's gathered weights autograd
+	// keeps referenced from the unit's forward release to its backward
+	// under DeepSpeed's ZeRO-3 without its memory-efficient linear
+	// (SavesGatheredWeights, savedweights.go); 0 otherwise.
+	SavedWeights int64
 	// Grad is the bytes of the unit's unsharded gradient produced in
 	// backward when it is not a view of a persistent buffer (stage 3 and
 	// FSDP's stage 2, shardsPerUnit; stage 0 without a gradient buffer,

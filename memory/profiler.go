@@ -204,7 +204,8 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // GatherPool is what DeepSpeed ZeRO-3's caching allocator holds, beyond the
 // allocated peak, for parameters the host has released but the GPU has not yet
 // used: memory.host_lead (default 1) of the gathered bytes of every unit
-// released after its forward (not KeptAcrossBoundary), under
+// released after its forward (not KeptAcrossBoundary; less the weights
+// autograd keeps referenced, UnitInfo.SavedWeights, which stay allocated), under
 // communication.boundary: deepspeed at stage 3; 0 otherwise.
 //
 // DeepSpeed 0.11.1 (deepspeedai/DeepSpeed
@@ -254,7 +255,10 @@ func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
 	var released int64
 	for u, ui := range units {
 		if u < len(kept) && !kept[u] {
-			released = c.Add(released, ui.Gather)
+			// The weights autograd still references (SavedWeights,
+			// savedweights.go) were never freed: their storage is
+			// allocated, counted in the peak, not a cached block.
+			released = c.Add(released, ui.Gather-ui.SavedWeights)
 		}
 	}
 	if c.Err != nil {

@@ -203,6 +203,11 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 		return nil, err
 	}
 	out := make([]UnitInfo, len(layers))
+	// The weights a unit released in forward leaves to autograd
+	// (savedweights.go); a unit kept to its backward leaves none.
+	policies := UnitPolicies(s)
+	saves := SavesGatheredWeights(r, s)
+	keptThrough := KeptAcrossBoundary(s)
 	var c calc
 	for u, l := range layers {
 		out[u] = UnitInfo{Name: l.Name, Params: int64(l.Params)}
@@ -245,6 +250,9 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 					ge = 1
 				}
 				ui.Gather = c.Add(ui.Gather, c.Mul(b.Size, ge))
+				if saves && !keptThrough[p.Unit] {
+					ui.SavedWeights = c.Add(ui.SavedWeights, c.Mul(savedWeightElems(s, p.Unit, policies[p.Unit]), ge))
+				}
 				unitGrads(&c, ui, r, s, g, b.Size, b.Size/int64(max(r.Shards/g.info.EP, 1)))
 			}
 		case fsdpStage2(r, s):
@@ -846,6 +854,8 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "ZeRO++ hpZ: bf16 secondary shard (1/" + itoa(min(m.s.Communication.ZeroHPZPartitionSize, m.r.Shards)) + "), dropped after the step"
 		case CompQuant:
 			m.notes[i] = "ZeRO++ qwZ: int8 + fp32 scales of the gathers in flight"
+		case CompSavedWeights:
+			m.notes[i] = "nn.Linear weights released in forward that autograd still holds through weight.t() views, to their backward (communication.memory_efficient_linear: false)"
 		}
 	}
 }
@@ -966,6 +976,7 @@ func (m *model) buildEvents() {
 		}
 	}
 	kept := KeptAcrossBoundary(m.s)
+	savedHeld := make([]int64, L) // CompSavedWeights of the units released in forward
 	// With gradient accumulation at stage 3 (and FSDP's stage 2,
 	// shardsPerUnit) the sharded gradients of the
 	// earlier micro-steps are alive through the last one, whose step this
@@ -1092,6 +1103,10 @@ func (m *model) buildEvents() {
 				secondary = c.Add(secondary, sec)
 			}
 			release(PhaseForward, u)
+			// The weights autograd still references (savedweights.go):
+			// after the free, so the two never add up.
+			m.ev(PhaseForward, u, OpRelease, CompSavedWeights, units[u].SavedWeights)
+			savedHeld[u] = units[u].SavedWeights
 		}
 	}
 	var shardGrads, transientGrads int64
@@ -1244,6 +1259,8 @@ func (m *model) buildEvents() {
 			m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
+		// Each linear's backward node releases its saved weight view.
+		m.ev(PhaseBackward, u, OpCompute, CompSavedWeights, -savedHeld[u])
 		// The first checkpointed block's recomputation is the mask's
 		// last use.
 		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)

@@ -230,6 +230,9 @@ var verifyKeys = map[string]keyRule{
 	"communication.zero_hpz_partition_size":  noChange(), // a second copy of the same bf16 shards
 	"communication.zero_quantized_gradients": followed(),
 	"communication.moe_dispatcher":           noChange(),
+	// What autograd keeps of a gathered weight, memory only: DeepSpeed's
+	// wrapper and aten's linear compute the same products.
+	"communication.memory_efficient_linear": noChange(),
 
 	// DeepSpeed's CPUAdam is its own kernel; offloaded parameters are the
 	// same bf16 values copied.

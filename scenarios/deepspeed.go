@@ -49,6 +49,12 @@ type DeepSpeedOptions struct {
 	// and --bf16/--fp16 would) or absent values.
 	MicroBatch, GradAccum int64
 	ParamDType            DType
+	// OutsideZeroInit says the model is built before deepspeed.initialize,
+	// outside deepspeed.zero.Init, under a DeepSpeed older than 617061d6b
+	// (PR #8189, 2026-07-31): its memory-efficient linear is then not
+	// installed (memory/savedweights.go), whatever
+	// zero_optimization.memory_efficient_linear says.
+	OutsideZeroInit bool
 }
 
 // DeepSpeedImport is an imported ds_config.json.
@@ -774,6 +780,7 @@ var dsZeroKeys = map[string]dsZeroKey{
 	"max_live_parameters": {note: "map"}, "stage3_max_live_parameters": {note: "map"},
 	"offload_param": {note: "map"}, "offload_optimizer": {note: "map"}, "cpu_offload": {note: "map"}, "cpu_offload_param": {note: "map"},
 	"zero_hpz_partition_size": {note: "map"}, "zero_quantized_weights": {note: "map"}, "zero_quantized_gradients": {note: "map"},
+	"memory_efficient_linear": {note: "map"},
 
 	"load_from_fp32_weights": {note: "ignore"}, "elastic_checkpoint": {note: "ignore"},
 	"gather_16bit_weights_on_model_save": {note: "ignore"}, "stage3_gather_16bit_weights_on_model_save": {note: "ignore"},
@@ -821,7 +828,6 @@ var dsZeroKeys = map[string]dsZeroKey{
 	"zeropp_loco_param":                      {nil, "LoCo-ZeRO++'s error feedback is not modelled", "3", false},
 	"mics_shard_size":                        {-1.0, "MiCS is not modelled (parallelism.k is the closest: shards over N/k GPUs)", "3", false},
 	"mics_hierarchical_params_gather":        {false, "MiCS is not modelled", "3", false},
-	"memory_efficient_linear":                {true, "not modelled", "3", false},
 	"zenflow":                                {nil, "ZenFlow is not modelled", "", false},
 	"leaf_module":                            {nil, "ZeRO-3 leaf modules are not modelled: zerosim's unit is a block", "3", false},
 }
@@ -929,6 +935,9 @@ func (d *dsReader) zero(z map[string]any, stage int64, dtype dsDType) (bool, err
 		}
 	}
 	if err := d.zeroPP(z, stage); err != nil {
+		return false, err
+	}
+	if err := d.memoryEfficientLinear(z, stage); err != nil {
 		return false, err
 	}
 	return d.offload(z, stage)
@@ -1226,6 +1235,36 @@ func (d *dsReader) zeroPP(z map[string]any, stage int64) error {
 			d.set("communication.zero_hpz_partition_size", strconv.FormatInt(n, 10), "zero_optimization.zero_hpz_partition_size "+describeJSON(v))
 		}
 	}
+	return nil
+}
+
+// memoryEfficientLinear reads zero_optimization.memory_efficient_linear
+// (zero/config.py at dsCommit, default true), which only the stage-3 engine
+// reads: false leaves every nn.Linear on aten's path, which keeps the
+// gathered weights to their backward (memory/savedweights.go). Before
+// DeepSpeed 617061d6b (2026-07-31) a model built outside
+// deepspeed.zero.Init never got the wrapper either (OutsideZeroInit).
+func (d *dsReader) memoryEfficientLinear(z map[string]any, stage int64) error {
+	on, from, key := true, "", "zero_optimization.memory_efficient_linear false"
+	if v, ok := z["memory_efficient_linear"]; ok && v != nil {
+		b, err := d.boolean("zero_optimization.memory_efficient_linear", v)
+		if err != nil {
+			return err
+		}
+		on, from = b, "zero_optimization.memory_efficient_linear false: DeepSpeed's ZeRO-3 leaves torch.nn.functional.linear alone, and autograd keeps each released nn.Linear weight through its weight.t() view to the backward"
+	}
+	if on && d.o.OutsideZeroInit {
+		on, key = false, "--outside-zero-init"
+		from = "--outside-zero-init: the model is built outside deepspeed.zero.Init, where a DeepSpeed before 617061d6b (2026-07-31) does not install its memory-efficient linear (partition_parameters.py patch_init_and_builtins)"
+	}
+	if on {
+		return nil
+	}
+	if stage != 3 {
+		d.note("%s: only DeepSpeed's ZeRO-3 installs its linear wrapper, so it changes nothing at stage %d", key, stage)
+		return nil
+	}
+	d.set("communication.memory_efficient_linear", "false", from)
 	return nil
 }
 

@@ -610,3 +610,45 @@ func TestDeepSpeedClipNorm(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedMemoryEfficientLinear checks that zero_optimization.
+// memory_efficient_linear false, or a model built outside zero.Init under
+// an older DeepSpeed (--outside-zero-init), imports as
+// communication.memory_efficient_linear false at stage 3 only (a note
+// below it).
+func TestDeepSpeedMemoryEfficientLinear(t *testing.T) {
+	cfg := func(stage int, mel string) []byte {
+		z := fmt.Sprintf(`"stage": %d`, stage)
+		if mel != "" {
+			z += `, "memory_efficient_linear": ` + mel
+		}
+		return []byte(`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {` + z + `}}`)
+	}
+	for _, tc := range []struct {
+		stage   int
+		mel     string
+		outside bool
+		want    string // the setting, "" for none
+		note    bool   // a note that it changes nothing
+	}{
+		{3, "false", false, "false", false},
+		{3, "true", false, "", false},
+		{3, "", false, "", false},
+		{3, "", true, "false", false},
+		{3, "true", true, "false", false},
+		{2, "false", false, "", true},
+		{2, "", true, "", true},
+	} {
+		d, err := ImportDeepSpeed("ds.json", cfg(tc.stage, tc.mel), DeepSpeedOptions{DP: 4, OutsideZeroInit: tc.outside})
+		if err != nil {
+			t.Fatalf("stage %d, %q, outside %v: %v", tc.stage, tc.mel, tc.outside, err)
+		}
+		if got := d.Setting("communication.memory_efficient_linear"); got != tc.want {
+			t.Errorf("stage %d, memory_efficient_linear %q, outside %v: setting %q, want %q", tc.stage, tc.mel, tc.outside, got, tc.want)
+		}
+		noted := slices.ContainsFunc(d.Notes, func(n string) bool { return strings.Contains(n, "installs its linear wrapper") })
+		if noted != tc.note {
+			t.Errorf("stage %d, memory_efficient_linear %q, outside %v: note %v, want %v (%q)", tc.stage, tc.mel, tc.outside, noted, tc.note, d.Notes)
+		}
+	}
+}

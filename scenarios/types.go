@@ -503,6 +503,16 @@ type Communication struct {
 	ZeroQuantizedWeights   bool `yaml:"zero_quantized_weights,omitempty"`
 	ZeroHPZPartitionSize   int  `yaml:"zero_hpz_partition_size,omitempty"`
 	ZeroQuantizedGradients bool `yaml:"zero_quantized_gradients,omitempty"`
+	// MemoryEfficientLinear is whether DeepSpeed's ZeRO-3 memory-efficient
+	// linear covers the model's linear layers (stage 3 under
+	// communication.boundary: deepspeed only; default true). false counts,
+	// from each unit's forward to its backward, the gathered weights that
+	// autograd still references after DeepSpeed has released them: set it
+	// when zero_optimization.memory_efficient_linear is false, or when the
+	// model was built before deepspeed.initialize, outside
+	// deepspeed.zero.Init, under a DeepSpeed before 617061d6b (2026-07-31,
+	// PR #8189). See memory/savedweights.go.
+	MemoryEfficientLinear *bool `yaml:"memory_efficient_linear,omitempty"`
 	// MoEDispatcher is the expert-parallel token dispatcher (moe.go):
 	// alltoall (empty when unset: Megatron's MoEAlltoAllTokenDispatcher,
 	// every token's top-k copies) or deepep, flex, hybridep (a token once

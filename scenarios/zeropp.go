@@ -64,3 +64,26 @@ func (l *loader) resolveZeroPP(s *Scenario) *Error {
 	}
 	return nil
 }
+
+// MemoryEfficientLinearOn reports whether DeepSpeed's ZeRO-3
+// memory-efficient linear covers the model's linears
+// (communication.memory_efficient_linear, default true; see
+// memory/savedweights.go).
+func (c Communication) MemoryEfficientLinearOn() bool {
+	return c.MemoryEfficientLinear == nil || *c.MemoryEfficientLinear
+}
+
+// resolveMemoryEfficientLinear refuses communication.memory_efficient_linear
+// outside DeepSpeed's ZeRO-3, the only engine that installs (or not) its
+// linear wrapper: FSDP frees a gathered parameter's storage itself
+// (resize_(0)), whatever autograd references.
+func (l *loader) resolveMemoryEfficientLinear(s *Scenario) *Error {
+	const key = "communication.memory_efficient_linear"
+	if s.Communication.MemoryEfficientLinear == nil {
+		return nil
+	}
+	if s.Parallelism.Stage != 3 || s.Communication.Boundary != BoundaryDeepSpeed {
+		return l.errPath(key, "memory_efficient_linear is DeepSpeed ZeRO-3's (zero_optimization.memory_efficient_linear): it applies with zero_stage: 3 and communication.boundary: deepspeed (stack: deepspeed); set those, or remove the key")
+	}
+	return nil
+}

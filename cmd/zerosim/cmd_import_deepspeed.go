@@ -26,6 +26,7 @@ type importDeepSpeedOpts struct {
 	accumGiven               bool
 	seqLen                   int
 	seqGiven                 bool
+	outsideZeroInit          bool
 }
 
 // newImportDeepSpeedCmd is zerosim import deepspeed (cmd_import.go adds it
@@ -84,6 +85,7 @@ zerosim run s.yaml`,
 	f.IntVar(&o.microBatch, "micro-batch", 0, "`N` for train_micro_batch_size_per_gpu where the config says \"auto\"")
 	f.IntVar(&o.gradAccum, "grad-accum", 0, "`N` for gradient_accumulation_steps where the config says \"auto\"")
 	f.IntVar(&o.seqLen, "seq-len", 0, "`N` tokens per sequence (model.seq_len: the training script's, not in the DeepSpeed config; needs --hf)")
+	f.BoolVar(&o.outsideZeroInit, "outside-zero-init", false, "the model is built before deepspeed.initialize, outside deepspeed.zero.Init, and DeepSpeed is older than 617061d6b (2026-07-31), which installs its memory-efficient linear only inside zero.Init: sets communication.memory_efficient_linear false at stage 3")
 	f.StringVar(&o.dtype, "dtype", "", "`DTYPE` (bf16, fp16 or fp32) where the config's bf16.enabled or fp16.enabled is \"auto\"")
 	return c
 }
@@ -109,6 +111,7 @@ func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
 		return err
 	}
 	opt.MicroBatch, opt.GradAccum = int64(o.microBatch), int64(o.gradAccum)
+	opt.OutsideZeroInit = o.outsideZeroInit
 	switch o.dtype {
 	case "":
 	case "bf16", "fp16", "fp32":
