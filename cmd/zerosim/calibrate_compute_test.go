@@ -739,20 +739,20 @@ func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 
 // Under fp8 the below-range warning names the peak the fp8 GEMMs run
 // against, cluster.peak_fp8: default with torchao's float8 at 600 ms fits
-// 0.2807, below the 0.31–0.53 of the 2 published fp8 runs on H100-80GB
+// 0.2861, below the 0.31–0.53 of the 2 published fp8 runs on H100-80GB
 // and above half of it.
 func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cal.yaml")
 	_, errOut, code := runCLI("calibrate", "--step-time", "600ms", "default", "--set", "training.fp8=torchao", "--file", file)
-	want := "zerosim: warning: --step-time 600ms: the fitted compute efficiency 0.2807 is below the 0.31–0.53 that 2 published fp8 runs on H100-80GB fitted (docs/validation.md): " +
+	want := "zerosim: warning: --step-time 600ms: the fitted compute efficiency 0.2861 is below the 0.31–0.53 that 2 published fp8 runs on H100-80GB fitted (docs/validation.md): " +
 		"the fit charges the GEMMs for time the scenario does not describe (an attention kernel slower than training.attention_kernel's rate, a power cap below cluster.peak_fp8, a slower network or host)"
 	if code != 0 || !strings.HasPrefix(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
 	}
-	// Above the range (400 ms fits 0.6322) the warning names the fp8 peak
+	// Above the range (400 ms fits 0.6600) the warning names the fp8 peak
 	// too, and so does the refusal of a step no efficiency reaches.
 	_, errOut, code = runCLI("calibrate", "--step-time", "400ms", "default", "--set", "training.fp8=torchao", "--file", file)
-	if code != 0 || !strings.Contains(errOut, "0.6322 is above the 0.31–0.53") || !strings.Contains(errOut, "or cluster.peak_fp8 is below the GPU's") {
+	if code != 0 || !strings.Contains(errOut, "0.6600 is above the 0.31–0.53") || !strings.Contains(errOut, "or cluster.peak_fp8 is below the GPU's") {
 		t.Errorf("400ms: exit %d, stderr %q; want the above-range warning naming cluster.peak_fp8", code, errOut)
 	}
 	_, errOut, code = runCLI("calibrate", "--step-time", "150ms", "default", "--set", "training.fp8=torchao", "--file", file)
@@ -767,14 +767,14 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
 // B200 run is outside_range), the range is the 29 bf16 runs on other
-// GPUs: 520 ms fits 0.1994 (warned), 250 ms 0.7331 (within, not).
+// GPUs: 520 ms fits 0.2019 (warned), 250 ms 0.7670 (within, not).
 func TestCalibrateOutsidePublished(t *testing.T) {
 	const rng = "below the 0.24–0.85 that 29 published bf16 runs on other GPUs fitted (docs/validation.md)"
 	golden.CheckQuotes(t, "../../docs/calibration.md", "TestCalibrateOutsidePublished", "the range of every GPU's: 0.24–0.85 for bf16")
 	for _, tc := range []struct {
 		step, eff string
 		warn      bool
-	}{{"520ms", "0.1994", true}, {"250ms", "0.7331", false}} {
+	}{{"520ms", "0.2019", true}, {"250ms", "0.7670", false}} {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		_, errOut, code := runCLI("calibrate", "--step-time", tc.step, "default", "--set", "cluster.gpu=B200", "--set", "cluster.intra.preset=NVLink5", "--file", file)
 		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency " + tc.eff + " is " + rng +

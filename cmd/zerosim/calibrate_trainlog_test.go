@@ -416,7 +416,7 @@ func TestCalibrateTrainLogGlobalBatch(t *testing.T) {
 
 // TestCalibrateLowEfficiencyWarns (QA6 F4 d): a whole step that fits a
 // compute efficiency below half the least of the published runs on the
-// GPU (0.42 on H100-80GB) is warned of: 4.2 s on the default fits 0.0438.
+// GPU (0.42 on H100-80GB) is warned of: 4.2 s on the default fits 0.0439.
 func TestCalibrateLowEfficiencyWarns(t *testing.T) {
 	for _, tc := range []struct {
 		step string
@@ -427,7 +427,7 @@ func TestCalibrateLowEfficiencyWarns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.step, code, errOut)
 		}
-		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency 0.0438 is below half the 0.36–0.70 that 13 published bf16 runs on H100-80GB fitted"
+		want := "zerosim: warning: --step-time " + tc.step + ": the fitted compute efficiency 0.0439 is below half the 0.36–0.70 that 13 published bf16 runs on H100-80GB fitted"
 		if got := strings.Contains(errOut, "is below half the"); got != tc.warn || tc.warn && !strings.HasPrefix(errOut, want) {
 			t.Errorf("%s: stderr %q, want warning %t (%q)", tc.step, errOut, tc.warn, want)
 		}
