@@ -175,7 +175,7 @@ var idProbe = [5]float64{math.Log(1.1), math.Log(1.1), 1, 1, 1}
 // of at least one row by MinShare or more (either way: the
 // model can cap a link's rate, so that a faster one changes nothing). A log of large sizes only
 // leaves the latencies unidentified (a 1 µs network hop moves the 2-node
-// XE9680 log's rows from 64 MiB up by at most 0.45 %:
+// XE9680 log's rows from 64 MiB up by at most 0.40 %:
 // TestFitHoldsUnidentified): fitted anyway, they went wherever the
 // optimiser stopped, below any hardware's (Unphysical).
 func Identified(hw Hardware, curves []Curve, lo, hi units.Bytes) [5]bool {

@@ -636,6 +636,43 @@ func (m *Model) channels(sh Shape) float64 {
 	return 16
 }
 
+// ringGraphChannels is the number of channels of NCCL's ring graph across
+// nodes, the count ncclTopoTuneModel multiplies the per-channel caps by
+// (graphs[NCCL_ALGO_RING]->nChannels). The ring search tries the fastest
+// speed first and puts one channel on each NIC that speed fits in
+// (ncclTopoSearchRecNet skips a NIC slower than the speed and subtracts
+// the speed from the one it takes, src/graph/search.cc lines 680 and 690
+// at v2.29.2-1, ebd1e929285881cb4df02c3459588a2e12b2d8c0): at a 400 Gb/s
+// NIC that is 48 GB/s (sm90SpeedArrayInter's first step; sm100's 96 does
+// not fit), one channel per NIC. ncclTopoDupChannels then doubles the
+// channels at half the speed, except on Hopper or later when the speed is
+// under 50 GB/s and the search found more than 4 channels ("if (ccMin > 80
+// && graph->bwIntra < 50.0 && graph->nChannels > 4) return", line 965 at
+// v2.29.2-1; line 919 at v2.24.3-1, 6aae37927840b2bd7b7d42d2f0050e75f88ee97f,
+// and in every release from v2.18.3-1 on). So on a node that crosses
+// on more than 4 NDR NICs (an H100 node's 8) the ring graph keeps one
+// channel of 48 GB/s per NIC, where 4 or fewer NICs get two of 24
+// (channels). A published NCCL_DEBUG=INFO run of 2 × 8 H-class GPUs (NV18)
+// with eight 400 Gb/s RoCE NICs, one PIX to each GPU, NCCL 2.28.9, logs it:
+// "Pattern 4, crossNic 2, nChannels 8, bw 48.000000/48.000000, type
+// NVL/PIX" (https://weiziyang.wiki/posts/gpu-networking/llm-gpu-collective-communication-guide,
+// 2026-09-10, experiment 0). ncclTopoTuneModel caps the ring's LL128 bus
+// bandwidth at these channels × perChMaxRingLL128Bw (tuning.cc line 305 at
+// v2.29.2-1: 36.7 GB/s a channel on Hopper), below a 48 GB/s channel's
+// 0.92 × 48, so its tuner leaves LL128 for Simple at a few hundred MiB
+// where two channels per NIC would keep it near 1 GiB: on 4 and 10 nodes of
+// 8 H100 the published all-gathers' times jump there (docs/calibration.md).
+// Only the ring's LL128 cap takes this count; the rest of the model keeps
+// channels.
+func (m *Model) ringGraphChannels(sh Shape) float64 {
+	nics := m.HW.shapeNICs(sh)
+	nic := float64(m.HW.NICBW) / 1e9
+	if sh.Nodes > 1 && m.HW.Arch >= Hopper && m.HW.GFX == "" && nics > 4 && nic*1.0001 >= speedArrayInter[0] && nic < 2*speedArrayInter[0] {
+		return float64(min(nics, 32))
+	}
+	return m.channels(sh)
+}
+
 // maxChannels is NCCL's MAXCHANNELS (src/include/device.h at the commit
 // above): 64, of which the ring search may use half (init.cc
 // ringGraph->maxChannels = MAXCHANNELS / 2).
@@ -882,7 +919,7 @@ func (c *comm) algBW() float64 {
 			if tu.ringLL128OnePPN != 0 && n/float64(c.nodes) < 2 {
 				f = tu.ringLL128OnePPN
 			}
-			bus = math.Min(bus*f, c.nCh*tu.perChMaxRingLL128Bws[c.arch][c.idx2])
+			bus = math.Min(bus*f, c.m.ringGraphChannels(c.sh)*tu.perChMaxRingLL128Bws[c.arch][c.idx2])
 		}
 		return bus * n / nsteps
 	case tTree:

@@ -663,32 +663,34 @@ func TestPAT(t *testing.T) {
 
 // TestPluginLatency: NCCL chooses by the latency the network plugin
 // reports (aws-ofi-nccl: 75 µs on p5), zerosim times the choice on the
-// link's latency (the EFA-p5 preset's 18 µs, 16 beyond NDR). A 256 MiB
+// link's latency (the EFA-p5 preset's 18 µs, 16 beyond NDR). A 128 MiB
 // all-gather over 2 × 8 H100, by hand (tuning.cc at 5067397c):
 //   - ring Simple: 8.4 + 14·max(3.4, 3) + (14 + 2·16) = 102.0 µs, algbw
-//     370.8·16/15 = 395.52 GB/s: 780.69 µs; ranked with 75 µs: 220.0 µs
-//     of latency, 898.7 µs.
+//     370.8·16/15 = 395.52 GB/s: 441.34 µs; ranked with 75 µs: 220.0 µs
+//     of latency, 559.3 µs.
 //   - ring LL128: 14 + 14·1.9 + (4 + 16) = 60.6 µs, algbw
-//     min(0.92·370.8, 16·36.7)·16/15 = 363.88 GB/s: 798.31 µs; ranked with
-//     75 µs: 119.6 µs of latency, 857.3 µs.
+//     min(0.92·370.8, 8·36.7)·16/15 = 313.17 GB/s (the ring graph's 8
+//     channels of 48 GB/s, one per NIC: ringGraphChannels): 489.17 µs;
+//     ranked with 75 µs: 119.6 µs of latency, 548.17 µs.
 //
-// So the physical model alone takes Simple (780.69 µs) and NCCL, ranking
-// with 75 µs, LL128, which then takes 798.31 µs on the link.
+// So the physical model alone takes Simple (441.34 µs) and NCCL, ranking
+// with 75 µs, LL128, which then takes 489.17 µs on the link. (At 256 MiB
+// both take Simple since LL128 is capped at 8 × 36.7 GB/s.)
 func TestPluginLatency(t *testing.T) {
 	phys := h100(50e9, 16*units.Microsecond)
 	efa := phys
 	efa.PluginLatency = 75 * units.Microsecond
-	sh, size := Shape{Ranks: 16, Nodes: 2}, units.Bytes(256*units.MiB)
+	sh, size := Shape{Ranks: 16, Nodes: 2}, units.Bytes(128*units.MiB)
 	a, _ := NewModel(phys).Choose(AllGather, sh, Auto, size)
 	b, _ := NewModel(efa).Choose(AllGather, sh, Auto, size)
-	if a.Algo != Ring || a.Proto != Simple || math.Abs(float64(a.Time)/1e6-780.69) > 0.01 {
-		t.Errorf("link latency alone: %v/%v %.2f µs, want ring/Simple 780.69", a.Algo, a.Proto, float64(a.Time)/1e6)
+	if a.Algo != Ring || a.Proto != Simple || math.Abs(float64(a.Time)/1e6-441.34) > 0.01 {
+		t.Errorf("link latency alone: %v/%v %.2f µs, want ring/Simple 441.34", a.Algo, a.Proto, float64(a.Time)/1e6)
 	}
-	if b.Algo != Ring || b.Proto != LL128 || math.Abs(float64(b.Time)/1e6-798.31) > 0.01 {
-		t.Errorf("ranked by the plugin's 75 µs: %v/%v %.2f µs, want ring/LL128 798.31", b.Algo, b.Proto, float64(b.Time)/1e6)
+	if b.Algo != Ring || b.Proto != LL128 || math.Abs(float64(b.Time)/1e6-489.17) > 0.01 {
+		t.Errorf("ranked by the plugin's 75 µs: %v/%v %.2f µs, want ring/LL128 489.17", b.Algo, b.Proto, float64(b.Time)/1e6)
 	}
-	if math.Abs(float64(b.cost)/1e6-857.31) > 0.01 {
-		t.Errorf("NCCL's cost of ring/LL128 with 75 µs: %.2f µs, want 857.31", float64(b.cost)/1e6)
+	if math.Abs(float64(b.cost)/1e6-548.17) > 0.01 {
+		t.Errorf("NCCL's cost of ring/LL128 with 75 µs: %.2f µs, want 548.17", float64(b.cost)/1e6)
 	}
 	// The EFA presets carry the plugin's figure, and a calibration file
 	// keeps it.

@@ -10,15 +10,17 @@ import (
 // the tuner's choice is slower than the fastest combination. On 8 × 8
 // H100 a 512 MiB all-reduce runs tree/Simple at 3,858.6 µs against
 // NVLS-tree's 3,296.1 (QA17 L4): NCCL ranks the Simple tree without its
-// pipeline fill. Behind a network plugin that reports 50 µs (NVLS off)
-// NCCL picks tree/LL128 at 256 MiB by that latency. On MI300X (gfx942)
+// pipeline fill. Behind a network plugin that reports 50 µs (NVLS off),
+// on 4 NICs a node, NCCL picks tree/LL128 at 256 MiB by that latency
+// (with 8 NDR NICs the ring's LL128 is capped at 8 × 36.7 GB/s,
+// ringGraphChannels, and is no longer the faster one). On MI300X (gfx942)
 // RCCL's cost picks tree/Simple for 8 MiB over 2 nodes although ring is
 // faster: its cost, not the fill, whatever the algorithm. A 1 MiB
 // all-reduce over 2 × 8 H100 runs the fastest.
 func TestFasterThanChoiceSays(t *testing.T) {
 	h100 := Hardware{Arch: Hopper, NVLS: true, IntraBW: 450e9, NICBW: 50e9, NICsPerNode: 8}
 	plugin, amd := h100, h100
-	plugin.NVLS, plugin.PluginLatency = false, 50e6
+	plugin.NVLS, plugin.PluginLatency, plugin.NICsPerNode = false, 50e6, 4
 	amd.NVLS, amd.GFX = false, "gfx942"
 	for _, c := range []struct {
 		hw              Hardware

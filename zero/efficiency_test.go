@@ -349,10 +349,10 @@ func TestPublishedRange(t *testing.T) {
 	}{
 		{"H100-80GB", false, 0.3617, 0.6983, 13, true},
 		{"A100-40GB", false, 0.7285, 0.7931, 4, true},
-		{"H200", true, 0.5978, 0.5978, 1, true},
+		{"H200", true, 0.5979, 0.5979, 1, true},
 		{"B200", false, 0.2427, 0.8475, 29, false},
 		{"GB200", false, 0.6210, 0.6210, 1, true},
-		{"", true, 0.3072, 0.5978, 3, false},
+		{"", true, 0.3072, 0.5979, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)
 		if lo != tc.lo || hi != tc.hi || n != tc.n || onGPU != tc.onGPU {

@@ -761,7 +761,7 @@ func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 
 // Under fp8 the below-range warning names the peak the fp8 GEMMs run
 // against, cluster.peak_fp8: default with torchao's float8 at 600 ms fits
-// 0.2807 (fittedEfficiency), below the 0.31–0.53 of the 2 published fp8
+// 0.2861 (fittedEfficiency), below the 0.31–0.53 of the 2 published fp8
 // runs on H100-80GB and above half of it.
 func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cal.yaml")
@@ -772,7 +772,7 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(errOut, want) || e >= 0.31 || e < 0.31/2 {
 		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
 	}
-	// Above the range (400 ms fits 0.6322) the warning names the fp8 peak
+	// Above the range (400 ms fits 0.6600) the warning names the fp8 peak
 	// too, and so does the refusal of a step no efficiency reaches.
 	_, errOut, code = runCLI("calibrate", "--step-time", "400ms", "default", "--set", "training.fp8=torchao", "--file", file)
 	e = fittedEfficiency(t, file, "400ms", "training.fp8=torchao")
@@ -791,7 +791,7 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
 // B200 run is outside_range), the range is the 29 bf16 runs on other
-// GPUs: 520 ms fits 0.1994 (warned), 250 ms 0.7331 (within, not), each
+// GPUs: 520 ms fits 0.2019 (warned), 250 ms 0.7670 (within, not), each
 // held to its meaning by fittedEfficiency.
 func TestCalibrateOutsidePublished(t *testing.T) {
 	const rng = "below the 0.24–0.85 that 29 published bf16 runs on other GPUs fitted (docs/validation.md)"

@@ -202,7 +202,7 @@ func TestCalibrateFasterThanHardware(t *testing.T) {
 		err      string // in the one line on stderr; "" = none
 	}{
 		{"default", 0, ""},
-		{"llama2-13b-a100-eth", 2, log + ": the fit needs intra efficiency 2.606 (209 % of the intra-node link's line rate) and inter efficiency 52.129 (5004 % of a NIC's line rate)"},
+		{"llama2-13b-a100-eth", 2, log + ": the fit needs intra efficiency 2.523 (202 % of the intra-node link's line rate) and inter efficiency 50.467 (4845 % of a NIC's line rate)"},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			cal := filepath.Join(dir, tc.scenario+".yaml")
@@ -417,8 +417,13 @@ func TestCalibrateRanksFlagsWin(t *testing.T) {
 // TestCalibrateHoldsUnidentified (F7): the XE9680 2-node log's rows from
 // 64 MiB up once fitted an inter hop and a fixed cost below any
 // hardware's, with two warnings; they do not measure either
-// (collectives.Identified), so both stay +0.00 and calibrate says so in
-// one line.
+// (collectives.Identified), nor the network's efficiency (on 2 nodes NCCL
+// counts a tree's network twice and caps the ring's LL128 at its 8
+// channels), so all three stay nominal and calibrate says so in one line.
+// The intra hop is measured (the 64 MiB row is the ring's LL128, 14 NVLink
+// steps), but that row runs 7.5 % faster than the ring's LL128 cap allows
+// and the fit lowers the hop past the 1 µs per-step net overhead NCCL's
+// ring keeps, where nothing moves: calibrate warns of the hop it wrote.
 func TestCalibrateHoldsUnidentified(t *testing.T) {
 	data, err := os.ReadFile("../../collectives/testdata/nccl-tests/h100_2node_allreduce_default_xe9680_nccltests309.log")
 	if err != nil {
@@ -440,7 +445,8 @@ func TestCalibrateHoldsUnidentified(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, eo, code := runCLI("calibrate", log, "--nodes", "2", "--gpus-per-node", "8", "--file", filepath.Join(dir, "cal.yaml"))
-	if code != 0 || eo != "" || !strings.Contains(out, "inter hop +0.00 µs, fixed +0.00 µs\nheld at nominal: inter hop, fixed: no logged size measures them") {
+	hop := "large.log: the fit's params.intra_hop_latency_us: -15.70 µs makes an intra-node hop -15.10 µs, below 0: the logs do not constrain it"
+	if code != 0 || strings.Count(eo, "warning") != 1 || !strings.Contains(eo, hop) || !strings.Contains(out, "inter hop +0.00 µs, fixed +0.00 µs\nheld at nominal: inter efficiency, inter hop, fixed: no logged size measures them") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, eo, out)
 	}
 }

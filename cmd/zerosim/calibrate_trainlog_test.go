@@ -416,7 +416,7 @@ func TestCalibrateTrainLogGlobalBatch(t *testing.T) {
 
 // TestCalibrateLowEfficiencyWarns (QA6 F4 d): a whole step that fits a
 // compute efficiency below half the least of the published runs on the
-// GPU (0.42 on H100-80GB) is warned of: 4.2 s on the default fits 0.0438.
+// GPU (0.42 on H100-80GB) is warned of: 4.2 s on the default fits 0.0439.
 func TestCalibrateLowEfficiencyWarns(t *testing.T) {
 	for _, tc := range []struct {
 		step string

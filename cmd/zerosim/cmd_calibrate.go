@@ -362,7 +362,7 @@ func physicalFit(o *calibrateOpts, s *scenarios.Scenario, hw collectives.Hardwar
 // 4-node H100 NDR logs, each alone and together; the A3 Mega TCPXO log
 // with its link preset: 13.7 %, 1.022, +0.61 µs). The A3 Mega log read as
 // an InfiniBand cluster (no preset) fits intra efficiency 0.484, +12.37
-// and +29.45 µs per hop, and still misses by up to 46.6 %.
+// and +23.22 µs per hop, and still misses by up to 46.6 %.
 const (
 	poorFitMax    = 0.30 // worst relative error at one size
 	poorFitMedian = 0.10 // median relative error over every row
