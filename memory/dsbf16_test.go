@@ -160,3 +160,52 @@ func TestDeepSpeedBF16MasterBytes(t *testing.T) {
 		t.Errorf("bf16 master: optimizer temporaries %d, want 2 × %d", got, shard)
 	}
 }
+
+// TestDeepSpeedBF16MasterOffload: with the optimizer offloaded the host
+// holds the bf16 master and its bf16 gradient (2 + 2 B per shard element)
+// and DeepSpeedCPUAdam's moments, fp32 by default (8 B) or bf16 with
+// bf16_optimizer_states (4 B), against the fp32 master's 16 B (offload.go
+// cites stage3.py and cpu_adam.py at edaa7221); on nvme the gradient
+// stays on the host and the rest goes to NVMe.
+func TestDeepSpeedBF16MasterOffload(t *testing.T) {
+	file := filepath.Join(dsBF16Dir, "dsx_bf16mw_6.86b_4gpu.yaml")
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shard = 6_855_902_032 / 4
+	for _, c := range []struct {
+		sets        []string
+		host, nvme  int64 // bytes per shard element: per rank on the host, per rank on NVMe
+		masterOnGPU int64
+	}{
+		{[]string{"offload.optimizer=cpu"}, 16, 0, 0},
+		{[]string{"offload.optimizer=cpu", "training.master_dtype=bf16", "training.optimizer_state_dtype=fp32"}, 2 + 2 + 8, 0, 0},
+		{[]string{"offload.optimizer=cpu", "training.master_dtype=bf16"}, 2 + 2 + 4, 0, 0},
+		{[]string{"offload.optimizer=nvme", "training.master_dtype=bf16", "training.optimizer_state_dtype=fp32"}, 2, 2 + 8, 0},
+		{[]string{"offload.optimizer=nvme"}, 4, 12, 0},
+	} {
+		s, err := scenarios.Load(file, src, append([]string{"parallelism.zero_stage=2"}, c.sets...))
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		r, err := memory.Analyze(s, memory.Options{})
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		if r.Host == nil {
+			t.Fatalf("%v: no host memory", c.sets)
+		}
+		if r.Host.PerRank != c.host*shard {
+			t.Errorf("%v: host per rank %d, want %d × %d", c.sets, r.Host.PerRank, c.host, shard)
+		}
+		if want := c.nvme * shard * int64(s.Cluster.GPUsPerNode); r.Host.NVMePerNode != want {
+			t.Errorf("%v: NVMe per node %d, want %d", c.sets, r.Host.NVMePerNode, want)
+		}
+		for _, comp := range r.Components {
+			if memory.Comp(comp.Name) == memory.CompMaster && comp.AtRest != c.masterOnGPU {
+				t.Errorf("%v: master on the GPU %d, want %d", c.sets, comp.AtRest, c.masterOnGPU)
+			}
+		}
+	}
+}
