@@ -41,7 +41,7 @@ const MasterNone DType = "none"
 // partition and the gradient it steps with in bf16 instead of fp32, and
 // with bf16.bf16_optimizer_states (training.optimizer_state_dtype bf16)
 // Adam's moments too. _configure_master_weights returns the master's dtype
-// (deepspeed/runtime/base_optimizer.py lines 484-530 at
+// (deepspeed/runtime/base_optimizer.py lines 484-528 at
 // edaa7221267243c7be7fb49c5d5f5c4fb97b4641); DeepSpeedConfig takes either
 // key at ZeRO stages 1, 2 and 3 only (deepspeed/runtime/config.py
 // _do_error_check), bf16_optimizer_states only beside
@@ -229,7 +229,11 @@ func (l *loader) resolveMasterBF16(s *Scenario) *Error {
 	case s.Parallelism.Stage == 0:
 		return l.errPath(key, "master_dtype bf16 does not go with zero_stage 0: DeepSpeed takes bf16_master_weights_and_grads at ZeRO stages 1, 2 and 3 only (\"Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, 2, or 3\", deepspeed/runtime/config.py) (use zero_stage 1, 2 or 3, or master_dtype: fp32)")
 	case t.StateDType() == FP32 && s.Offload.Optimizer == OffloadNone:
-		return l.errPath(key, "master_dtype bf16 with optimizer_state_dtype fp32 needs offload.optimizer cpu or nvme: DeepSpeed keeps fp32 optimizer states beside a bf16 master only in ZeRO-Offload's DeepSpeedCPUAdam (\"Master weights feature requires ZeRO-3 Offload with DeepSpeedCPUAdam\", bf16_optimizer_states false; stage3.py at edaa7221) (set optimizer_state_dtype: bf16, or offload.optimizer: cpu)")
+		at := key
+		if l.has("training.optimizer_state_dtype") {
+			at = "training.optimizer_state_dtype"
+		}
+		return l.errPath(at, "master_dtype bf16 with optimizer_state_dtype fp32 needs offload.optimizer cpu or nvme: DeepSpeed keeps fp32 optimizer states beside a bf16 master only in ZeRO-Offload's DeepSpeedCPUAdam (\"Master weights feature requires ZeRO-3 Offload with DeepSpeedCPUAdam\", bf16_optimizer_states false; stage3.py at edaa7221) (set optimizer_state_dtype: bf16, or offload.optimizer: cpu)")
 	case t.OptimizerImpl == OptimizerSeed:
 		return l.errPath("training.optimizer_impl", "optimizer_impl seed is seed 000's fp32-master step, which master_dtype bf16 does not have (delete the key, or set fused, DeepSpeed's FusedAdam)")
 	}
