@@ -294,6 +294,20 @@ func (e *TooManyBucketsError) Error() string {
 		e.BucketSize, e.Group, e.Numel, MaxBuckets, e.Least)
 }
 
+// StageRefusedError is a ZeRO stage the scenario's stack refuses for its
+// other settings (training.master_dtype bf16 at stage 0: DeepSpeed takes
+// bf16_master_weights_and_grads at stages 1–3 only, scenarios.MasterBF16).
+// The loader refuses it at the scenario's own stage; the per-stage tables
+// leave another stage out, saying why.
+type StageRefusedError struct {
+	Stage  int
+	Reason string
+}
+
+func (e *StageRefusedError) Error() string {
+	return fmt.Sprintf("zero_stage %d: %s", e.Stage, e.Reason)
+}
+
 // UnitInfo holds the per-unit allocation sizes used by the timeline.
 type UnitInfo struct {
 	Name   string
@@ -673,6 +687,9 @@ func analyzeSetup(s *scenarios.Scenario, opt Options) (*Report, error) {
 }
 
 func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
+	if s != nil && s.Training.MasterDType == scenarios.MasterBF16 && s.Parallelism.Stage == 0 {
+		return nil, &StageRefusedError{Stage: 0, Reason: "DeepSpeed takes bf16_master_weights_and_grads (training.master_dtype bf16) at ZeRO stages 1, 2 and 3 only (deepspeed/runtime/config.py)"}
+	}
 	r, err := analyzeSetup(s, opt)
 	if err != nil {
 		return nil, err
@@ -789,11 +806,20 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 				return nil, fmt.Errorf("group %q: %w", gname, err)
 			}
 			sb := int64(4)
-			if s.Training.NoMaster() {
+			switch {
+			case s.Training.NoMaster():
 				// Pure 16-bit training: no master copy, Adam's moments in
 				// the parameters' dtype (scenarios.MasterNone cites
 				// torch.optim.AdamW's zeros_like(param)).
 				mb, sb = 0, pb
+			case s.Training.MasterDType == scenarios.MasterBF16:
+				// DeepSpeed's bf16 master: a separate bf16 copy, the
+				// moments in optimizer_state_dtype (scenarios.MasterBF16;
+				// the loader takes bf16 groups only).
+				mb, sb = 2, 2
+				if s.Training.StateDType() == scenarios.FP32 {
+					sb = 4
+				}
 			}
 			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb, ReduceBytes: gb, StateBytes: sb},
 				perUnit: map[int]int64{}, bucketGradBytes: gb}

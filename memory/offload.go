@@ -1,6 +1,10 @@
 package memory
 
-import "github.com/zerosim/zerosim/scenarios"
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
 
 // Offload (ZeRO-Offload, ZeRO-Infinity; DeepSpeed at
 // edaa7221267243c7be7fb49c5d5f5c4fb97b4641): with offload_optimizer the
@@ -35,12 +39,26 @@ func (m *model) offload(g *group) {
 	c := m.c
 	S := g.info.ShardElems
 	h := m.host()
+	// The master and the gradient it steps with are in the master's
+	// dtype, the moments in optimizer_state_dtype: 4 + 4 + 4 + 4 beside
+	// an fp32 master; under master_dtype bf16 (scenarios.MasterBF16)
+	// DeepSpeed builds the host partition and its gradient in bf16
+	// (stage3.py converted = fp16_partitioned_groups_flat[i].to(...,
+	// dtype=master_weights_and_grads_dtype), fp32_grad_tensor.copy_(
+	// grad_buffer.to(dtype=master_weights_and_grads_dtype)) at
+	// edaa7221), and DeepSpeedCPUAdam keeps fp32 moments, or bf16 ones
+	// when built with fp32_optimizer_states=False.
+	master, state := int64(4), g.info.StateBytes
+	if m.s.Training.MasterDType == scenarios.MasterBF16 {
+		master = g.info.MasterBytes
+	}
+	states := c.Add(master, c.Mul(2, state))
 	switch m.s.Offload.Optimizer {
 	case scenarios.OffloadCPU:
-		h.PerRank = c.Add(h.PerRank, c.Mul(S, 16))
+		h.PerRank = c.Add(h.PerRank, c.Mul(S, c.Add(states, master)))
 	case scenarios.OffloadNVMe:
-		h.PerRank = c.Add(h.PerRank, c.Mul(S, 4))
-		h.NVMePerNode = c.Add(h.NVMePerNode, c.Mul(S, 12, int64(m.s.Cluster.GPUsPerNode)))
+		h.PerRank = c.Add(h.PerRank, c.Mul(S, master))
+		h.NVMePerNode = c.Add(h.NVMePerNode, c.Mul(S, states, int64(m.s.Cluster.GPUsPerNode)))
 	}
 	switch m.s.Offload.Params {
 	case scenarios.OffloadCPU:
@@ -53,6 +71,10 @@ func (m *model) offload(g *group) {
 	h.Fits = h.Capacity > 0 && h.PerNode <= h.Capacity
 	h.Note = "optimizer " + m.s.Offload.Optimizer.String() + ", params " + m.s.Offload.Params.String() +
 		": fp32 master, Adam m, v and fp32 grads 16 B per shard element (nvme: 4 B on the host, 12 on NVMe), params 2 B"
+	if m.s.Training.MasterDType == scenarios.MasterBF16 {
+		h.Note = "optimizer " + m.s.Offload.Optimizer.String() + ", params " + m.s.Offload.Params.String() +
+			fmt.Sprintf(": bf16 master and grads 2 B each, Adam m, v %d B each per shard element (nvme: the grads on the host, the rest on NVMe), params 2 B", state)
+	}
 }
 
 func (m *model) host() *HostMemory {
@@ -60,4 +82,12 @@ func (m *model) host() *HostMemory {
 		m.r.Host = &HostMemory{}
 	}
 	return m.r.Host
+}
+
+// masterDTypeName names the dtype of the optimizer's master partition.
+func masterDTypeName(s *scenarios.Scenario) string {
+	if s.Training.MasterDType == scenarios.MasterBF16 {
+		return "bf16"
+	}
+	return "fp32"
 }

@@ -25,6 +25,12 @@ func EstimateStages(s *scenarios.Scenario, stages []int, ests []Estimator, opt O
 			if err != nil && unlaid != nil && e == EstimatorZerosim && st != s.Parallelism.Stage && errors.As(err, new(*TooManyBucketsError)) {
 				r, err = unlaidStage(&c, st, opt, err, unlaid)
 			}
+			var refused *StageRefusedError
+			if err != nil && e == EstimatorZerosim && st != s.Parallelism.Stage && errors.As(err, &refused) {
+				// A stage the stack refuses has no figures: the summary
+				// says why, as for a stage the bucket size cannot lay out.
+				r, err = unlaidStage(&c, st, opt, err, func(int, error) string { return refused.Error() })
+			}
 			if err != nil {
 				return nil, err
 			}

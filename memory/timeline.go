@@ -593,18 +593,23 @@ func (m *model) atRest() {
 					m.set(CompMaster, 0, "none: the fp32 param shard is the master (FSDP mixed precision)")
 				case m.s.Training.NoMaster():
 					m.set(CompMaster, 0, noMasterNote(g))
+				case m.s.Training.MasterDType == scenarios.MasterBF16:
+					m.set(CompMaster, c.Mul(R, em), "bf16 shard (1/"+itoa(r.Shards)+"), a copy of the param shard (master_dtype: bf16, DeepSpeed's bf16_master_weights_and_grads)")
 				default:
 					m.set(CompMaster, c.Mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
 				}
 				stateNote := "fp32 shard"
-				if m.s.Training.NoMaster() {
+				switch {
+				case m.s.Training.NoMaster():
 					stateNote = dt + " shard (master_dtype: none)"
+				case m.s.Training.MasterDType == scenarios.MasterBF16:
+					stateNote = "bf16 shard (optimizer_state_dtype: bf16, DeepSpeed's bf16_optimizer_states)"
 				}
 				m.set(CompAdamM, c.Mul(R, sb), stateNote)
 				m.set(CompAdamV, c.Mul(R, sb), stateNote)
 				m.set(CompPadding, c.Mul(S-R, c.Add(em, 2*sb)), "")
 			} else {
-				m.set(CompMaster, 0, "fp32 shard offloaded to "+m.s.Offload.Optimizer.String())
+				m.set(CompMaster, 0, masterDTypeName(m.s)+" shard offloaded to "+m.s.Offload.Optimizer.String())
 			}
 			if r.Stage == 2 && !m.fsdpStage2 && !r.Convention.modelStatesOnly() {
 				// DeepSpeed's and Megatron-LM's ZeRO-2 stage gradients
@@ -1316,6 +1321,23 @@ func (m *model) buildEvents() {
 			elems = g.layout.Numel
 		}
 		note := "fp32 copy of the grads the rank updates (grad.float())"
+		if m.s.Training.MasterDType == scenarios.MasterBF16 {
+			// DeepSpeed flattens the rank's bf16 gradient partition into
+			// a new tensor and casts it to the master's dtype, bf16: a
+			// no-op .to, so one bf16 copy (stage3.py
+			// _prepare_fp32_grad_for_sub_group: self.flatten(
+			// self.averaged_gradients[i]).to(master dtype);
+			// stage_1_and_2.py step: flatten_dense_tensors_aligned(...)
+			// .to(single_partition_of_fp32_groups[i].dtype), both at
+			// deepspeedai/DeepSpeed
+			// edaa7221267243c7be7fb49c5d5f5c4fb97b4641).
+			temp = c.Add(temp, c.Mul(elems, g.info.MasterBytes))
+			note = "bf16 flattened copy of the grads the rank updates (DeepSpeed's flatten(...).to(master dtype), master_dtype: bf16)"
+			if elems > 0 && !slices.Contains(notes, note) {
+				notes = append(notes, note)
+			}
+			continue
+		}
 		if r.Stage == 0 && dsFlatGradCopy(r, m.s) {
 			// DeepSpeed's FP16_Optimizer (stage 0 under bf16 or fp16 with
 			// FusedAdam) builds each parameter group's fp32 gradient as

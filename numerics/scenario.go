@@ -154,6 +154,12 @@ var verifyKeys = map[string]keyRule{
 	"training.grad_sync":    noChange(),
 	"training.param_dtype":  toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.ParamDType, "", scenarios.BF16) }),
 	"training.master_dtype": toy(func(s *scenarios.Scenario) bool { return isOneOf(s.Training.MasterDType, "", scenarios.FP32) }),
+	// bf16 moments (DeepSpeed's bf16_optimizer_states) round every
+	// update: the toy's Adam keeps fp32 moments. Unset, the moments
+	// follow the master, which training.master_dtype lists.
+	"training.optimizer_state_dtype": toy(func(s *scenarios.Scenario) bool {
+		return isOneOf(s.Training.OptimizerStateDType, "", scenarios.FP32)
+	}),
 	"training.shard_dtype":  toy(func(s *scenarios.Scenario) bool { return s.Training.ShardDType != scenarios.ShardFP32 }),
 	"training.reduce_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ReduceDType != scenarios.ReduceFP32 }),
 	"training.optimizer":    followed(),

@@ -134,6 +134,8 @@ func TestNotFollowed(t *testing.T) {
 		{"default", []string{"training.grad_clip=none"}, nil, 0, 0},
 		{"default", []string{"training.master_dtype=fp32"}, nil, 0, 0},
 		{"default", []string{"training.master_dtype=none"}, []string{"training.master_dtype"}, 0, 0},
+		{"default", []string{"stack=deepspeed", "training.master_dtype=bf16"}, []string{"training.master_dtype", "training.optimizer_impl"}, 0, 0}, // the stack runs FusedAdam
+		{"default", []string{"stack=deepspeed", "training.master_dtype=bf16", "training.optimizer_state_dtype=bf16"}, []string{"training.master_dtype", "training.optimizer_state_dtype", "training.optimizer_impl"}, 0, 0},
 		// A 16-bit loss changes values; fp32 and flash-attn's fused loss
 		// (fp32 inside) are the toy's float64 softmax.
 		{"default", []string{"training.cross_entropy=bf16"}, []string{"training.cross_entropy"}, 0, 0},

@@ -90,7 +90,7 @@ func runStages(s *scenarios.Scenario) ([]*memory.Report, error) {
 		c := *s
 		c.Parallelism.Stage = st
 		r, err := memory.Analyze(&c, memory.Options{Reserve: memory.ReserveNone})
-		if st != s.Parallelism.Stage && errors.As(err, new(*memory.TooManyBucketsError)) {
+		if st != s.Parallelism.Stage && (errors.As(err, new(*memory.TooManyBucketsError)) || errors.As(err, new(*memory.StageRefusedError))) {
 			continue
 		}
 		if err != nil {

@@ -300,6 +300,9 @@ func (d *dsReader) read(m map[string]any) error {
 	d.set("training.micro_batch", strconv.FormatInt(micro.v, 10), micro.from)
 	d.set("training.grad_accum", strconv.FormatInt(accum.v, 10), accum.from)
 	d.set("training.param_dtype", string(dtype.v), dtype.from)
+	if err := d.masterWeights(m, dtype, stage, offOpt); err != nil {
+		return err
+	}
 	if err := d.optimizer(m, offOpt); err != nil {
 		return err
 	}
@@ -315,6 +318,12 @@ func (d *dsReader) read(m map[string]any) error {
 		case known[k] || dsIgnored[k]:
 		case dsUnmodelled[k] != "":
 			if v := m[k]; v == nil || v == false {
+				continue
+			}
+			if o, ok := m[k].(map[string]any); ok && o["enabled"] == false {
+				// A section switched off ({"enabled": false}, as
+				// DeepSpeedExamples' bf16_master_weight baseline.json
+				// writes torch_autocast) changes nothing.
 				continue
 			}
 			if k == "tensor_parallel" {
@@ -407,6 +416,10 @@ type dsInt struct {
 type dsDType struct {
 	v    DType
 	from string
+	// bfKey is the config's bf16 section ("bf16", or the old "bfloat16")
+	// and bfEnabled its enabled flag.
+	bfKey     string
+	bfEnabled bool
 }
 
 // precision reads fp16.enabled and bf16.enabled ("bfloat16" is the old
@@ -459,13 +472,13 @@ func (d *dsReader) precision(m map[string]any) (dsDType, error) {
 		if (fp16 && d.o.ParamDType != FP16) || (bf16 && d.o.ParamDType != BF16) {
 			return dsDType{}, d.errorf("--dtype %s contradicts the precision the config enables (drop the flag or change the config)", d.o.ParamDType)
 		}
-		got = dsDType{d.o.ParamDType, "--dtype (fp16/" + bfKey + ".enabled \"auto\")"}
+		got = dsDType{v: d.o.ParamDType, from: "--dtype (fp16/" + bfKey + ".enabled \"auto\")"}
 	case bf16:
-		got = dsDType{BF16, bfKey + ".enabled true"}
+		got = dsDType{v: BF16, from: bfKey + ".enabled true"}
 	case fp16:
-		got = dsDType{FP16, "fp16.enabled true"}
+		got = dsDType{v: FP16, from: "fp16.enabled true"}
 	default:
-		got = dsDType{FP32, "fp16.enabled and bf16.enabled absent or false: DeepSpeed trains in fp32 (precision_config.py at " + dsCommit + ")"}
+		got = dsDType{v: FP32, from: "fp16.enabled and bf16.enabled absent or false: DeepSpeed trains in fp32 (precision_config.py at " + dsCommit + ")"}
 	}
 	if got.v == FP16 {
 		d.note("fp16: dynamic loss scaling (loss_scale, initial_scale_power, hysteresis) is not modelled: zerosim times every step as applied, DeepSpeed skips a step whose gradients overflow")
@@ -473,14 +486,63 @@ func (d *dsReader) precision(m map[string]any) (dsDType, error) {
 	if d.o.ParamDType != "" && d.o.ParamDType != got.v {
 		return dsDType{}, d.errorf("--dtype %s contradicts the config's %s (drop the flag or change the config)", d.o.ParamDType, got.v)
 	}
-	if b, _ := m[bfKey].(map[string]any); bf16 && b != nil {
-		for _, k := range []string{"bf16_master_weights_and_grads", "bf16_optimizer_states"} {
-			if b[k] == true {
-				d.note("%s.%s: bf16 master weights or optimizer states are not modelled (zerosim keeps an fp32 master and fp32 Adam states)", bfKey, k)
-			}
-		}
-	}
+	got.bfKey, got.bfEnabled = bfKey, bf16 || bfAuto && got.v == BF16
 	return got, nil
+}
+
+// masterWeights reads bf16.bf16_master_weights_and_grads and
+// bf16.bf16_optimizer_states (DeepSpeed >= 0.18.3, 39a682d79;
+// precision_config.py DeepSpeedBF16Config at dsCommit) into
+// training.master_dtype and training.optimizer_state_dtype, refusing what
+// DeepSpeed refuses (scenarios.MasterBF16 cites config.py's and the ZeRO
+// optimizers' assertions). offOpt says the optimizer is offloaded. Both
+// keys are pydantic bools; fp16.fp16_master_weights_and_grads, the fp16
+// master ZeRO-Offload keeps, is not modelled.
+func (d *dsReader) masterWeights(m map[string]any, dtype dsDType, stage int64, offOpt bool) error {
+	if f, _ := m["fp16"].(map[string]any); f != nil && f["fp16_master_weights_and_grads"] == true {
+		d.note("fp16.fp16_master_weights_and_grads: an fp16 master partition (ZeRO-Offload with DeepSpeedCPUAdam) is not modelled: zerosim keeps an fp32 master")
+	}
+	b, _ := m[dtype.bfKey].(map[string]any)
+	if b == nil {
+		return nil
+	}
+	read := func(k string) (bool, error) {
+		v, ok := b[k]
+		if !ok || v == nil {
+			return false, nil
+		}
+		return d.boolean(dtype.bfKey+"."+k, v)
+	}
+	const mk, sk = "bf16_master_weights_and_grads", "bf16_optimizer_states"
+	master, err := read(mk)
+	if err != nil {
+		return err
+	}
+	states, err := read(sk)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !master && !states:
+		return nil
+	case !dtype.bfEnabled:
+		d.note("%s.%s with %s.enabled not true: a bf16 master beside %s parameters is not modelled: zerosim keeps an fp32 master", dtype.bfKey, mk, dtype.bfKey, dtype.v)
+		return nil
+	case states && !master:
+		return d.errorf("%s.%s true without %s.%s, which DeepSpeed refuses (\"bf16_optimizer_states requires bf16_master_weights_and_grads to be enabled\", config.py at %s): set both, or neither", dtype.bfKey, sk, dtype.bfKey, mk, dsCommit)
+	case stage == 0:
+		return d.errorf("%s.%s true at zero_optimization.stage 0, which DeepSpeed refuses (\"Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, 2, or 3\", config.py at %s): use stage 1, 2 or 3", dtype.bfKey, mk, dsCommit)
+	case !states && !offOpt:
+		return d.errorf("%s.%s true with %s.%s false keeps fp32 optimizer states beside a bf16 master, which DeepSpeed takes only with zero_optimization.offload_optimizer and DeepSpeedCPUAdam (\"Master weights feature requires ZeRO-3 Offload with DeepSpeedCPUAdam\", stage3.py and stage_1_and_2.py at %s): set %s.%s true, or offload the optimizer", dtype.bfKey, mk, dtype.bfKey, sk, dsCommit, dtype.bfKey, sk)
+	}
+	from := dtype.bfKey + "." + mk + " true: a bf16 master partition, a copy of the bf16 one (DeepSpeed >= 0.18.3, 39a682d79)"
+	d.set("training.master_dtype", string(MasterBF16), from)
+	if states {
+		d.set("training.optimizer_state_dtype", string(BF16), dtype.bfKey+"."+sk+" true: Adam's moments in bf16")
+	} else {
+		d.set("training.optimizer_state_dtype", string(FP32), dtype.bfKey+"."+sk+" absent or false: DeepSpeedCPUAdam keeps fp32 moments on the host (fp32_optimizer_states, engine.py at "+dsCommit+")")
+	}
+	return nil
 }
 
 // batch applies DeepSpeed's batch rule (config.py

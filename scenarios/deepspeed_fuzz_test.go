@@ -34,6 +34,7 @@ func FuzzImportDeepSpeed(f *testing.F) {
 		`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 16, "zero_quantized_weights": true, "offload_param": {"device": "cpu"}, "offload_optimizer": {"device": "nvme", "ratio": 0.5}}}`,
 		`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": 1e-300, "weight_decay": -1}}}`,
 		`{"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": "auto"}, "bf16": {"enabled": false}, "data_types": {"grad_accum_dtype": "fp32"}, "pipeline": {}, "x\n": 1}`,
+		`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": "auto", "bf16_master_weights_and_grads": true, "bf16_optimizer_states": "yes"}, "fp16": {"fp16_master_weights_and_grads": true}}`,
 		"\xef\xbb\xbf{\"train_micro_batch_size_per_gpu\": 1}", "\xef\xbb\xbf", "\xef\xbb\xbf\xef\xbb\xbf{}",
 	} {
 		f.Add([]byte(s), uint64(0), uint64(0))

@@ -89,6 +89,19 @@ func TestImportDeepSpeed(t *testing.T) {
 		// binds: 1e9 − 5e7 (the running block) = 9.5e8, 19 blocks.
 		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{Units: dsBlocks(50_000_000)}, map[string]string{
 			"communication.prefetch_depth": "19"}, []string{"sub_group_size"}},
+		// DeepSpeedExamples' bf16 master-weight example (516082c6): ZeRO-3
+		// with bf16_master_weights_and_grads and bf16_optimizer_states is
+		// master_dtype bf16 with bf16 moments; the baseline config keeps
+		// the fp32 master (neither key set).
+		{"deepspeedexamples-bf16-master-weight-full.json", DeepSpeedOptions{DP: 4}, map[string]string{
+			"parallelism.zero_stage": "3", "training.param_dtype": "bf16", "training.master_dtype": "bf16",
+			"training.optimizer_state_dtype": "bf16", "training.optimizer_impl": "fused", "offload.optimizer": ""},
+			[]string{"stage3_param_persistence_threshold 0", "prefetch_depth 1", "gradient_clipping absent", "torch_autocast: torch autocast is not modelled"}},
+		{"deepspeedexamples-bf16-master-weight-baseline.json", DeepSpeedOptions{DP: 4}, map[string]string{
+			"parallelism.zero_stage": "3", "training.param_dtype": "bf16", "training.master_dtype": "",
+			"training.optimizer_state_dtype": ""},
+			// torch_autocast {"enabled": false}: off, no note.
+			[]string{"stage3_param_persistence_threshold 0", "prefetch_depth 1", "gradient_clipping absent"}},
 		// Without a model the prefetch depth is 1, with a note.
 		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{}, map[string]string{
 			"communication.prefetch_depth": "1"}, []string{"sub_group_size", "prefetch_depth 1 stands for DeepSpeed's prefetch of 200000000 elements"}},
@@ -230,6 +243,13 @@ func TestImportDeepSpeedErrors(t *testing.T) {
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "reduce_bucket_size": 0}}`, DeepSpeedOptions{}, []string{"zero_optimization.reduce_bucket_size=0 is out of range"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": [3]}`, DeepSpeedOptions{}, []string{"zero_optimization is a list, not an object"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": "1.0"}`, DeepSpeedOptions{}, []string{"gradient_clipping is \"1.0\", not a number"}},
+		// What DeepSpeed refuses of bf16_master_weights_and_grads and
+		// bf16_optimizer_states (config.py, base_optimizer.py
+		// _configure_master_weights at edaa7221).
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bf16": {"enabled": true, "bf16_optimizer_states": true}}`, DeepSpeedOptions{}, []string{"bf16.bf16_optimizer_states true without bf16.bf16_master_weights_and_grads, which DeepSpeed refuses"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}}`, DeepSpeedOptions{}, []string{"bf16.bf16_master_weights_and_grads true at zero_optimization.stage 0, which DeepSpeed refuses", "use stage 1, 2 or 3"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}, "bf16": {"enabled": true, "bf16_master_weights_and_grads": true}}`, DeepSpeedOptions{}, []string{"keeps fp32 optimizer states beside a bf16 master, which DeepSpeed takes only with zero_optimization.offload_optimizer"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bf16": {"enabled": true, "bf16_master_weights_and_grads": 1}}`, DeepSpeedOptions{}, []string{"bf16.bf16_master_weights_and_grads is 1, not a boolean"}},
 		{`[1]`, DeepSpeedOptions{}, []string{"holds a list, not a JSON object"}},
 		{`{"a": 1} {}`, DeepSpeedOptions{}, []string{"ds.json:1:10: not valid JSON: a second value after the first"}},
 		{`{"a": `, DeepSpeedOptions{}, []string{"ds.json:1:6: not valid JSON: the file ends inside a value"}},
@@ -304,6 +324,17 @@ func TestImportDeepSpeedRules(t *testing.T) {
 			"offload.optimizer": "cpu", "offload.params": ""}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme"}, "offload_param": {"device": "cpu"}}}`, DeepSpeedOptions{}, map[string]string{
 			"offload.optimizer": "nvme", "offload.params": "cpu"}},
+		// A bf16 master with fp32 moments: ZeRO-Offload's DeepSpeedCPUAdam
+		// only; with bf16 moments on the host as well.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": true, "bf16_master_weights_and_grads": true}}`, DeepSpeedOptions{}, map[string]string{
+			"offload.optimizer": "cpu", "training.master_dtype": "bf16", "training.optimizer_state_dtype": "fp32"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": true, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}}`, DeepSpeedOptions{}, map[string]string{
+			"offload.optimizer": "cpu", "training.master_dtype": "bf16", "training.optimizer_state_dtype": "bf16"}},
+		// Both false, or bf16 off: nothing set.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bf16": {"enabled": true, "bf16_master_weights_and_grads": false}}`, DeepSpeedOptions{}, map[string]string{
+			"training.master_dtype": "", "training.optimizer_state_dtype": ""}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bf16": {"enabled": false, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}}`, DeepSpeedOptions{}, map[string]string{
+			"training.master_dtype": "", "training.param_dtype": "fp32"}},
 	} {
 		d, err := ImportDeepSpeed("ds.json", []byte(c.json), c.o)
 		if err != nil {

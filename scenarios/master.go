@@ -35,9 +35,64 @@ import (
 // 00ae0bc91ac2c1718d1baa193d9d299e2b82776c).
 const MasterNone DType = "none"
 
+// MasterBF16 is training.master_dtype: bf16, DeepSpeed's
+// bf16.bf16_master_weights_and_grads (deepspeedai/DeepSpeed 39a682d79,
+// PR #7700, first released in v0.18.3): the ZeRO optimizer keeps its master
+// partition and the gradient it steps with in bf16 instead of fp32, and
+// with bf16.bf16_optimizer_states (training.optimizer_state_dtype bf16)
+// Adam's moments too. _configure_master_weights returns the master's dtype
+// (deepspeed/runtime/base_optimizer.py lines 484-528 at
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641); DeepSpeedConfig takes either
+// key at ZeRO stages 1, 2 and 3 only (deepspeed/runtime/config.py
+// _do_error_check), bf16_optimizer_states only beside
+// bf16_master_weights_and_grads, and fp32 optimizer states beside a bf16
+// master only under ZeRO-Offload with DeepSpeedCPUAdam
+// (bf16_offload_validator: "Master weights feature requires ZeRO-3 Offload
+// with DeepSpeedCPUAdam", stage3.py and stage_1_and_2.py at edaa7221).
+//
+// The master stays a separate copy of the bf16 partition, 2 bytes per
+// element. stage_1_and_2.py clones it (weights_partition =
+// ....detach().clone().to(device=self.device, dtype=...)); stage3.py's
+// _create_fp32_partitions would reuse the 16-bit partition itself when
+// "fp16_partitioned_groups_flat[i].dtype == master_weights_and_grads_dtype
+// and fp16_partitioned_groups_flat[i].device == self.device", but
+// self.device is the string get_accelerator().current_device_name()
+// ('cuda:N', accelerator/cuda_accelerator.py) and a torch.device never
+// equals a str (THPDevice_rc returns NotImplemented for a non-device,
+// torch/csrc/Device.cpp), so it takes the else branch,
+// .to(self.device, dtype=bf16).clone(): a copy. The DeepSpeedExamples
+// training/bf16_master_weight README (516082c6) measures exactly that:
+// 16.17 GB allocated for its 6.86B model on 4 GPUs, 10 bytes per element
+// of the rank's 1.71e9 (bf16 params 2, grads 2, master 2, Adam m and v 2
+// each) plus the logits and a constant ~0.15 GiB, where aliasing would
+// give 8 bytes (12.97 GiB).
+const MasterBF16 DType = BF16
+
 // NoMaster reports whether the optimizer steps the param_dtype parameters
 // with its states in their dtype (training.master_dtype: none).
 func (t *Training) NoMaster() bool { return t.MasterDType == MasterNone }
+
+// StateDType is the dtype of Adam's exp_avg and exp_avg_sq:
+// training.optimizer_state_dtype, or when unset the master's (param_dtype
+// under master_dtype none: torch.optim.AdamW's zeros_like(param), which
+// MasterNone cites; bf16 beside a bf16 master: DeepSpeed's optimizers
+// build their states as zeros_like of the master partition they step,
+// deepspeed/ops/adam/fused_adam.py at edaa7221).
+func (t *Training) StateDType() DType {
+	switch {
+	case t.OptimizerStateDType != "":
+		return t.OptimizerStateDType
+	case t.NoMaster():
+		return t.ParamDType
+	case t.MasterDType == MasterBF16:
+		return BF16
+	}
+	return FP32
+}
+
+// deepSpeedBF16Master names where DeepSpeed supports a bf16 master, for
+// the loader's messages.
+const deepSpeedBF16Master = "bf16.bf16_master_weights_and_grads, DeepSpeed >= 0.18.3 (39a682d79)"
 
 // StepImpl is the implementation the optimizer step runs:
 // training.optimizer_impl, except that under master_dtype none an unset one
@@ -59,9 +114,17 @@ func (t *Training) StepImpl() OptimizerImpl {
 }
 
 // resolveMaster refuses master_dtype: none beside the settings that keep an
-// fp32 copy or an fp32 gradient the optimizer steps with.
+// fp32 copy or an fp32 gradient the optimizer steps with, master_dtype
+// bf16 where DeepSpeed refuses it (MasterBF16), and an
+// optimizer_state_dtype the master does not go with.
 func (l *loader) resolveMaster(s *Scenario) *Error {
 	t := &s.Training
+	if err := l.resolveStateDType(s); err != nil {
+		return err
+	}
+	if t.MasterDType == MasterBF16 {
+		return l.resolveMasterBF16(s)
+	}
 	if !t.NoMaster() {
 		return nil
 	}
@@ -89,15 +152,18 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 		if s.Offload.Params != OffloadNone {
 			on = append(on, "offload.params "+string(s.Offload.Params))
 		}
-		return l.errPath(key, "master_dtype none does not go with "+strings.Join(on, " and ")+": DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload to keep master_dtype none)")
+		return l.errPath(key, "master_dtype none does not go with "+strings.Join(on, " and ")+": DeepSpeed's ZeRO-Offload always steps a separate master partition, fp32 or bf16 ("+deepSpeedBF16Master+") (use master_dtype: fp32 or bf16, or drop offload to keep master_dtype none)")
 	case s.DeepSpeed():
-		// DeepSpeed's ZeRO optimizers, offloaded or not, always step an
-		// fp32 partition (stage_1_and_2.py single_partition_of_fp32_groups,
-		// stage3.py fp32_partitioned_groups_flat at deepspeedai/DeepSpeed
-		// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; memory/offload.go).
+		// DeepSpeed's ZeRO optimizers, offloaded or not, always step a
+		// separate master partition (stage_1_and_2.py
+		// single_partition_of_fp32_groups, stage3.py
+		// fp32_partitioned_groups_flat at deepspeedai/DeepSpeed
+		// edaa7221267243c7be7fb49c5d5f5c4fb97b4641; memory/offload.go):
+		// fp32, or bf16 since 39a682d79 (MasterBF16, which says why
+		// stage 3's aliasing branch is not taken on a GPU).
 		// Scenario.DeepSpeed is the predicate no_sync's rule asks too, so
 		// boundary deepspeed is DeepSpeed at every stage for both.
-		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed or a ZeRO++ key): its optimizers always step an fp32 master partition (use master_dtype: fp32)")
+		return l.errPath(key, "master_dtype none does not go with DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed or a ZeRO++ key): its optimizers always step a separate master partition, fp32 or bf16 ("+deepSpeedBF16Master+") (use master_dtype: fp32, or master_dtype: bf16 for DeepSpeed's bf16 master weights and optimizer states)")
 	case s.Stack == "megatron":
 		// Megatron-LM's optimizers step fp32 main params (shard_main_param,
 		// megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
@@ -123,6 +189,58 @@ func (l *loader) resolveMaster(s *Scenario) *Error {
 			fix = "use reduce_dtype: param_dtype, or communication.boundary fsdp1 or fsdp2 (FSDP's SHARD_GRAD_OP, reshard_after_forward=False), which casts the fp32-reduced shard back to " + string(t.ParamDType)
 		}
 		return l.errPath(key, fmt.Sprintf("master_dtype none does not go with training.reduce_dtype fp32 at %s: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad buffer (grad_reduce_in_fp32), the gradient its fp32 main params step with, and pure %s training has no fp32 master (%s)", where, t.ParamDType, fix))
+	}
+	return nil
+}
+
+// resolveStateDType refuses a training.optimizer_state_dtype the master
+// does not go with (Training.StateDType).
+func (l *loader) resolveStateDType(s *Scenario) *Error {
+	t := &s.Training
+	const key = "training.optimizer_state_dtype"
+	st := t.OptimizerStateDType
+	switch {
+	case st == "":
+		return nil
+	case t.NoMaster() && st != t.ParamDType:
+		return l.errPath(key, fmt.Sprintf("optimizer_state_dtype %s does not go with master_dtype none: the optimizer keeps its states in the parameters' dtype, %s (torch.optim.AdamW's zeros_like(param)) (delete the key, or use master_dtype: fp32 or bf16)", st, t.ParamDType))
+	case t.MasterDType == FP32 && st != FP32:
+		// DeepSpeedConfig: "bf16_optimizer_states requires
+		// bf16_master_weights_and_grads to be enabled"
+		// (deepspeed/runtime/config.py at edaa7221).
+		return l.errPath(key, fmt.Sprintf("optimizer_state_dtype %s does not go with master_dtype fp32: %s optimizer states are DeepSpeed's bf16.bf16_optimizer_states, which requires bf16_master_weights_and_grads (set master_dtype: bf16, or delete the key)", st, st))
+	case t.MasterDType == MasterBF16 && st != FP32 && st != BF16:
+		return l.errPath(key, fmt.Sprintf("optimizer_state_dtype %s does not go with master_dtype bf16: DeepSpeed keeps the states of a bf16 master in bf16 (bf16.bf16_optimizer_states) or fp32 (use bf16 or fp32)", st))
+	}
+	return nil
+}
+
+// resolveMasterBF16 refuses master_dtype bf16 where DeepSpeed refuses
+// bf16_master_weights_and_grads, or where zerosim has no source for it
+// (MasterBF16 cites both).
+func (l *loader) resolveMasterBF16(s *Scenario) *Error {
+	t := &s.Training
+	const key = "training.master_dtype"
+	switch {
+	case !s.DeepSpeed():
+		return l.errPath(key, "master_dtype bf16 is DeepSpeed's "+deepSpeedBF16Master+", modelled under DeepSpeed's ZeRO only (set stack: deepspeed or communication.boundary: deepspeed, or use master_dtype: fp32 or none)")
+	case t.ParamDType != BF16:
+		return l.errPath(key, fmt.Sprintf("master_dtype bf16 does not go with param_dtype %s: DeepSpeed's bf16_master_weights_and_grads sits in its bf16 section, beside bf16 parameters (use param_dtype: bf16, or master_dtype: fp32)", t.ParamDType))
+	case s.Parallelism.Stage == 0:
+		return l.errPath(key, "master_dtype bf16 does not go with zero_stage 0: DeepSpeed takes bf16_master_weights_and_grads at ZeRO stages 1, 2 and 3 only (\"Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, 2, or 3\", deepspeed/runtime/config.py) (use zero_stage 1, 2 or 3, or master_dtype: fp32)")
+	case t.StateDType() == FP32 && s.Offload.Optimizer == OffloadNone:
+		at := key
+		if l.has("training.optimizer_state_dtype") {
+			at = "training.optimizer_state_dtype"
+		}
+		return l.errPath(at, "master_dtype bf16 with optimizer_state_dtype fp32 needs offload.optimizer cpu or nvme: DeepSpeed keeps fp32 optimizer states beside a bf16 master only in ZeRO-Offload's DeepSpeedCPUAdam (\"Master weights feature requires ZeRO-3 Offload with DeepSpeedCPUAdam\", bf16_optimizer_states false; stage3.py at edaa7221) (set optimizer_state_dtype: bf16, or offload.optimizer: cpu)")
+	case t.OptimizerImpl == OptimizerSeed:
+		return l.errPath("training.optimizer_impl", "optimizer_impl seed is seed 000's fp32-master step, which master_dtype bf16 does not have (delete the key, or set fused, DeepSpeed's FusedAdam)")
+	}
+	for _, g := range s.Model.Groups {
+		if g.Precision != BF16 {
+			return l.errPath(key, fmt.Sprintf("master_dtype bf16 does not go with model group %q in %s: DeepSpeed's bf16 mode casts every parameter to bf16 (engine.py _configure_distributed_model at edaa7221) (give the group bf16, or use master_dtype: fp32)", g.Name, g.Precision))
+		}
 	}
 	return nil
 }

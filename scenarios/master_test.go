@@ -33,14 +33,16 @@ func TestMasterNone(t *testing.T) {
 		{[]string{"parallelism.zero_stage=2", "training.reduce_dtype=fp32", "communication.boundary=fsdp2_head"}, ""},
 		{[]string{"parallelism.zero_stage=1", "training.reduce_dtype=fp32", "communication.boundary=fsdp2"}, "reduce_dtype fp32 at zero_stage 1: there reduce_dtype fp32 is Megatron-LM's fp32 main_grad"},
 		{[]string{"parallelism.zero_stage=0", "training.reduce_dtype=fp32"}, "reduce_dtype fp32 at zero_stage 0: there"},
-		{[]string{"offload.optimizer=cpu"}, "master_dtype none does not go with offload.optimizer cpu: DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload to keep master_dtype none)"},
-		{[]string{"offload.params=cpu"}, "with offload.params cpu: DeepSpeed's ZeRO-Offload always steps an fp32 master partition (use master_dtype: fp32, or drop offload"},
+		{[]string{"offload.optimizer=cpu"}, "master_dtype none does not go with offload.optimizer cpu: DeepSpeed's ZeRO-Offload always steps a separate master partition, fp32 or bf16 (bf16.bf16_master_weights_and_grads, DeepSpeed >= 0.18.3 (39a682d79)) (use master_dtype: fp32 or bf16, or drop offload to keep master_dtype none)"},
+		{[]string{"offload.params=cpu"}, "with offload.params cpu: DeepSpeed's ZeRO-Offload always steps a separate master partition, fp32 or bf16"},
 		{[]string{"communication.boundary=deepspeed"}, "DeepSpeed"},
 		// boundary deepspeed is DeepSpeed below stage 3 too, as for no_sync.
 		{[]string{"communication.boundary=deepspeed", "parallelism.zero_stage=2"}, "DeepSpeed"},
 		{[]string{"communication.boundary=deepspeed", "parallelism.zero_stage=1"}, "DeepSpeed"},
 		{[]string{"communication.zero_quantized_weights=true"}, "DeepSpeed"},
-		{[]string{"stack=deepspeed"}, "DeepSpeed"},
+		{[]string{"stack=deepspeed"}, "DeepSpeed's ZeRO (stack deepspeed, boundary deepspeed or a ZeRO++ key): its optimizers always step a separate master partition, fp32 or bf16 (bf16.bf16_master_weights_and_grads, DeepSpeed >= 0.18.3 (39a682d79)) (use master_dtype: fp32, or master_dtype: bf16"},
+		{[]string{"training.optimizer_state_dtype=fp32"}, "optimizer_state_dtype fp32 does not go with master_dtype none"},
+		{[]string{"training.optimizer_state_dtype=bf16"}, ""}, // the parameters' dtype
 		{[]string{"stack=megatron", "parallelism.zero_stage=1"}, "stack megatron"},
 		{[]string{"model.groups=[{name: dense, precision: fp8}]"}, "fp8"},
 		{[]string{"training.optimizer_impl=seed"}, "optimizer_impl seed"},
@@ -90,5 +92,60 @@ func TestDeepSpeedOnePredicate(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMasterBF16: training.master_dtype bf16 (DeepSpeed's
+// bf16_master_weights_and_grads) loads where DeepSpeed takes it and is
+// refused, at the key, where DeepSpeed refuses it (config.py and the ZeRO
+// optimizers' _configure_master_weights at edaa7221, MasterBF16), with the
+// optimizer-state dtype it implies.
+func TestMasterBF16(t *testing.T) {
+	for _, c := range []struct {
+		sets  []string
+		state DType  // StateDType when it loads
+		err   string // "": loads
+	}{
+		{nil, BF16, ""},
+		{[]string{"parallelism.zero_stage=1"}, BF16, ""},
+		{[]string{"parallelism.zero_stage=2"}, BF16, ""},
+		{[]string{"training.optimizer_state_dtype=bf16"}, BF16, ""},
+		{[]string{"parallelism.zero_stage=0"}, "", "zero_stage 0: DeepSpeed takes bf16_master_weights_and_grads at ZeRO stages 1, 2 and 3 only"},
+		// fp32 states beside a bf16 master: DeepSpeedCPUAdam only.
+		{[]string{"training.optimizer_state_dtype=fp32"}, "", "needs offload.optimizer cpu or nvme"},
+		{[]string{"training.optimizer_state_dtype=fp32", "offload.optimizer=cpu"}, FP32, ""},
+		{[]string{"training.optimizer_state_dtype=fp32", "offload.optimizer=nvme"}, FP32, ""},
+		{[]string{"offload.optimizer=cpu"}, BF16, ""}, // fp32_optimizer_states=False
+		{[]string{"training.optimizer_state_dtype=fp16"}, "", "optimizer_state_dtype fp16 does not go with master_dtype bf16"},
+		{[]string{"training.param_dtype=fp16"}, "", "param_dtype fp16"},
+		{[]string{"stack=megatron", "parallelism.zero_stage=1", "communication.boundary=reshard"}, "", "modelled under DeepSpeed's ZeRO only"},
+		{[]string{"model.groups=[{name: dense, precision: fp32}]"}, "", "model group \"dense\" in fp32"},
+		{[]string{"training.optimizer_impl=seed"}, "", "optimizer_impl seed"},
+	} {
+		sets := append([]string{"stack=deepspeed", "parallelism.zero_stage=3", "training.master_dtype=bf16"}, c.sets...)
+		s, err := Load("s.yaml", []byte(baseYAML), sets)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%v: %v", c.sets, err)
+		case c.err == "" && (s.Training.MasterDType != MasterBF16 || s.Training.StateDType() != c.state):
+			t.Errorf("%v: master %q states %q, want bf16 and %q", c.sets, s.Training.MasterDType, s.Training.StateDType(), c.state)
+		case c.err != "" && err == nil:
+			t.Errorf("%v: loads, want an error naming %q", c.sets, c.err)
+		case c.err != "" && !strings.Contains(err.Error(), c.err):
+			t.Errorf("%v: %v, want it to name %q", c.sets, err, c.err)
+		}
+	}
+	// bf16 optimizer states need the bf16 master (config.py: "bf16_optimizer_states
+	// requires bf16_master_weights_and_grads to be enabled"); the default
+	// follows the master.
+	if _, err := Load("s.yaml", []byte(baseYAML), []string{"stack=deepspeed", "training.optimizer_state_dtype=bf16"}); err == nil || !strings.Contains(err.Error(), "requires bf16_master_weights_and_grads") {
+		t.Errorf("optimizer_state_dtype bf16 beside an fp32 master: %v, want refused", err)
+	}
+	s, err := Load("s.yaml", []byte(baseYAML), []string{"stack=deepspeed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Training.StateDType(); got != FP32 {
+		t.Errorf("fp32 master: states %q, want fp32", got)
 	}
 }

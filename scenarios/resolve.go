@@ -1075,7 +1075,10 @@ func (l *loader) resolveTraining(s *Scenario) *Error {
 	if err := enum(l, "training.param_dtype", &t.ParamDType, BF16, BF16, FP16, FP32); err != nil {
 		return err
 	}
-	if err := enum(l, "training.master_dtype", &t.MasterDType, FP32, FP32, MasterNone); err != nil {
+	if err := enum(l, "training.master_dtype", &t.MasterDType, FP32, FP32, MasterBF16, MasterNone); err != nil {
+		return err
+	}
+	if err := enum(l, "training.optimizer_state_dtype", &t.OptimizerStateDType, "", FP32, BF16, FP16); err != nil {
 		return err
 	}
 	if err := enum(l, "training.optimizer", &t.Optimizer, OptimizerAdam, OptimizerAdam, OptimizerAdamW); err != nil {

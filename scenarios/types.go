@@ -284,17 +284,23 @@ type Training struct {
 	// every micro-step whatever it says (Scenario.NoSyncRefused).
 	GradSync GradSync `yaml:"grad_sync,omitempty"`
 	// ParamDType is bf16 (default), fp16 or fp32; MasterDType is fp32
-	// (default: an fp32 master copy and fp32 Adam states) or none (the
-	// optimizer steps the param_dtype parameters and keeps its states in
-	// their dtype: MasterNone).
-	ParamDType  DType     `yaml:"param_dtype,omitempty"`
-	MasterDType DType     `yaml:"master_dtype,omitempty"`
-	Optimizer   Optimizer `yaml:"optimizer,omitempty"` // adam (default) or adamw
-	LR          float64   `yaml:"lr,omitempty"`
-	Beta1       float64   `yaml:"beta1,omitempty"`
-	Beta2       float64   `yaml:"beta2,omitempty"`
-	Eps         float64   `yaml:"eps,omitempty"`
-	WeightDecay float64   `yaml:"weight_decay,omitempty"`
+	// (default: an fp32 master copy and fp32 Adam states), bf16 (a bf16
+	// master copy, DeepSpeed's bf16_master_weights_and_grads: MasterBF16)
+	// or none (the optimizer steps the param_dtype parameters and keeps
+	// its states in their dtype: MasterNone).
+	ParamDType  DType `yaml:"param_dtype,omitempty"`
+	MasterDType DType `yaml:"master_dtype,omitempty"`
+	// OptimizerStateDType is the dtype of Adam's exp_avg and exp_avg_sq:
+	// unset (the master's: fp32 beside an fp32 master, bf16 beside a bf16
+	// one, param_dtype under master_dtype none), fp32 or bf16 (DeepSpeed's
+	// bf16_optimizer_states); Training.StateDType resolves it.
+	OptimizerStateDType DType     `yaml:"optimizer_state_dtype,omitempty"`
+	Optimizer           Optimizer `yaml:"optimizer,omitempty"` // adam (default) or adamw
+	LR                  float64   `yaml:"lr,omitempty"`
+	Beta1               float64   `yaml:"beta1,omitempty"`
+	Beta2               float64   `yaml:"beta2,omitempty"`
+	Eps                 float64   `yaml:"eps,omitempty"`
+	WeightDecay         float64   `yaml:"weight_decay,omitempty"`
 	// Recompute is none (default), selective (Korthikanti et al. 2022),
 	// op (torchtitan's op-level policy) or full.
 	Recompute Recompute `yaml:"recompute,omitempty"`

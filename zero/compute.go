@@ -108,6 +108,9 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 	if t.NoMaster() {
 		return noMasterBytesPerElem(s)
 	}
+	if t.MasterDType == scenarios.MasterBF16 {
+		return masterBF16BytesPerElem(s)
+	}
 	fp32Grads := t.FP32Reduce() && s.Parallelism.Stage < 3 && !memory.FSDPStage2(s)
 	var n int64
 	switch t.OptimizerImpl {
@@ -172,6 +175,50 @@ func noMasterBytesPerElem(s *scenarios.Scenario) int64 {
 		n += 1 + 2
 	}
 	return n * paramBytes(t.ParamDType)
+}
+
+// masterBF16BytesPerElem is OptimizerBytesPerElem under training.master_dtype
+// bf16 (scenarios.MasterBF16, DeepSpeed's bf16_master_weights_and_grads):
+// the same kernels, each access to the gradient copy, the master and the
+// moments moving a bf16 element where OptimizerBytesPerElem's moves an
+// fp32 one, so its update terms halve. On the GPU the moments are bf16:
+// the loader takes fp32 states beside a bf16 master only with the
+// optimizer offloaded. The gradient partition is already in the master's
+// dtype, so DeepSpeed flattens it (2 + 2) and its .to(master dtype) casts
+// nothing (stage3.py _prepare_fp32_grad_for_sub_group, stage_1_and_2.py
+// step at deepspeedai/DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641),
+// and the copy back into the 16-bit partition reads and writes bf16 (2 +
+// 2). Seed 000's order: read the grad 2, write its flattened copy 2, read
+// it, master, m and v 8, write master, m and v 6, write the param 2.
+// DeepSpeed's ZeRO-3 passes keep their 16-bit and fp64 terms and unscale a
+// bf16 gradient (2 + 2); clipping by norm reads and scales it (2 + 4).
+func masterBF16BytesPerElem(s *scenarios.Scenario) int64 {
+	t := &s.Training
+	set := t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed
+	var n int64
+	switch t.OptimizerImpl {
+	case scenarios.OptimizerFused:
+		n = (16 + 12) / 2
+	case scenarios.OptimizerForeach:
+		n = (12 + 8 + 12 + 8 + 8 + 8 + 16) / 2
+	case scenarios.OptimizerComposer:
+		n = (8 + 12 + 8 + 12 + 8 + 8 + 8 + 16) / 2
+	default:
+		n = 2 + 2 + 8 + 6 + 2
+	}
+	if t.WeightDecay > 0 && (t.OptimizerImpl == scenarios.OptimizerForeach || t.OptimizerImpl == scenarios.OptimizerComposer) {
+		n += 8 / 2
+	}
+	if set {
+		n += 2 + 2 + 2 + 2
+	}
+	switch {
+	case set && s.Parallelism.Stage == 3 && s.Communication.Boundary == scenarios.BoundaryDeepSpeed:
+		n += 2*(2+1+1) + 2 + 8 + 8 + 2 + 2
+	case t.GradClip == scenarios.GradClipNorm:
+		n += 2 + 4
+	}
+	return n
 }
 
 // paramBytes is the element size of param_dtype d.

@@ -263,6 +263,50 @@ func TestOptimizerBytesPerElemNoMaster(t *testing.T) {
 	}
 }
 
+// TestOptimizerBytesPerElemMasterBF16: under training.master_dtype bf16
+// (DeepSpeed's bf16_master_weights_and_grads with bf16 optimizer states)
+// every access OptimizerBytesPerElem counts in fp32 moves bf16: fused
+// 14 B, the master's flatten and copy back 8 B (no cast: the gradient is
+// bf16 already), DeepSpeed's ZeRO-3 passes 30 B (the unscale of a bf16
+// gradient); against the fp32 master's 28 + 16 + 34 = 78 B.
+func TestOptimizerBytesPerElemMasterBF16(t *testing.T) {
+	for _, c := range []struct {
+		impl     scenarios.OptimizerImpl
+		wd       float64
+		clip     scenarios.GradClip
+		stage    int
+		boundary scenarios.Boundary
+		want     int64
+	}{
+		{scenarios.OptimizerFused, 0.1, scenarios.GradClipNorm, 3, scenarios.BoundaryDeepSpeed, 14 + 8 + 30},
+		{scenarios.OptimizerFused, 0, "", 2, scenarios.BoundaryDeepSpeed, 14 + 8},
+		{scenarios.OptimizerFused, 0, scenarios.GradClipNorm, 1, scenarios.BoundaryDeepSpeed, 14 + 8 + 6},
+		{scenarios.OptimizerForeach, 0.1, "", 2, scenarios.BoundaryDeepSpeed, 36 + 4 + 8},
+		{scenarios.OptimizerComposer, 0, "", 2, scenarios.BoundaryDeepSpeed, 40 + 8},
+		{"", 0, "", 3, scenarios.BoundaryDeepSpeed, 2 + 2 + 8 + 6 + 2},
+	} {
+		for _, master := range []scenarios.DType{scenarios.FP32, scenarios.MasterBF16} {
+			s := scenarios.Scenario{Training: scenarios.Training{OptimizerImpl: c.impl, WeightDecay: c.wd, GradClip: c.clip,
+				ParamDType: scenarios.BF16, MasterDType: master}}
+			s.Parallelism.Stage = c.stage
+			s.Communication.Boundary = c.boundary
+			got := OptimizerBytesPerElem(&s)
+			if master == scenarios.MasterBF16 && got != c.want {
+				t.Errorf("master bf16, %q, weight decay %g, clip %q, stage %d: %d B per element, want %d", c.impl, c.wd, c.clip, c.stage, got, c.want)
+			}
+			if master == scenarios.FP32 && got <= c.want {
+				t.Errorf("master fp32, %q, stage %d: %d B per element, not above bf16's %d", c.impl, c.stage, got, c.want)
+			}
+		}
+	}
+	s := scenarios.Scenario{Training: scenarios.Training{OptimizerImpl: scenarios.OptimizerFused, ParamDType: scenarios.BF16, MasterDType: scenarios.FP32, GradClip: scenarios.GradClipNorm}}
+	s.Parallelism.Stage = 3
+	s.Communication.Boundary = scenarios.BoundaryDeepSpeed
+	if got := OptimizerBytesPerElem(&s); got != 28+16+34 {
+		t.Errorf("master fp32, fused, DeepSpeed ZeRO-3: %d B per element, want 78", got)
+	}
+}
+
 // llama7bZeRO3Costs is the unit costs of Llama 2 7B at ZeRO-3 on 8
 // A100-80GB at micro-batch mb, with sets: 35 units, the embedding, its 32
 // blocks (num_hidden_layers 32 in meta-llama/Llama-2-7b-hf's config.json),
