@@ -726,6 +726,13 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				held = r.Units[u].LossHeldGrad
 			}
 			switch {
+			case e.Op == OpTiedGrad && e.Delta > 0:
+				// The tied output projection's weight gradient, in
+				// autograd's InputBuffer until the embedding's backward
+				// (tiedHeadGrad).
+				st.alloc("tiedgrad", -1, StreamCompute, e.Delta)
+			case e.Op == OpTiedGrad:
+				st.free("tiedgrad", -1)
 			case st.lossHeld(e):
 				// The chunked loss's lm_head gradient, summed over the
 				// chunks before the last in reduce_dtype (UnitInfo.

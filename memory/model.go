@@ -419,12 +419,15 @@ type Report struct {
 	Rank    int
 	Padding string
 	// Params is the model's real parameter count.
-	Params     int64
-	GPUMemory  int64
-	Components []Component
-	AtRest     int64
-	Peak       int64
-	PeakPhase  Phase
+	Params    int64
+	GPUMemory int64
+	// GPUMemoryUsable: GPUMemory is the capacity CUDA exposes, from the GPU
+	// preset (scenarios.Cluster.GPUMemoryUsable).
+	GPUMemoryUsable bool
+	Components      []Component
+	AtRest          int64
+	Peak            int64
+	PeakPhase       Phase
 	// PeakUnit is the unit being processed when the total peaks, -1 if none.
 	PeakUnit int
 	// PhasePeaks is the total at the peak of every phase, in Phases order:
@@ -682,7 +685,7 @@ func analyzeSetup(s *scenarios.Scenario, opt Options) (*Report, error) {
 		Scenario: scenarioName(s), Estimator: "zerosim",
 		Convention: opt.Convention, ConventionName: opt.Convention.String(),
 		Stage: p.Stage, N: n, K: k, Shards: shards, Rank: opt.Rank, Padding: padding.String(),
-		GPUMemory: int64(s.Cluster.GPUMemory), PeakUnit: -1,
+		GPUMemory: int64(s.Cluster.GPUMemory), GPUMemoryUsable: s.Cluster.GPUMemoryUsable, PeakUnit: -1,
 	}, nil
 }
 

@@ -51,6 +51,10 @@ import (
 //	                        −HeadMm(u) +LossGrad16(u) −LossBuffer(u) (OpHeadGrad)
 //	                        −(Activation(u) − AfterLogits(u)) −LossGrad16(u))
 //	                        −MaskFreeBackward(u)
+//	                        a tied output (tiedHeadGrad): +TiedGrad at the head's
+//	                        end (after its Grad under the eager loss, after its
+//	                        activations' free otherwise) and −TiedGrad at the
+//	                        embedding's end (OpTiedGrad)
 //	  stage 3: reduce-scatter +ShardGrad(u) (unless persistent), −Grad(u) (at its end)
 //	           with reduce_dtype fp32, at the reduce-scatter's start (copy-in):
 //	                        +ReduceInput(u) −Grad(u), and −ReduceInput(u) at its end
@@ -126,6 +130,12 @@ const (
 	// gradient and freed after it, before the rest of the head's
 	// activations.
 	OpHeadGrad Op = "head gradient"
+	// OpTiedGrad is a tied output projection's weight gradient
+	// (tiedHeadGrad): allocated as the head unit's backward compute ends,
+	// when its projection's backward has made it, and freed as the
+	// embedding unit's backward compute ends, where autograd sums it
+	// with the embedding's own gradient.
+	OpTiedGrad Op = "tied head gradient"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
@@ -643,6 +653,77 @@ func (m *model) atRest() {
 	}
 	m.set(CompLogits, logits, "logits the model returned ("+string(m.s.Training.KeepLogits)+
 		"), held by the training loop until the next forward returns (training.keep_logits)")
+}
+
+// tiedHeadGrad is, for a model whose output projection is the embedding's
+// weight (a layer list of embedding, blocks and final_norm, no lm_head:
+// GPT's, and a Hugging Face config with tie_word_embeddings), the head
+// unit, the embedding unit and the bytes of the projection's weight
+// gradient, vocab × hidden in the parameters' dtype, unsharded: what the
+// head's backward makes and autograd holds until the embedding's backward
+// (-1, -1, 0 otherwise). The tied weight is one tensor with two consumers,
+// so the node its gradient flows into has two incoming edges: the engine
+// counts them (Engine::compute_dependencies: dependencies[next_ptr] += 1)
+// and keeps each gradient that arrives early in that node's InputBuffer in
+// not_ready until the count reaches 0 (Engine::evaluate_function), with the
+// gradient cast to the input's dtype (validate_outputs), all in
+// torch/csrc/autograd/engine.cpp at pytorch/pytorch
+// e1253a956f6866469eafd88cc3bfb4627f4b1efc. The head runs first in
+// backward, the embedding last, so the head's gradient waits there over the
+// whole backward of the blocks. Every stack zerosim models hands autograd
+// the one tensor:
+//   - FSDP1: FlatParamHandle._unflatten sets a shared parameter to the very
+//     view of the flat parameter its first module holds (the
+//     _shared_param_infos loop, torch/distributed/fsdp/flat_param.py lines
+//     973-1010 at v1.13.1); MPT's head is F.linear(x, wte.weight).
+//   - FSDP2: the unsharded parameter is the autograd leaf (its [Note: FSDP
+//     tensors]) and ParamModuleInfo's shared_modules get the same one
+//     (torch/distributed/fsdp/_fully_shard/_fsdp_param.py at
+//     010ae4a89516fa3be548ab16dff711414ec12d0b).
+//   - DeepSpeed ZeRO-3, and torch without a wrapper: the one nn.Parameter,
+//     whose AccumulateGrad runs once both gradients are in; ZeRO-3's
+//     reduce hook is registered on it (register_grad_hook in
+//     create_reduce_and_remove_grad_hooks, deepspeed/runtime/zero/stage3.py
+//     line 1437 at deepspeedai/DeepSpeed
+//     edaa7221267243c7be7fb49c5d5f5c4fb97b4641).
+//
+// Not counted: Megatron-LM's gradient-accumulation fusion writes the
+// head's weight gradient into main_grad and hands autograd a dummy (Transformer
+// Engine's get_dummy_wgrad, one buffer reused:
+// megatron/core/tensor_parallel/layers.py lines 733-762 at NVIDIA/Megatron-LM
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553); a whole-model compiled backward
+// (training.compile: model) sums the two inside its graph; and the seeds'
+// model-state conventions count no gradient of this kind.
+func tiedHeadGrad(s *scenarios.Scenario, r *Report, groups []*group) (head, emb int, bytes int64) {
+	m := &s.Model
+	ls := m.LayerList
+	if r.Convention.modelStatesOnly() || m.Kind != scenarios.KindTransformer || m.Vocab <= 0 || m.Hidden <= 0 ||
+		len(ls) < 2 || s.OneGraph() || s.Stack == "megatron" || s.Communication.Padding == scenarios.PaddingMegatron {
+		return -1, -1, 0
+	}
+	head, emb = len(ls)-1, -1
+	for i, l := range ls {
+		switch l.Name {
+		case "lm_head":
+			return -1, -1, 0
+		case "embedding":
+			emb = i
+		}
+	}
+	if emb < 0 || emb == head || ls[head].Name != "final_norm" {
+		return -1, -1, 0
+	}
+	for _, g := range groups {
+		if slices.Contains(g.units, emb) {
+			var c calc
+			bytes = c.Mul(m.Vocab, m.Hidden, g.info.ParamBytes)
+			if c.Err != nil {
+				return -1, -1, 0
+			}
+			return head, emb, bytes
+		}
+	}
+	return -1, -1, 0
 }
 
 // noMasterStepTemp is the optimizer step's temporaries for group g under
@@ -1198,6 +1279,10 @@ func (m *model) buildEvents() {
 		}
 	}
 	ended := L // the syncs of units ended ≥ ended are over
+	tiedHead, tiedEmb, tied := tiedHeadGrad(m.s, r, m.groups)
+	if tied > 0 {
+		m.notes[componentIndex(CompGrads)] += "; in backward also the tied output projection's weight gradient, which autograd holds from the head's backward to the embedding's"
+	}
 	for u := L - 1; u >= 0; u-- {
 		for v := u; v >= u-m.prefetchBwd; v-- {
 			gather(PhaseBackward, v)
@@ -1248,6 +1333,9 @@ func (m *model) buildEvents() {
 			m.ev(PhaseBackward, u, OpLossSaved, CompActivations, -c.Add(units[u].AfterLogits, units[u].Recompute))
 			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, mm)
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].Grad)
+			if u == tiedHead {
+				m.ev(PhaseBackward, u, OpTiedGrad, CompGrads, tied)
+			}
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].OneGraphGrad)
 			if units[u].HeldGrad > 0 || units[u].LossHeldGrad > 0 {
 				m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, -units[u].Grad)
@@ -1262,6 +1350,14 @@ func (m *model) buildEvents() {
 			m.ev(PhaseBackward, u, OpCompute, CompLossTemp, -units[u].LossGrad16)
 		} else {
 			m.ev(PhaseBackward, u, OpCompute, CompActivations, -c.Add(units[u].Activation, units[u].Recompute))
+			if u == tiedHead {
+				m.ev(PhaseBackward, u, OpTiedGrad, CompGrads, tied)
+			}
+		}
+		if u == tiedEmb {
+			// Summed with the embedding's gradient, beside the unit's
+			// own (+Grad(u) above), as its backward ends.
+			m.ev(PhaseBackward, u, OpTiedGrad, CompGrads, -tied)
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
 		// Each linear's backward node releases its saved weight view.

@@ -70,16 +70,22 @@ func fitsText(r *memory.Report, u MemoryUnits, v Vendor) string {
 	if r.GPUMemory <= 0 {
 		return "unknown (no gpu_memory)"
 	}
+	capacity := u.format(r.GPUMemory)
+	if r.GPUMemoryUsable {
+		// The capacity CUDA exposes (scenarios.GPUPreset.Usable), not
+		// the driver's total.
+		capacity += " usable"
+	}
 	if r.Fits {
-		return "yes, in " + u.format(r.GPUMemory)
+		return "yes, in " + capacity
 	}
 	if fragmentationOOM(r.AllocSim, r.Peak, r.Need, r.GPUMemory) {
-		return fmt.Sprintf("NO, in %s the simulated caching allocator runs out of memory (fragmentation: a request of %s, see the warning)", u.format(r.GPUMemory), u.format(r.AllocSim.OOM.Size))
+		return fmt.Sprintf("NO, in %s the simulated caching allocator runs out of memory (fragmentation: a request of %s, see the warning)", capacity, u.format(r.AllocSim.OOM.Size))
 	}
 	if r.Peak <= r.GPUMemory && r.Need > r.GPUMemory {
-		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with %s)", u.format(r.Need), u.format(r.GPUMemory), v.extras())
+		return fmt.Sprintf("NO, the device needs %s of %s (the allocated peak with %s)", u.format(r.Need), capacity, v.extras())
 	}
-	return "NO, exceeds " + u.format(r.GPUMemory)
+	return "NO, exceeds " + capacity
 }
 
 // WriteMemoryTable writes the reports in human units u within 120

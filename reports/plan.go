@@ -581,8 +581,12 @@ func WritePlanTable(w io.Writer, pr *PlanReport) error {
 func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	p := pr.Plan
 	var b strings.Builder
-	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s each)\n", EscapeControl(p.Model), humanCount(p.Params),
-		p.Nodes, p.GPUsPerNode, gpuName(p), gib(p.GPUMemory))
+	each := gib(p.GPUMemory) + " each"
+	if p.GPUMemoryUsable {
+		each = gib(p.GPUMemory) + " usable each" // what CUDA exposes (scenarios.GPUPreset.Usable)
+	}
+	fmt.Fprintf(&b, "# zerosim plan: %s (%s parameters) on %d node(s) × %d %s (%s)\n", EscapeControl(p.Model), humanCount(p.Params),
+		p.Nodes, p.GPUsPerNode, gpuName(p), each)
 	if p.NoSeqLen {
 		fmt.Fprintf(&b, "global batch %s samples per step (no sequence length: a sample counts as one token)\n", commas(p.GlobalBatch))
 	} else {

@@ -236,7 +236,7 @@ func (run *Run) memoryStagesPlot() barsChart {
 	p.Unit, p.Scale = byteUnit(unitMax, run.Style.Units)
 	p.YLabel = "memory per GPU (" + p.Unit + ")"
 	if p.Capacity > 0 {
-		p.CapacityLabel = "GPU memory " + run.Style.Units.format(p.Capacity)
+		p.CapacityLabel = capacityLabel(run, p.Capacity)
 	}
 	return p
 }
@@ -509,7 +509,7 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 		p.Unit, p.Scale = byteUnit(top, run.Style.Units)
 	}
 	if p.Capacity > 0 {
-		p.CapacityLabel = "GPU memory " + run.Style.Units.format(p.Capacity)
+		p.CapacityLabel = capacityLabel(run, p.Capacity)
 	}
 	// Components constant over the step (runtime context, NCCL buffers,
 	// the parameters at rest) go at the bottom, so what changes stacks on
@@ -538,4 +538,14 @@ func (run *Run) memoryTimelinePlot() memoryTimelineChart {
 		p.Values = append(p.Values, vals)
 	}
 	return p
+}
+
+// capacityLabel names the GPU's memory line of a memory plot: "usable"
+// where it is the capacity CUDA exposes (scenarios.GPUPreset.Usable).
+func capacityLabel(run *Run, capacity int64) string {
+	l := "GPU memory " + run.Style.Units.format(capacity)
+	if run.Scenario.Cluster.GPUMemoryUsable {
+		l += " usable"
+	}
+	return l
 }

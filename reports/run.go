@@ -202,7 +202,11 @@ func clusterText(s *scenarios.Scenario, u MemoryUnits) string {
 	if gpu == "" {
 		gpu = "GPU"
 	}
-	t := fmt.Sprintf("%s × %d %s (%s)", countNoun(c.Nodes, "node", "nodes"), c.GPUsPerNode, gpu, u.format(int64(c.GPUMemory)))
+	capacity := u.format(int64(c.GPUMemory))
+	if c.GPUMemoryUsable {
+		capacity += " usable" // what CUDA exposes (scenarios.GPUPreset.Usable)
+	}
+	t := fmt.Sprintf("%s × %d %s (%s)", countNoun(c.Nodes, "node", "nodes"), c.GPUsPerNode, gpu, capacity)
 	if c.Intra.Bandwidth > 0 {
 		t += fmt.Sprintf(", intra %v %v", c.Intra.Bandwidth, c.Intra.Latency)
 	}
@@ -1305,6 +1309,9 @@ func (run *Run) findings() []string {
 	peak := fmt.Sprintf("Peak memory %s", u.format(m.Peak))
 	if c := int64(s.Cluster.GPUMemory); c > 0 {
 		peak += " of " + u.format(c)
+		if s.Cluster.GPUMemoryUsable {
+			peak += " usable"
+		}
 	}
 	if m.PeakTask >= 0 {
 		peak += " at " + taskName(r.Schedule, m.PeakTask)

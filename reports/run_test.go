@@ -240,7 +240,8 @@ func TestFindings(t *testing.T) {
 	f := strings.Join(run.findings(), "\n")
 	for _, want := range []string{
 		"The slow network carries 42.9 % of the wire bytes (15.00 GiB of 35.01 GiB per step).",
-		"Peak memory 15.00 GiB of 80.00 GiB at optimizer",
+		// The A100-80GB's usable 79.18 GiB (scenarios.GPUPreset.Usable).
+		"Peak memory 15.00 GiB of 79.18 GiB usable at optimizer",
 	} {
 		if !strings.Contains(f, want) {
 			t.Errorf("findings lack %q:\n%s", want, f)
@@ -318,7 +319,7 @@ func TestRunPlotsDataTiny(t *testing.T) {
 	golden(t, "plot_tiny.json.golden", append(b, '\n'))
 	// Seed 002's table: 16P/N = 2,080 B of model states per GPU at
 	// stage 3 plus what the step allocates; 16P = 4,160 B at stage 0.
-	if p.MemoryStages.Categories[3] != "stage 3 (this run)" || p.MemoryStages.Capacity != 80<<30 {
+	if p.MemoryStages.Categories[3] != "stage 3 (this run)" || p.MemoryStages.Capacity != 7918<<30/100 { // the A100-80GB's usable 79.18 GiB
 		t.Errorf("memory stages: %v, capacity %d", p.MemoryStages.Categories, p.MemoryStages.Capacity)
 	}
 	if len(p.Timeline.Rows) != 2*3 || p.Timeline.Rows[0].Label != "rank 0 compute" {
@@ -888,7 +889,7 @@ func TestRunHeadlineSharedNICs(t *testing.T) {
 		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (16.00 GiB), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs, intel host CPU (the GPU's system)"},
 		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), intel host CPU (the GPU's system)"},
 		// The host CPU, which NCCL's tuner reads across nodes (QA11 #5).
-		{exampleRun(t, "default", "cluster.gpu=A100-80GB"), "2 nodes × 8 A100-80GB (80.00 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), amd host CPU (the GPU's system)"},
+		{exampleRun(t, "default", "cluster.gpu=A100-80GB"), "2 nodes × 8 A100-80GB (79.18 GiB usable), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), amd host CPU (the GPU's system)"},
 		{exampleRun(t, "default", "cluster.host.cpu=arm"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), arm host CPU (cluster.host.cpu)"},
 	} {
 		got := headlineValue(c.run, "cluster")

@@ -47,6 +47,45 @@ type ModelPreset struct {
 	dims Model
 }
 
+// cudaCapacity is, per GPU preset, the memory CUDA exposes to a process
+// (cudaMemGetInfo's total, torch.cuda.get_device_properties().total_memory),
+// as PyTorch's caching allocator prints it in its out-of-memory message,
+// "(GPU 0; X GiB total capacity; …)" (since torch 2.1 "GPU 0 has a total
+// capacity of X GiB"), where a published message from that part was found.
+// It is less than the driver's total (GPUPreset.Memory) by what the driver
+// keeps for itself, and it is what `fits` compares against (Usable). The
+// figure moves a little with the driver: the same 40 GB part has printed
+// 39.39, 39.50 and 39.59 GiB; the lowest published one is taken.
+//
+//   - A100-40GB: 39.39 GiB, "(GPU 0; 39.39 GiB total capacity; …)" on an
+//     A100-40G (hiyouga/LlamaFactory#2908; the same figure in the
+//     mpt13b29 account of the llm-foundry 40 GB run, and in many logs);
+//     39.50 GiB in a torch 2.x message (TianheWu/CoSeR#10, "Do inference on
+//     one A100").
+//   - A100-80GB: 79.18 GiB, "79.18 GiB total capacity" on an A100 80GB
+//     (tatsu-lab/stanford_alpaca#86).
+//
+// No message was found that names its GPU for the others, so they keep the
+// driver's total (Memory), which overstates what a process can allocate by
+// the driver's reserve (0.5-1 GiB on the 80 GB parts: unattributed torch
+// messages from 80 GB parts print 79.11 to 79.33 GiB, torchtitan's "CUDA
+// capacity: NVIDIA H100 80GB HBM3 with 79.18GiB memory" against
+// nvidia-smi's 79.65 GiB, neither in a source that could be cited here).
+var cudaCapacity = map[string]units.Bytes{
+	"A100-40GB": 3939 * units.GiB / 100,
+	"A100-80GB": 7918 * units.GiB / 100,
+}
+
+// Usable is the memory a process can allocate on g: the capacity CUDA
+// exposes where a published figure exists (cudaCapacity), the driver's
+// total (Memory) elsewhere.
+func (g GPUPreset) Usable() units.Bytes {
+	if b, ok := cudaCapacity[g.Name]; ok {
+		return b
+	}
+	return g.Memory
+}
+
 // gpuPresets lists the GPUs in documentation order.
 //
 // Memory is what the driver reports as the device's total: nvidia-smi's
@@ -61,9 +100,11 @@ type ModelPreset struct {
 // hundred MiB the driver reserves for itself (nvidia-smi -q "Reserved":
 // 479 MiB on the L40S and 700 MiB on the H200 printouts cited below),
 // which no process can allocate, and CUDA's totalGlobalMem
-// (torch.cuda.get_device_properties().total_memory) leaves out; zerosim
-// does not subtract it, so a plan within that margin of the total fits
-// here and runs out of memory on the device.
+// (torch.cuda.get_device_properties().total_memory) leaves out: where
+// PyTorch's out-of-memory message of the part is published, a scenario on
+// the preset compares against that usable capacity instead (cudaCapacity);
+// elsewhere a plan within that margin of the total fits here and runs out
+// of memory on the device.
 //
 // Where the datasheets named in the rows' sources are published (the
 // rows' peak FLOPS and HBM bandwidth). The vendors' pages were not read

@@ -205,10 +205,15 @@ func TestGPUAndLinkPresets(t *testing.T) {
 	}{
 		// Memory: nvidia-smi's memory.total (rocm-smi's VRAM Total on AMD)
 		// as the printouts cited at each preset show it, in MiB.
-		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"},    // Tesla V100-SXM2-16GB, 16384MiB
-		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"},    // Tesla V100-SXM2-32GB, 32768MiB
-		{"A100-40GB", 40960 << 20, 312e12, 1555e9, "NVLink3", "HDR"},   // NVIDIA A100-SXM4-40GB, 40960 MiB
-		{"A100-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3", "HDR"},   // NVIDIA A100-SXM4-80GB, 81920MiB
+		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"}, // Tesla V100-SXM2-16GB, 16384MiB
+		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"}, // Tesla V100-SXM2-32GB, 32768MiB
+		// The A100s' cluster.gpu_memory is the capacity CUDA exposes, their
+		// caching allocator's "39.39 GiB total capacity" (hiyouga/
+		// LlamaFactory#2908) and "79.18 GiB total capacity"
+		// (tatsu-lab/stanford_alpaca#86), not nvidia-smi's 40,960 and
+		// 81,920 MiB (GPUPreset.Memory, checked below).
+		{"A100-40GB", 3939 << 30 / 100, 312e12, 1555e9, "NVLink3", "HDR"},
+		{"A100-80GB", 7918 << 30 / 100, 312e12, 2039e9, "NVLink3", "HDR"},
 		{"H100-80GB", 81559 << 20, 989e12, 3350e9, "NVLink4", "NDR"},   // NVIDIA H100 80GB HBM3, 81559MiB
 		{"RTX4090", 24564 << 20, 165_200e9, 1008e9, "PCIe4", "Eth100"}, // NVIDIA GeForce RTX 4090, 24564MiB
 		{"H200", 143771 << 20, 989e12, 4800e9, "NVLink4", "NDR"},       // NVIDIA H200, 143771MiB
@@ -326,7 +331,7 @@ func TestDefaults(t *testing.T) {
 	interference, collective := DefaultComputeInterference, DefaultCollectiveInterference
 	want := Scenario{
 		Version: 1,
-		Cluster: Cluster{Nodes: 2, GPUsPerNode: 4, GPU: "A100-80GB", GPUMemory: 80 << 30, PeakBF16: 312e12, HBMBandwidth: 2039e9,
+		Cluster: Cluster{Nodes: 2, GPUsPerNode: 4, GPU: "A100-80GB", GPUMemory: 7918 << 30 / 100, GPUMemoryUsable: true, PeakBF16: 312e12, HBMBandwidth: 2039e9,
 			Intra: Link{"NVLink3", 300e9, 500 * units.Nanosecond}, Inter: Link{"HDR", 25e9, 2 * units.Microsecond},
 			NICs: "per_gpu", NICsPerNode: 4, Placement: []Axis{"cp", "dp"}},
 		Model:       s.Model,

@@ -241,8 +241,12 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 		}
 		gpu = g
 		if !l.has("cluster.gpu_memory") {
-			c.GPUMemory = g.Memory
+			// What a process can allocate, where published (Usable).
+			c.GPUMemory = g.Usable()
 		}
+		// Said of the value, not of where it came from, so that a
+		// resolved scenario resolves to itself.
+		c.GPUMemoryUsable = c.GPUMemory == g.Usable() && g.Usable() != g.Memory
 		if !l.has("cluster.peak_bf16") {
 			c.PeakBF16 = g.PeakBF16
 		}

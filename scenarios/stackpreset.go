@@ -20,8 +20,9 @@ import (
 // Parallelism (stage, dp, k, cp) stays the user's.
 
 // stackKey is one key a stack preset fills in: its dotted path and YAML
-// value, and the ZeRO stages it applies at (nil: every stage), for a
-// stack whose default depends on the stage.
+// value (stackParamDType: param_dtype's name), and the ZeRO stages it
+// applies at (nil: every stage), for a stack whose default depends on the
+// stage.
 type stackKey struct {
 	path, value string
 	stages      []int
@@ -119,6 +120,19 @@ var stackPresets = map[string][]stackKey{
 		// (dist_strategy.py:491-499 at 784f50be), non-reentrant
 		// checkpointing, whose early stop zero/computeplan.go cites.
 		{"training.recompute_early_stop", "true", nil},
+		// Composer keeps the model's outputs (the logits) through the
+		// backward: _train_microbatch assigns self.state.outputs =
+		// self.state.model(self.state.batch) before
+		// microbatch_loss.backward() and hands them to
+		// _eval_train_metrics after it, and nothing clears them until the
+		// next micro-batch's forward rebinds the attribute
+		// (composer/trainer/trainer.py lines 2398, 2463, 2470 at
+		// 784f50be; 2286, 2336, 2343 at v0.13.4, d80c37dc; 2403, 2468,
+		// 2475 at v0.16.3, c82da77f; 2927, 2991, 3006 at v0.32.1,
+		// 4bfb5fc4, and at 6405188805a0054b4551ec49e4919c54c971d0e8,
+		// 2026-04-29). The model returns them in param_dtype:
+		// stackParamDType.
+		{"training.keep_logits", stackParamDType, nil},
 	},
 	// PyTorch FSDP1 as IBM's fms-fsdp runs it
 	// (testdata/validation/fms-fsdp-llama2-a100.yaml). Files are
@@ -278,12 +292,46 @@ func (l *loader) applyStack(root *yaml.Node) error {
 		if hasPath(root, k.path) || !k.applies(stage) {
 			continue
 		}
-		if err := l.applySet(root, k.path+"="+k.value); err != nil {
+		value := k.value
+		if value == stackParamDType {
+			if value = presetParamDType(root); value == "" {
+				continue
+			}
+		}
+		if err := l.applySet(root, k.path+"="+value); err != nil {
 			return err
 		}
-		l.markStack(root, k.path, "stack "+v.Value+" ("+k.path+"="+k.value+")")
+		l.markStack(root, k.path, "stack "+v.Value+" ("+k.path+"="+value+")")
 	}
 	return nil
+}
+
+// stackParamDType is a preset value that stands for the 16-bit
+// training.param_dtype's name (the dtype the model returns its logits in):
+// presetParamDType.
+const stackParamDType = "\x00param_dtype"
+
+// presetParamDType is the file's (or --set's) training.param_dtype for a
+// stackParamDType value, bf16 when unset (the loader's default); "" for
+// fp32 or a value the loader refuses, where the preset leaves the key
+// unset: training.keep_logits fp32 does not go with the fused loss
+// (resolveStack).
+func presetParamDType(root *yaml.Node) string {
+	cur := root
+	for _, part := range []string{"training", "param_dtype"} {
+		if cur.Kind != yaml.MappingNode {
+			return ""
+		}
+		i := findKey(cur, part)
+		if i < 0 {
+			return string(BF16)
+		}
+		cur = cur.Content[i+1]
+	}
+	if cur.Kind == yaml.ScalarNode && (cur.Value == string(BF16) || cur.Value == string(FP16)) {
+		return cur.Value
+	}
+	return ""
 }
 
 // presetStage is the file's (or --set's) parallelism.zero_stage for the

@@ -38,7 +38,11 @@ func TestStackPresets(t *testing.T) {
 			if !k.applies(3) {
 				continue // stackYAML is at stage 3 (TestStackPresetStages)
 			}
-			sets = append(sets, k.path+"="+k.value)
+			v := k.value
+			if v == stackParamDType {
+				v = string(BF16) // stackYAML's param_dtype, the default
+			}
+			sets = append(sets, k.path+"="+v)
 		}
 		want, err := Load("s.yaml", []byte(stackYAML), sets)
 		if err != nil {
@@ -104,6 +108,42 @@ func TestStackPresetStages(t *testing.T) {
 		if got := s.Communication.Overlap == nil || *s.Communication.Overlap; got != c.overlap || s.Communication.BucketSize != c.bucket {
 			t.Errorf("stack %s %v: overlap %v, bucket %d B; want %v, %d B", c.stack, c.sets, got, s.Communication.BucketSize, c.overlap, c.bucket)
 		}
+	}
+}
+
+// TestStackKeepLogits: stack llm-foundry keeps the logits Composer holds in
+// self.state.outputs through the backward (trainer.py lines 2398-2470 at
+// 784f50be) in the dtype the model returns them: param_dtype's bf16 or
+// fp16, 2 bytes an element; with fp32 parameters it leaves the key unset
+// (keep_logits fp32 does not go with the preset's fused loss), and the
+// file's own value wins.
+func TestStackKeepLogits(t *testing.T) {
+	for _, c := range []struct {
+		sets  []string
+		want  KeepLogits
+		bytes int64
+	}{
+		{nil, "bf16", 2},
+		{[]string{"training.param_dtype=bf16"}, "bf16", 2},
+		{[]string{"training.param_dtype=fp16"}, "fp16", 2},
+		{[]string{"training.param_dtype=fp32", "training.shard_dtype=fp32"}, "", 0},
+		{[]string{"training.keep_logits=none"}, "none", 0},
+	} {
+		s, err := Load("s.yaml", []byte(stackYAML+"stack: llm-foundry\n"), c.sets)
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		if s.Training.KeepLogits != c.want || s.Training.KeptLogitsBytes() != c.bytes {
+			t.Errorf("stack llm-foundry %v: keep_logits %q (%d B an element), want %q (%d B)", c.sets, s.Training.KeepLogits, s.Training.KeptLogitsBytes(), c.want, c.bytes)
+		}
+	}
+	// Other stacks keep none (torchtitan deletes pred before backward).
+	s, err := Load("s.yaml", []byte(stackYAML+"stack: torchtitan\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Training.KeepLogits != "" {
+		t.Errorf("stack torchtitan: keep_logits %q, want unset", s.Training.KeepLogits)
 	}
 }
 

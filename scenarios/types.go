@@ -95,7 +95,11 @@ type Cluster struct {
 	// GPU names a preset (see GPUPresets); the fields below override it.
 	GPU       string      `yaml:"gpu,omitempty"`
 	GPUMemory units.Bytes `yaml:"gpu_memory,omitempty"`
-	PeakBF16  units.FLOPS `yaml:"peak_bf16,omitempty"`
+	// GPUMemoryUsable is set when GPUMemory is the capacity CUDA exposes
+	// that the GPU preset gives (GPUPreset.Usable), not a figure the file
+	// or a --set gave nor the driver's total: reports then say "usable".
+	GPUMemoryUsable bool        `yaml:"-" json:"-"`
+	PeakBF16        units.FLOPS `yaml:"peak_bf16,omitempty"`
 	// PeakFP8 is the dense fp8 tensor-core peak (0: none), used by
 	// training.fp8.
 	PeakFP8 units.FLOPS `yaml:"peak_fp8,omitempty"`

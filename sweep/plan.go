@@ -273,7 +273,10 @@ type Plan struct {
 	GPUsPerNode int
 	GPU         string
 	GPUMemory   int64
-	PeakFLOPS   int64
+	// GPUMemoryUsable: GPUMemory is the capacity CUDA exposes
+	// (scenarios.Cluster.GPUMemoryUsable).
+	GPUMemoryUsable bool
+	PeakFLOPS       int64
 	// Efficiency is the base scenario's training.compute_efficiency and
 	// EfficiencyFrom where it came from (a calibration file; "" when the
 	// scenario or zerosim's default set it) and EfficiencyDefault whether
@@ -1096,7 +1099,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		model = string(s.Model.Kind)
 	}
 	p := &Plan{Scenario: src.File, Model: model, Params: s.Model.TotalParams(), Nodes: s.Cluster.Nodes, GPUs: s.GPUs(),
-		GPUsPerNode: s.Cluster.GPUsPerNode, GPU: s.Cluster.GPU, GPUMemory: int64(s.Cluster.GPUMemory), PeakFLOPS: int64(s.Cluster.PeakBF16),
+		GPUsPerNode: s.Cluster.GPUsPerNode, GPU: s.Cluster.GPU, GPUMemory: int64(s.Cluster.GPUMemory), GPUMemoryUsable: s.Cluster.GPUMemoryUsable, PeakFLOPS: int64(s.Cluster.PeakBF16),
 		N: s.N(), DP: s.Parallelism.DP, CP: max(s.Parallelism.CP, 1), SeqLen: max(s.Model.SeqLen, 1), GlobalBatch: sp.global}
 	p.TokensPerStep = sp.global * p.SeqLen
 	p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault = s.Training.ComputeEfficiency, s.Training.ComputeEfficiencyFrom, s.Training.ComputeEfficiencyDefault

@@ -211,6 +211,11 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			// the tensors its MmBackward0 holds beside it), once its
 			// backward has freed the loss's tensors: at its end.
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+		case ev.Op == memory.OpTiedGrad:
+			// A tied output projection's weight gradient: from the
+			// head's backward end to the embedding's (memory's
+			// tiedHeadGrad).
+			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRebind:
 			// The previous step's kept logits, freed as the head's
 			// forward returns the new ones, before the loss's tensors.

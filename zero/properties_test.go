@@ -955,6 +955,18 @@ func TestGradAccumLaws(t *testing.T) {
 				gaRisesSeen[sub.name+" "+q.name] = true
 				extra = b - a
 			}
+			if c != b && q.name != qAlloc.name && one.r.MemoryModel.AllocSim != nil && gaReserveSteps[sub.name] != "" {
+				// A real effect of the simulated caching allocator,
+				// named below: GA 4's peak differs from GA 2's by at
+				// most what GA 2 held cached above its allocated peak
+				// (its allocated peak still equals GA 4's).
+				if d, held := max(c-b, b-c), pts[1].reserved()-pts[1].alloc(); d > held || pts[2].alloc() != pts[1].alloc() {
+					t.Errorf("%s: %s GA 2 → 4: %s → %s, by more than GA 2's cached %s (or the allocated peaks differ)", sub.name, q.name, q.unit(b), q.unit(c), q.unit(held))
+				}
+				t.Logf("%s: %s GA 2 → 4: %s → %s: real effect: %s", sub.name, q.name, q.unit(b), q.unit(c), gaReserveSteps[sub.name])
+				gaStepsSeen[sub.name+" "+q.name] = true
+				c = b
+			}
 			if b < a || b-a > extra || c != b {
 				t.Errorf("%s: %s GA 1, 2, 4: %s, %s, %s; want GA 2 within %s above GA 1 and GA 4 = GA 2", sub.name, q.name, q.unit(a), q.unit(b), q.unit(c), q.unit(extra))
 			}
@@ -964,6 +976,13 @@ func TestGradAccumLaws(t *testing.T) {
 		for _, q := range []quantity{qReserved, qDevice} {
 			if !gaRisesSeen[name+" "+q.name] {
 				t.Errorf("%s: the %s no longer rises past the bound from GA 1 to GA 2: delete its gaReserveRises entry", name, q.name)
+			}
+		}
+	}
+	for name := range gaReserveSteps {
+		for _, q := range []quantity{qReserved, qDevice} {
+			if !gaStepsSeen[name+" "+q.name] {
+				t.Errorf("%s: the %s no longer differs from GA 2 to GA 4: delete its gaReserveSteps entry", name, q.name)
 			}
 		}
 	}
@@ -987,6 +1006,30 @@ var gaRisesSeen = map[string]bool{}
 // activations of the compute stream.
 var gaReserveRises = map[string]string{}
 
+// gaKeptLogits is why the simulated reserved peak of a Composer template
+// moves with GA: Composer keeps each micro-step's logits in
+// self.state.outputs until the next micro-step's forward rebinds it
+// (training.keep_logits, scenarios' llm-foundry preset), so a block of
+// 2·t·V bytes is freed in the middle of every forward, after that
+// forward's own allocations, and the cached blocks the caching allocator's
+// best fit reuses (memory/allocator.go) differ from one micro-step to the
+// next: the pool does not settle after two micro-steps.
+const gaKeptLogits = "the kept logits (Composer's self.state.outputs, keep_logits bf16) are freed in the middle of the next micro-step's forward, so the caching allocator's best fit carves each micro-step's blocks from another pool"
+
+// gaStepsSeen records the gaReserveSteps that happened.
+var gaStepsSeen = map[string]bool{}
+
+// gaReserveSteps names the subjects whose simulated reserved (and so
+// device) peak differs between GA 2 and GA 4 while their allocated peaks
+// are equal, with the reason.
+var gaReserveSteps = map[string]string{
+	"llm-foundry-mpt-a100-40gb-large": gaKeptLogits,
+	"llm-foundry-mpt-a100-80gb-70b":   gaKeptLogits,
+	"llm-foundry-mpt-a100-80gb":       gaKeptLogits,
+	"llm-foundry-mpt-h100-80gb":       gaKeptLogits,
+	"mosaicml-examples-mpt-a100-80gb": gaKeptLogits,
+}
+
 // gaDropsSeen records the gaReserveDrops that happened.
 var gaDropsSeen = map[string]bool{}
 
@@ -1001,6 +1044,8 @@ var gaDropsSeen = map[string]bool{}
 // The allocated peak still obeys the law.
 var gaReserveDrops = map[string]string{
 	"torchtitan-llama2-7b-h100-fsdp2": "the caching allocator's reuse follows the order of the requests, which GA changes (the foreach optimizer's whole-shard temporary comes after two micro-steps' frees, not one)",
+	"llm-foundry-mpt-a100-40gb-large": gaKeptLogits,
+	"llm-foundry-mpt-a100-80gb":       gaKeptLogits,
 }
 
 // perMicroStep says whether phase ph's collectives run in every micro-step

@@ -705,22 +705,22 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 			"against 5.3 s for a 7B LLaMA without retries (pytorch/pytorch#104509), and cudaMalloc/cudaFree gaps made a 13B ZeRO-2 iteration "+
 			"on 8 H100s 868 ms against 729 ms with expandable segments (Lightning-AI/lightning-thunder#420); neither gives a rule for when they start. "+
 			"The penalised rows keep the most persistent state for their GPU (fp32 shard, Adam and the accumulated gradients, 16 bytes "+
-			"a parameter over %d GPUs: %.1f GiB of %.0f here, %.1f of %.0f for mpt-30b on %d A100-80GB, whose 8,192-token GA 21 row, "+
+			"a parameter over %d GPUs: %.1f GiB of %.1f usable here, %.1f of %.1f for mpt-30b on %d A100-80GB, whose 8,192-token GA 21 row, "+
 			"rerun in 2023 on mosaicml/pytorch:2.1.0_cu121-nightly20230827 (torch 2.1.0.dev20230821; llm-foundry's h100new.md at 803e6718), is %+.1f %%), "+
-			"but the table publishes no memory and zerosim predicts this row needs %.1f GiB of %.0f (%.1f with the allocator's reserve), "+
+			"but the table publishes no memory and zerosim predicts this row needs %.1f GiB of %.1f (%.1f with the allocator's reserve), "+
 			"less than 8-GPU rows with GA that are not penalised (mpt-760m at 8,192 and 4,096 tokens, %.1f GiB: %+.1f %% and %+.1f %% "+
 			"in %s), so no cost can be derived from it. "+
 			"Evidence from this row's own stack on 80 GB GPUs (%s, mosaicml/examples 9fa3ceb9, April 2023, calibrated on %s): "+
 			"against its 16-GPU row, one node runs slower than zerosim predicts for mpt-30b, not for mpt-13b. "+
-			"mpt-30b on 8 GPUs (micro-batch %d, GA %d; %.1f GiB of persistent state of %.0f) ran at %.0f tok/s/GPU against %.0f on 16 "+
+			"mpt-30b on 8 GPUs (micro-batch %d, GA %d; %.1f GiB of persistent state of %.1f) ran at %.0f tok/s/GPU against %.0f on 16 "+
 			"(micro-batch %d, GA %d), %+.1f %%, where zerosim predicts %+.1f %% (the 2023 rerun measured the same 8-GPU row at %.0f tok/s/GPU); "+
-			"mpt-13b on 8 GPUs (micro-batch %d, GA %d; the same %.1f GiB as here, of %.0f) ran at %.0f against %.0f on 16 (micro-batch %d, GA %d), "+
+			"mpt-13b on 8 GPUs (micro-batch %d, GA %d; the same %.1f GiB as here, of %.1f) ran at %.0f against %.0f on 16 (micro-batch %d, GA %d), "+
 			"%+.1f %%, where zerosim predicts %+.1f %%. "+
 			"At 2,048 tokens the 8-GPU row's error less the 16-GPU row's is %+.1f points for mpt-30b and %+.1f to %+.1f for every other model there; "+
 			"over all sequence lengths mpt-30b's 8-GPU rows are %+.1f %% to %+.1f %% (%d-%d GPUs: %+.1f %% to %+.1f %%) "+
 			"and mpt-13b's %+.1f %% to %+.1f %% (%d-%d GPUs: %+.1f %% to %+.1f %%), against this row's %+.1f %%. "+
-			"So the same model on one node of 8 GPUs, with the same software and persistent state as this row, is not slow when its GPU has %.0f GiB, not %.0f "+
-			"(and it runs %d micro-steps, not %d; %d micro-steps alone do not slow the 70B row above, %.1f GiB of persistent state of %.0f): "+
+			"So the same model on one node of 8 GPUs, with the same software and persistent state as this row, is not slow when its GPU has %.1f GiB usable, not %.1f "+
+			"(and it runs %d micro-steps, not %d; %d micro-steps alone do not slow the 70B row above, %.1f GiB of persistent state of %.1f): "+
 			"a contrast that fits memory pressure, not a measurement of it (the two tables also ran on different clusters: sweep.sh's "+
 			"CLUSTER_80GB and CLUSTER_40GB)",
 		100*lo13, 100*hi13, seq, ga7, 100*within7, min13, max13, 100*within13,
@@ -801,6 +801,8 @@ func TestValidation(t *testing.T) {
 	b.WriteString("and with the CUDA context and NCCL's buffers added too: what the device needs when PyTorch's caching allocator, short of memory,\n")
 	b.WriteString("releases its cached blocks and retries), then in parentheses the device peak with the allocator's usual reserve\n")
 	b.WriteString("(simulated, or memory.allocator_overhead; \"retries\" where that exceeds the GPU: the allocator must release cached blocks to run).\n")
+	b.WriteString("The GPU's memory is what a process can allocate where PyTorch's out-of-memory message for the part is published (A100-40GB 39.39 GiB,\n")
+	b.WriteString("A100-80GB 79.18 GiB \"total capacity\": scenarios.GPUPreset.Usable), the driver's total elsewhere.\n")
 	b.WriteString("Nothing here is typed by hand.\n")
 	// body holds the per-source sections, written after the summary that
 	// their figures make.
