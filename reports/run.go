@@ -504,6 +504,9 @@ func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu str
 		return ""
 	}
 	c := comparePublished(eff, byDefault, fp8, gpu)
+	if byDefault {
+		c.who = defaultBrief(gpu)
+	}
 	head := fmt.Sprintf("GEMMs at %s of peak (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
@@ -523,6 +526,9 @@ func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu str
 func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string, atFits bool) string {
 	const calibrate = "calibrate: zerosim calibrate --train-log or --step-time"
 	c := comparePublished(eff, byDefault, fp8, gpu)
+	if byDefault {
+		c.who = defaultWho(gpu)
+	}
 	head := fmt.Sprintf("%s of the dense peak for large GEMMs (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
@@ -538,6 +544,37 @@ func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string, atFit
 		return fmt.Sprintf("%s: %s %s%s; %s", head, side, c.rangeText(), then, calibrate)
 	}
 	return fmt.Sprintf("%s: %s fitted %s (docs/validation.md); %s", head, c.runs, c.fitted, calibrate)
+}
+
+// defaultWho is who set a default efficiency on gpu and from what, as
+// run's headline names it (scenarios.DefaultComputeEfficiencyOf): on the
+// H100, whose measured figure the default is, "zerosim's default" alone;
+// on another GPU with a measured maximum matmul throughput, how it stands
+// to the H100's; on one without, that the H100's 0.8 is kept.
+func defaultWho(gpu string) string {
+	if gpu == "H100-80GB" {
+		return "zerosim's default"
+	}
+	_, from, ok := scenarios.DefaultComputeEfficiencyOf(gpu)
+	if !ok {
+		return "zerosim's default: " + scenarios.NoMatmulCeiling(gpu)
+	}
+	return "zerosim's default for " + gpu + ": " + from
+}
+
+// defaultBrief is defaultWho in a few words, for plan's summary and
+// compare's caveat.
+func defaultBrief(gpu string) string {
+	_, _, ok := scenarios.DefaultComputeEfficiencyOf(gpu)
+	switch {
+	case gpu == "H100-80GB":
+		return "zerosim's default"
+	case !ok && gpu == "":
+		return "zerosim's default, the H100's: no measured matmul maximum for this GPU"
+	case !ok:
+		return "zerosim's default, the H100's: no measured matmul maximum for " + gpu
+	}
+	return "zerosim's default from " + gpu + "'s measured matmul maximum"
 }
 
 // rangeText is the published runs' range as run's headline quotes it:
@@ -568,9 +605,12 @@ type published struct {
 	side                    int
 }
 
-// publishedFits is zero.PublishedRange, a variable so that tests can give
-// every wording its case.
-var publishedFits = zero.PublishedRange
+// publishedFits is zero.PublishedRange, and publishedWhere zero.OnGPU,
+// variables so that tests can give every wording its case.
+var (
+	publishedFits  = zero.PublishedRange
+	publishedWhere = zero.OnGPU
+)
 
 // comparePublished sets eff beside the published runs; byDefault says
 // that zerosim's default set it, not training.compute_efficiency (it went
@@ -587,7 +627,7 @@ func comparePublished(eff float64, byDefault, fp8 bool, gpu string) published {
 	if n == 0 {
 		return c
 	}
-	where := "on " + gpu
+	where := publishedWhere(gpu, fp8)
 	if !onGPU {
 		where = "on other GPUs"
 	}
@@ -637,6 +677,11 @@ func attentionText(s *scenarios.Scenario) string {
 		// published for this GPU (FlashAttention-2 does not even run on
 		// a V100).
 		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)
+	}
+	if rate, _, capped := zero.AttentionRateCapped(s.Cluster.GPU, t.AttentionKernel); capped {
+		// QA s29: the A100's 0.6 taken for an MI300X whose matmuls reach
+		// 0.51 ran attention faster than its GEMMs.
+		from = fmt.Sprintf("capped at %s's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped %s, %s", s.Cluster.GPU, fmtEff(rate), from)
 	}
 	switch {
 	case t.AttentionEfficiencyFrom != "":

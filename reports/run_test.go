@@ -503,7 +503,7 @@ func TestAttentionHeadline(t *testing.T) {
 		{"V100", "seed001-azure", nil, "fa2 at 0.6 of the dense peak (fa2 does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
 		{"V100 cudnn", "seed001-azure", []string{"training.attention_kernel=cudnn"}, "cudnn at 0.6 of the dense peak (cudnn does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
 		{"V100 triton", "seed001-azure", []string{"training.attention_kernel=triton"}, "triton at 0.325 of the dense peak (the kernel's published rate on the A100, taken for V100-16GB, which has none; docs/compute-model.md)"},
-		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.5091 of the dense peak (capped at MI300X's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped 0.6, the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"A100", "llama2-13b-a100-eth", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on A100-40GB, docs/compute-model.md)"},
 		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency)"},
 		// Under sdpa the line names the attention and the kernel whose
@@ -514,7 +514,7 @@ func TestAttentionHeadline(t *testing.T) {
 		{"torchtitan fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); " + torchtitanFA2},
 		// On AMD there is no cuDNN attention to advise (QA24 M1: PyTorch's
 		// ROCm build refuses it, sdp_utils.cpp at pytorch 001f694a).
-		{"torchtitan fa2 on MI300X", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"torchtitan fa2 on MI300X", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.5091 of the dense peak (capped at MI300X's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped 0.6, the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"torchtitan cudnn", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
@@ -612,6 +612,8 @@ func TestAttentionFinding(t *testing.T) {
 // faster one; plan's one-line form says the same.
 func TestPublishedEfficiencyText(t *testing.T) {
 	defer func(f func(string, bool) (float64, float64, int, bool)) { publishedFits = f }(publishedFits)
+	defer func(f func(string, bool) string) { publishedWhere = f }(publishedWhere)
+	publishedWhere = func(gpu string, _ bool) string { return "on " + gpu }
 	for _, tc := range []struct {
 		name        string
 		eff         float64
@@ -635,14 +637,18 @@ func TestPublishedEfficiencyText(t *testing.T) {
 			"0.8 of the dense peak for large GEMMs (training.compute_efficiency): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
 		{"one run", 0.8, true, true, "H200", 0.5108, 0.5108, 1, true,
-			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default for H200: the H100 SXM row's 0.8: its note says \"H200 is the same\"; stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from H200's measured matmul maximum); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
 		{"other GPUs", 0.8, true, false, "B200", 0.42, 0.79, 14, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
 		{"none", 0.8, true, true, "B200", 0, 0, 0, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default); no published fp8 run to compare (docs/validation.md)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); no published fp8 run to compare (docs/validation.md)"},
+		// No row in the MAMF table: the H100's 0.8, said so (QA s29).
+		{"no row", 0.8, true, false, "L40S", 0.42, 0.79, 14, false,
+			"0.8 of the dense peak for large GEMMs (zerosim's default: the H100's 0.8, kept: stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table has no row for L40S): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default, the H100's: no measured matmul maximum for L40S); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
 	} {
 		publishedFits = func(gpu string, fp8 bool) (float64, float64, int, bool) {
 			if gpu != tc.gpu || fp8 != tc.fp8 {

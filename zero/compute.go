@@ -612,12 +612,14 @@ func expertElementwiseSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens i
 }
 
 // efficiency is training.compute_efficiency; with training.mfu set it is
-// fitted before any replay (fitMFU), and the default stands in until then.
+// fitted before any replay (fitMFU), and the GPU's default stands in until
+// then.
 func efficiency(s *scenarios.Scenario) float64 {
 	if ce := s.Training.ComputeEfficiency; ce > 0 {
 		return ce
 	}
-	return scenarios.DefaultComputeEfficiency
+	eff, _, _ := scenarios.DefaultComputeEfficiencyOf(s.Cluster.GPU)
+	return eff
 }
 
 // effectiveFLOPS is peak·compute_efficiency of the resolved scenario, whole

@@ -507,7 +507,7 @@ func lowEfficiency(s *scenarios.Scenario, eff float64) string {
 		return ""
 	}
 	return fmt.Sprintf("the fitted compute efficiency %.4f is below half %s (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
-		eff, zero.FittedBy(lo, hi, n, fp8, "on "+s.Cluster.GPU), s.Name)
+		eff, zero.FittedBy(lo, hi, n, fp8, zero.OnGPU(s.Cluster.GPU, fp8)), s.Name)
 }
 
 // fitWarnings are the warnings on a compute part's fitted efficiencies:
