@@ -513,6 +513,9 @@ func TestAttentionHeadline(t *testing.T) {
 		// (qa21 LOW 12), in few words (qauser s28 L4: it was 500
 		// characters), cuDNN from 3b85aa3 on Blackwell.
 		{"torchtitan fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); " + torchtitanFA2},
+		// flash with fa2 under stack torchtitan is how zerosim import
+		// torchtitan writes FlexAttention (qauser29 F3).
+		{"torchtitan flash fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention=flash"}, "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); torchtitan's FlexAttention, which has no published rate, is timed so too"},
 		{"torchtitan fa2 on B200", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=B200"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.1409 of the dense peak (the kernel's published rate on B200, docs/compute-model.md); " + strings.Replace(torchtitanFA2, "6a3a9da", "3b85aa3", 1)},
 		// On AMD there is no cuDNN attention to advise (QA24 M1: PyTorch's
 		// ROCm build refuses it, sdp_utils.cpp at pytorch 001f694a).
