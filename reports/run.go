@@ -856,7 +856,7 @@ func attentionFinding(s *scenarios.Scenario) string {
 		// FlexAttention the language models' default from 16954571
 		// (2026-06-09, attn_backend "flex" in model_registry,
 		// torchtitan/models/llama3/__init__.py at b5bcd76c).
-		return fmt.Sprintf("%s, the kernel of stack torchtitan, which is torchtitan 9dec370 (Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches %s there (training.attention_kernel: cudnn, docs/compute-model.md), %v less compute a step. From 1695457 its language models run FlexAttention, which zerosim times as fa2.%s",
+		return fmt.Sprintf("%s, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches %s there (training.attention_kernel: cudnn, docs/compute-model.md), %v less compute a step. From 1695457 its language models run FlexAttention, which zerosim times as fa2.%s",
 			head, fmtEff(bestEff), saved, fa3)
 	}
 	return fmt.Sprintf("%s; %s reaches %s there (training.attention_kernel: %s, docs/compute-model.md): %v less compute a step.%s",
