@@ -49,8 +49,12 @@ type Comparison struct {
 	ZeroPP *ZeroPPSection `json:"zero_pp,omitempty"`
 	// Verdict says which variant is fastest, by how much and why, and which
 	// do not fit (computed from the rows).
-	Verdict string      `json:"verdict"`
-	Plot    comparePlot `json:"plot"`
+	Verdict string `json:"verdict"`
+	// AttentionNote says, when the variants' GPUs differ and attention is
+	// a large share timed at different rates, which kernel each was timed
+	// with (compareAttention).
+	AttentionNote string      `json:"attention_note,omitempty"`
+	Plot          comparePlot `json:"plot"`
 	// Wide writes one table with a "Δ vs" column per variant (--wide);
 	// by default the tables keep to maxColumns.
 	Wide bool `json:"-"`
@@ -87,6 +91,12 @@ type compareVariant struct {
 	// Comparison.GEMMDefaults.
 	gpu, gemmFrom string
 	gemm          float64
+	// attn is the attention the variant was timed with
+	// (compareAttention).
+	attn struct {
+		variantAttention
+		ok bool
+	}
 	ExposedCommPS int64          `json:"exposed_comm_ps"`
 	Phases        []comparePhase `json:"phases"`
 	PeakMemory    int64          `json:"peak_memory_bytes"`
@@ -252,6 +262,7 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
+	v.attn.variantAttention, v.attn.ok = attentionOf(s)
 	b := r.Busiest()
 	v.BusiestComputePS, v.BusiestAlonePS = int64(b.Compute), int64(b.Alone)
 	for _, p := range r.Phases {
@@ -316,6 +327,7 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	}
 	c.Rows = compareRows(c.Variants)
 	c.Verdict = compareVerdict(c.Variants)
+	c.AttentionNote = compareAttention(c.Variants)
 	if len(runs.SlowLink) > 0 {
 		c.SlowLink = slowLinkSection(runs.SlowLink, seedNote)
 		c.SlowLink.Skipped = runs.SlowSkipped
@@ -689,7 +701,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 			return err
 		}
 	}
-	for _, note := range []string{c.NotKAlone, c.KNoEffect, c.GEMMDefaults} {
+	for _, note := range []string{c.AttentionNote, c.NotKAlone, c.KNoEffect, c.GEMMDefaults} {
 		if note == "" {
 			continue
 		}

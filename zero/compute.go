@@ -649,9 +649,13 @@ func attentionFLOPS(s *scenarios.Scenario) (int64, error) {
 // (scenarios.BlockDims.KernelValueDim): FlashAttention-2, as transformers
 // calls it under training.attention flash. cuDNN's fused attention (as
 // torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1's SDPA runs it, which passes MLA's value unpadded:
-// torchtitan/models/deepseek_v3/model/model.py) takes the value as it is.
+// torchtitan/models/deepseek_v3/model/model.py) takes the value as it is,
+// and so does every kernel under stack torchtitan, whose deepseek_v3
+// model hands SDPA and FlexAttention the value unpadded (memory.BlockDims.
+// ValueUnpadded: flash with fa2 is how zerosim import torchtitan writes
+// FlexAttention).
 func padsValue(s *scenarios.Scenario) bool {
-	return s.Training.Attention == scenarios.AttentionFlash && RunsAs(s.Cluster.GPU, s.Training.AttentionKernel) != scenarios.KernelCuDNN
+	return s.Training.Attention == scenarios.AttentionFlash && s.Stack != "torchtitan" && RunsAs(s.Cluster.GPU, s.Training.AttentionKernel) != scenarios.KernelCuDNN
 }
 
 // blockAttentionFLOPs is the core attention forward of block l under the
