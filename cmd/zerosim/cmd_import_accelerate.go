@@ -26,14 +26,8 @@ type importAccelerateOpts struct {
 	nodesGiven, gpnGiven bool
 }
 
-// newImportAccelerateCmd is zerosim import accelerate (cmd_import.go adds
-// it to the import group).
-func newImportAccelerateCmd(a *app) *cobra.Command {
-	var o importAccelerateOpts
-	c := &cobra.Command{
-		Use:   "accelerate CONFIG.yaml",
-		Short: "Print the scenario sections a Hugging Face Accelerate config (FSDP, DDP, DeepSpeed) determines",
-		Long: `import accelerate reads a Hugging Face Accelerate config (the YAML that
+// importAccelerateLong is import accelerate's --help.
+const importAccelerateLong = `import accelerate reads a Hugging Face Accelerate config (the YAML that
 accelerate config writes and accelerate launch --config_file reads, which
 the Trainer runs under) and prints the scenario sections it determines,
 each key with a comment naming the Accelerate key and rule it comes from:
@@ -64,7 +58,16 @@ per node), which override the config's; a config for SLURM leaves
 num_processes to them. With --hf and --gpu the output
 runs as it is:
 zerosim import accelerate fsdp.yaml --hf config.json --gpu H100-80GB > s.yaml
-zerosim run s.yaml`,
+zerosim run s.yaml`
+
+// newImportAccelerateCmd is zerosim import accelerate (cmd_import.go adds
+// it to the import group).
+func newImportAccelerateCmd(a *app) *cobra.Command {
+	var o importAccelerateOpts
+	c := &cobra.Command{
+		Use:   "accelerate CONFIG.yaml",
+		Short: "Print the scenario sections a Hugging Face Accelerate config (FSDP, DDP, DeepSpeed) determines",
+		Long:  importAccelerateLong,
 		Example: `  zerosim import accelerate fsdp.yaml --hf config.json --gpu H100-80GB --micro-batch 2 --recompute full
   zerosim import accelerate fsdp.yaml --format json`,
 		Args: cobra.ExactArgs(1),
