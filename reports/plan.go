@@ -970,7 +970,7 @@ func ToFit(p *sweep.Plan) string {
 	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	var ways []string
 	if p.NodesToFit > 0 {
-		w := fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes)
+		w := fmt.Sprintf("%d nodes (the least that fit%s, %d more)", p.NodesToFit, pinnedWith(p), p.NodesToFit-p.Nodes)
 		// The global batch must split over their dp (a plan there checks
 		// it: CheckGlobalBatch); the configuration keeps its micro-batch ×
 		// accumulation per GPU, so a multiple of dp sequences.
@@ -1035,7 +1035,23 @@ func ToFit(p *sweep.Plan) string {
 		ways = append(ways, fmt.Sprintf("a fused cross-entropy loss in place of the fp32 one (flash-attn's, as llm-foundry's MPT runs), --set %s: peak %s, replayed (plan does not search the loss kernel)",
 			strings.Join(p.LossSets, " --set "), gib(p.LossPeak)))
 	}
-	return strings.Join(ways, "; or ") + "." + offload
+	text := strings.Join(ways, "; or ") + "." + offload
+	if len(p.Pinned) > 0 {
+		// s28 L1: with --set training.grad_accum=1 the nodes were 4
+		// against 3 without the pin, and nothing said why.
+		text += fmt.Sprintf(" These hold under the pin %s: without that --set plan searches %s too, and may need less.",
+			EscapeControl(strings.Join(p.Pinned, ", ")), map[bool]string{true: "those keys", false: "the key"}[len(p.Pinned) > 1])
+	}
+	return text
+}
+
+// pinnedWith is " with K=V pinned" for the plan's pinned keys (the
+// --set of a key plan searches), "" without any.
+func pinnedWith(p *sweep.Plan) string {
+	if len(p.Pinned) == 0 {
+		return ""
+	}
+	return " with " + EscapeControl(strings.Join(p.Pinned, ", ")) + " pinned"
 }
 
 // searchIt is the advice to search key with flags, which plan refuses
