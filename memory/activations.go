@@ -322,19 +322,33 @@ func UnitOpRecomputedMMFLOPs(s *scenarios.Scenario, u int) (int64, error) {
 	return OpRecomputedMMFLOPs(UnitBlockDims(s, u))
 }
 
-// OpSavesAllToAll reports whether torchtitan's op policy saves the
-// expert-parallel all-to-alls' outputs for s's model: its save list holds
-// torch.ops._c10d_functional.all_to_all_single.default in
-// torchtitan/models/deepseek_v3, llama4 and gpt_oss infra/parallelize.py
-// but not in qwen3's (torchtitan/models/qwen3/infra/parallelize.py lines
-// 39-53 at 238fa9953e4aec2a62582121564273d7cbb1e9f1), whose MoE model
-// the torchtitan importer and the HF importer both give the architecture
-// Qwen3MoeForCausalLM. Under qwen3's list the all-to-alls are recomputed:
-// rerun in backward (zero's recomputeA2A) and not kept (moeActivation).
-// Every other model, which torchtitan at that commit does not build, is
-// counted with the deepseek_v3 list.
+// OpSavesAllToAll reports whether torchtitan's op policy keeps the
+// expert-parallel all-to-alls' outputs for s: training.op_save_all_to_all,
+// torchtitan from c4e2291155a4 (2025-09-06, pytorch/torchtitan#1672),
+// whose deepseek_v3 and llama4 _save_list hold
+// torch.ops._c10d_functional.all_to_all_single.default (gpt_oss's from
+// its first commit; qwen3's not up to 238fa9953e4a). Kept, each is the
+// whole received tensor: the autograd op
+// _c10d_functional_autograd::all_to_all_single (AllToAllSingle, an
+// autograd-key kernel) dispatches _c10d_functional::all_to_all_single
+// below autograd, which allocates its output (input.new_empty with the
+// received rows) and which the checkpoint's _CachingTorchDispatchMode
+// sees under the policy and, MUST_SAVE, stores as a detached alias of
+// that output until the recompute pops it (torch/csrc/distributed/c10d/
+// Functional.cpp: c10d::all_to_all_single, AllToAllSingle::forward and
+// TORCH_LIBRARY(_c10d_functional_autograd) at pytorch/pytorch
+// 00295aec0dd325c7641f0a839bb776880a4fae5f; torch/utils/checkpoint.py
+// _CachingTorchDispatchMode.__torch_dispatch__ at
+// 4b804b8500f89bdf9a8c6db04a3dc6b8dbcb3757). Nothing else keeps it:
+// the dispatch's output feeds vstack and an index (whose backward needs
+// the indices only), the combine's the scores' multiply and a scatter_add
+// under the same checkpoint (torchtitan/distributed/expert_parallel.py
+// lines 121-155 and 238-268, torchtitan/models/moe.py lines 403-433 at
+// c4e2291155a4785bbef1d87dc64561a5ad54c121). Otherwise (false) the
+// all-to-alls rerun in backward (zero's recomputeA2A) and are not kept
+// (moeActivation).
 func OpSavesAllToAll(s *scenarios.Scenario) bool {
-	return s.Model.Architecture != "Qwen3MoeForCausalLM"
+	return s.Training.OpSaveAllToAll
 }
 
 // routerGateExperts is the routed experts of the MoE layer block u holds
@@ -463,10 +477,11 @@ func unitRingBuffers(s *scenarios.Scenario) (fwd, bwd []int64, err error) {
 // all_to_all_single_autograd (torchtitan/distributed/expert_parallel.py
 // at that commit, _token_dispatch and _token_combine), whose
 // _c10d_functional.all_to_all_single the deepseek_v3, llama4 and gpt_oss
-// save lists hold (their infra/parallelize.py; qwen3's does not:
-// saveA2A, OpSavesAllToAll): the tokens each rank receives for its
-// experts and the expert outputs it receives back, 2·h bytes per (token,
-// expert) row each, are kept, the rest rebuilt.
+// save lists hold from c4e2291155a4 (2025-09-06) on (their
+// infra/parallelize.py; qwen3's does not): with it (saveA2A,
+// training.op_save_all_to_all, OpSavesAllToAll) the tokens each rank
+// receives for its experts and the expert outputs it receives back, 2·h
+// bytes per (token, expert) row each, are kept, the rest rebuilt.
 func moeActivation(s, b int64, d *scenarios.BlockDims, recompute scenarios.Recompute, megatron bool, ep int, saveA2A bool) (stored, transient int64, err error) {
 	expert := ExpertActivation
 	if megatron {

@@ -188,6 +188,7 @@ var verifyKeys = map[string]keyRule{
 	"training.recompute_fraction":     noChange(),
 	"training.op_force_recompute":     noChange(),
 	"training.op_recompute_attention": noChange(),
+	"training.op_save_all_to_all":     noChange(),
 	"training.mfu":                    noChange(),
 	"training.compute_efficiency":     noChange(),
 	"training.attention_efficiency":   noChange(),

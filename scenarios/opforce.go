@@ -281,3 +281,20 @@ func (l *loader) resolveOpAttention(s *Scenario) *Error {
 	}
 	return nil
 }
+
+// resolveOpA2A checks training.op_save_all_to_all (Training.
+// OpSaveAllToAll), torchtitan's op policy from c4e2291: under another
+// policy, or without routed experts sent across expert parallelism, it
+// counts nothing and is warned of.
+func (l *loader) resolveOpA2A(s *Scenario) *Error {
+	const path = "training.op_save_all_to_all"
+	t := &s.Training
+	switch {
+	case !t.OpSaveAllToAll:
+	case t.Recompute != RecomputeOp:
+		l.warn(s, path, fmt.Sprintf("op_save_all_to_all counts nothing here: it is torchtitan's op policy's, and training.recompute is %s (set recompute: op, or delete the key)", t.Recompute))
+	case s.Parallelism.EP <= 1:
+		l.warn(s, path, "op_save_all_to_all counts nothing here: without expert parallelism (parallelism.ep 1) there is no all-to-all (set parallelism.ep, or delete the key)")
+	}
+	return nil
+}

@@ -87,6 +87,9 @@ type Torchtitan struct {
 	// attention under the op policy of a torchtitan before b39377f
 	// (readCuDNNEra).
 	OpRecomputeAttention bool
+	// OpSaveAllToAll is training.op_save_all_to_all: the op policy of a
+	// torchtitan from c4e2291 on keeps the all-to-alls (readA2AEra).
+	OpSaveAllToAll bool
 	// flexAttn marks a flavor of attn_type flex (a block-causal mask).
 	flexAttn bool
 	// noCP is why the flavor's torchtitan refuses context parallelism
@@ -723,6 +726,7 @@ func (t *Torchtitan) read(d *ttDoc) error {
 		t.readNormType(d)
 	}
 	t.readCuDNNEra(d)
+	t.readA2AEra(d)
 	t.readEra(d)
 	return nil
 }
@@ -1722,6 +1726,9 @@ func (t *Torchtitan) Scenario() []byte {
 	}
 	if t.OpRecomputeAttention {
 		w("  op_recompute_attention: true  # %s\n", t.Sources["op_recompute_attention"])
+	}
+	if t.OpSaveAllToAll {
+		w("  op_save_all_to_all: true  # %s\n", t.Sources["op_save_all_to_all"])
 	}
 	if t.FP8 != FP8None {
 		w("  fp8: %s  # %s: float8 linears\n", t.FP8, t.Sources["fp8"])

@@ -336,3 +336,99 @@ func (d *ttDoc) preFlexDSV3() (key, removed string) {
 	}
 	return "", ""
 }
+
+// ttAfterA2ASave are keys torchtitan's config gained after c4e2291155a4
+// (2025-09-06, "Save _to_copy and a2a in selective AC policy",
+// pytorch/torchtitan#1672), which added
+// torch.ops._c10d_functional.all_to_all_single.default to deepseek_v3's
+// and llama4's _save_list and no key: a file that gives one ran a
+// torchtitan whose op policy keeps the expert-parallel all-to-alls'
+// outputs (Training.OpSaveAllToAll). Each is a key of TorchtitanCommit's
+// JobConfig absent from every JobConfig up to c4e2291 (the fields of
+// torchtitan/config/job_config.py at each commit of its history, nested
+// dataclasses recursed), with the first commit after c4e2291 whose
+// JobConfig has it. The [float8] and [mx] keys that became
+// [quantize.linear.*] are listed under their new names only.
+var ttAfterA2ASave = map[string]string{
+	"comm.save_traces_file_prefix":                                    "0f34257d9 (2025-09-23)",
+	"training.dtype":                                                  "e99e16c91 (2025-09-16)",
+	"quantize.linear.float8.emulate":                                  "8a2686c4a (2025-09-30)",
+	"quantize.linear.float8.enable_fsdp_float8_all_gather":            "8a2686c4a (2025-09-30)",
+	"quantize.linear.float8.filter_fqns":                              "8a2686c4a (2025-09-30)",
+	"quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp": "8a2686c4a (2025-09-30)",
+	"quantize.linear.float8.recipe_name":                              "8a2686c4a (2025-09-30)",
+	"quantize.linear.mx.filter_fqns":                                  "8a2686c4a (2025-09-30)",
+	"quantize.linear.mx.mxfp8_dim1_cast_kernel_choice":                "8a2686c4a (2025-09-30)",
+	"quantize.linear.mx.recipe_name":                                  "8a2686c4a (2025-09-30)",
+	"quantize.grouped_mm.float8.fqns":                                 "8a2686c4a (2025-09-30)",
+	"quantize.grouped_mm.mx.fqns":                                     "8a2686c4a (2025-09-30)",
+	"quantize.grouped_mm.mx.recipe_name":                              "8a2686c4a (2025-09-30)",
+	"compile.backend":                                                 "177b050ca (2025-10-02)",
+	"checkpoint.load_only":                                            "eb13ba222 (2025-10-05)",
+	"checkpoint.initial_load_in_hf_quantized":                         "a6f0cfc39 (2025-10-08)",
+	"profiling.profiler_active":                                       "21739fdcf (2025-10-08)",
+	"profiling.profiler_warmup":                                       "21739fdcf (2025-10-08)",
+	"activation_checkpoint.memory_budget":                             "b27638732 (2025-10-09)",
+	"activation_checkpoint.visualize_memory_budget_pareto":            "b27638732 (2025-10-09)",
+	"checkpoint.enable_ft_dataloader_checkpoints":                     "a82b77ad8 (2025-10-12)",
+	"job.custom_config_module":                                        "7c1048075 (2025-10-14)",
+	"job.print_config":                                                "7c1048075 (2025-10-14)",
+	"job.save_config_file":                                            "7b96efc8e (2025-10-21)",
+	"activation_checkpoint.debug":                                     "e61f2cce4 (2025-10-29)",
+	"activation_checkpoint.determinism_check":                         "e61f2cce4 (2025-10-29)",
+	"activation_checkpoint.preserve_rng_state":                        "e61f2cce4 (2025-10-29)",
+	"debug.deterministic":                                             "e61f2cce4 (2025-10-29)",
+	"debug.deterministic_warn_only":                                   "e61f2cce4 (2025-10-29)",
+	"debug.moe_force_load_balance":                                    "e61f2cce4 (2025-10-29)",
+	"debug.seed":                                                      "e61f2cce4 (2025-10-29)",
+	"comm.mode":                                                       "d0393b37a (2025-11-25)",
+	"parallelism.pipeline_parallel_expert_parallel_overlap":           "fcc5643f4 (2025-12-12)",
+	"parallelism.expert_parallel_comm_backend":                        "36a4b6942 (2025-12-17)",
+	"training.dataloader.num_workers":                                 "658f94cb9 (2025-12-18)",
+	"training.dataloader.persistent_workers":                          "658f94cb9 (2025-12-18)",
+	"training.dataloader.pin_memory":                                  "658f94cb9 (2025-12-18)",
+	"training.dataloader.prefetch_factor":                             "658f94cb9 (2025-12-18)",
+	"validation.dataloader.num_workers":                               "658f94cb9 (2025-12-18)",
+	"validation.dataloader.persistent_workers":                        "658f94cb9 (2025-12-18)",
+	"validation.dataloader.pin_memory":                                "658f94cb9 (2025-12-18)",
+	"validation.dataloader.prefetch_factor":                           "658f94cb9 (2025-12-18)",
+	"parallelism.context_parallel_load_balancer":                      "0a2107f98 (2026-01-20)",
+	"lr_scheduler.total_steps":                                        "40b54e47f (2026-02-06)",
+}
+
+// ttModelA2ASaved are the MoE models whose op policy kept the all-to-alls
+// from the commit given on (Training.OpSaveAllToAll): deepseek_v3 and
+// llama4 from c4e2291 (their _save_list, c4e2291's diff), gpt_oss from its
+// first commit, de335b321 (2025-10-22: torchtitan/experiments/gpt_oss/
+// infra/parallelize.py line 40 there), so a file naming it is that recent.
+// qwen3's _save_list has no all_to_all_single up to TorchtitanCommit
+// (torchtitan/models/qwen3/infra/parallelize.py at 238fa9953e4a; the
+// centralized policy of 114151ad4, 2026-03-23, gave it one).
+var ttModelA2ASaved = map[string]string{
+	"deepseek_v3": "c4e2291",
+	"llama4":      "c4e2291",
+	"gpt_oss":     "de335b321 (2025-10-22)",
+}
+
+// readA2AEra sets training.op_save_all_to_all for an MoE file under the op
+// policy with expert parallelism: true where the file's keys
+// (ttAfterA2ASave) or its model (gpt_oss) date it after c4e2291; a file
+// they cannot date so keeps false, the rerun of every torchtitan before
+// c4e2291, with a note saying how to set it (c4e2291 added no key, so a
+// file of either side of it may read the same).
+func (t *Torchtitan) readA2AEra(d *ttDoc) {
+	since, ok := ttModelA2ASaved[t.ModelName]
+	if !ok || t.Recompute != RecomputeOp || t.EP <= 1 {
+		return
+	}
+	key, by := d.ttEraKey(ttAfterA2ASave)
+	if t.ModelName == "gpt_oss" && key == "" {
+		key, by = "model.name = "+strconv.Quote(t.ModelName), since
+	}
+	if key != "" && d.preEarlyKey == "" {
+		t.OpSaveAllToAll = true
+		t.src("op_save_all_to_all", key+" (torchtitan "+by+") dates the file after c4e2291 (2025-09-06), whose _save_list keeps _c10d_functional.all_to_all_single")
+		return
+	}
+	t.note("op policy with expert parallelism: torchtitan from c4e2291 (2025-09-06; gpt_oss from its first commit) keeps the all-to-alls' outputs (_c10d_functional.all_to_all_single in %s's _save_list), and no key of the file dates it that recent: written as op_save_all_to_all false, the dispatch and combine rerun in backward as before c4e2291 (set training.op_save_all_to_all: true if yours is c4e2291 or later)", t.ModelName)
+}

@@ -366,3 +366,56 @@ func TestImportTorchtitanFlexBeforeGQA(t *testing.T) {
 	checkImportedAttention(t, "8B_flex", "llama3_8b.toml", ttFile(t, "llama3_8b.toml", `flavor = "8B"`, `flavor = "8B_flex"`), "H100-80GB", KernelFA2, AttentionFlash, false,
 		"model.flavor 8B_flex runs FlexAttention with enable_gqa: written as training.attention: flash")
 }
+
+// TestImportTorchtitanA2AEra: c4e2291155a4 (2025-09-06) put
+// _c10d_functional.all_to_all_single in deepseek_v3's and llama4's op
+// _save_list and added no key, so training.op_save_all_to_all is written
+// true only for a file whose keys date it later (ttAfterA2ASave) or whose
+// model had it from its first commit (gpt_oss, de335b321). torchtitan's
+// deepseek_v3_16b.toml of 238fa99 gives job.print_config (7c1048075,
+// 2025-10-14): true. Without it and its [quantize.*] tables (8a2686c4a,
+// 2025-09-30) no key dates it after c4e2291 (the
+// file of c4e2291's parent reads so): false, with a note saying how to set
+// it. With EP 1
+// there is no all-to-all and nothing is written or noted.
+func TestImportTorchtitanA2AEra(t *testing.T) {
+	c := TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: "H100-80GB"}
+	const key = "op_save_all_to_all: true  # job.print_config (torchtitan 7c1048075 (2025-10-14)) dates the file after c4e2291 (2025-09-06), whose _save_list keeps _c10d_functional.all_to_all_single\n"
+	const note = "(set training.op_save_all_to_all: true if yours is c4e2291 or later)"
+	// The keys of the 238fa99 file that date it after c4e2291.
+	undated := []string{"print_config = false\n", "", "[quantize.linear.float8]\nenable_fsdp_float8_all_gather = false\nprecompute_float8_dynamic_scale_for_fsdp = false\nfilter_fqns = [\"output\", \"router.gate\"]\n\n[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n", ""}
+	for _, tc := range []struct {
+		file     string
+		data     []byte
+		save     bool
+		wantNote bool
+	}{
+		{"deepseek_v3_16b.toml", ttFile(t, "deepseek_v3_16b.toml"), true, false},
+		{"undated.toml", ttFile(t, "deepseek_v3_16b.toml", undated...), false, true},
+		{"ep1.toml", ttFile(t, "deepseek_v3_16b.toml", append(undated, "expert_parallel_degree = 8", "expert_parallel_degree = 1")...), false, false},
+	} {
+		tt, err := ImportTorchtitan(tc.file, tc.data, c)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		out := string(tt.Scenario())
+		if tt.OpSaveAllToAll != tc.save || strings.Contains(out, key) != tc.save || strings.Contains(out, "\n  op_save_all_to_all: true  #") != tc.save {
+			t.Errorf("%s: op_save_all_to_all %t, want %t (want the line %q iff true) in\n%s", tc.file, tt.OpSaveAllToAll, tc.save, key, out)
+		}
+		if got := strings.Contains(strings.Join(tt.Notes, "\n"), note); got != tc.wantNote {
+			t.Errorf("%s: note %q given %t, want %t; notes:\n%s", tc.file, note, got, tc.wantNote, strings.Join(tt.Notes, "\n"))
+		}
+		s, err := Load(tc.file+".yaml", tt.Scenario(), nil)
+		if err != nil {
+			t.Fatalf("%s: the import does not load: %v", tc.file, err)
+		}
+		if s.Training.OpSaveAllToAll != tc.save {
+			t.Errorf("%s: loads with op_save_all_to_all %t, want %t", tc.file, s.Training.OpSaveAllToAll, tc.save)
+		}
+	}
+	for k := range ttAfterA2ASave {
+		if !ttAllKeys[k] || ttPreStrict[k] != "" {
+			t.Errorf("%s: not a key of TorchtitanCommit's JobConfig", k)
+		}
+	}
+}

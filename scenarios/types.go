@@ -453,6 +453,21 @@ type Training struct {
 	// OpRecomputeAttention, zero.PlanCompute). false (default): the
 	// attention's outputs are kept, as torchtitan since b39377f.
 	OpRecomputeAttention bool `yaml:"op_recompute_attention,omitempty"`
+	// OpSaveAllToAll, under recompute: op with expert parallelism, is
+	// torchtitan's op policy from c4e2291155a4 (2025-09-06, "Save _to_copy
+	// and a2a in selective AC policy", pytorch/torchtitan#1672), which put
+	// torch.ops._c10d_functional.all_to_all_single.default in deepseek_v3's
+	// and llama4's _save_list (torchtitan/models/deepseek_v3/infra/
+	// parallelize.py line 38 at c4e2291155a4785bbef1d87dc64561a5ad54c121;
+	// gpt_oss's list had it from its first commit, de335b321, 2025-10-22;
+	// qwen3's not up to 238fa9953e4a). The caching dispatch mode then keeps
+	// the dispatch's and the combine's received tokens, and backward sends
+	// neither again (memory.OpSavesAllToAll). false (default): they are
+	// rerun in backward, as every torchtitan before c4e2291 did, whose MoE
+	// policy was llama3's list without it (deepseek_v3/infra/parallelize.py
+	// line 27 at 8a749c618: apply_ac from llama3), and as the stack preset's
+	// torchtitan 9dec370 (no MoE) counts nothing for.
+	OpSaveAllToAll bool `yaml:"op_save_all_to_all,omitempty"`
 	// Steps is how many steps verify runs (default 5); Seed seeds toy data.
 	Steps int   `yaml:"steps,omitempty"`
 	Seed  int64 `yaml:"seed,omitempty"`

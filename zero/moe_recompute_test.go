@@ -2,6 +2,7 @@ package zero
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
@@ -17,8 +18,9 @@ import (
 // megatron/core/transformer/moe/token_dispatcher.py:705 and :864;
 // torchtitan b5bcd76c66d0acb1a08b176d9639425bc55e0b2a FullAC wraps the
 // block, torchtitan/distributed/activation_checkpoint.py:166-182), while
-// torchtitan's op-level policy saves all_to_all_single's output (the same
-// file :60-63) and selective reruns attention only. Under op the experts
+// torchtitan's op-level policy from c4e2291155a4 (2025-09-06) saves
+// all_to_all_single's output (the same file :60-63; training.
+// op_save_all_to_all) and selective reruns attention only. Under op the experts
 // rerun their forward all the same (their grouped GEMMs are not aten.mm,
 // in no save list): 3× the forward's FLOPs, keeping only the two
 // all-to-all outputs, 2·64 MiB, and rebuilding the rest. recompute_every 2
@@ -40,11 +42,12 @@ func TestRecomputeRerunsExpertAllToAll(t *testing.T) {
 		}{
 			{"none", 1, [2]bool{false, false}, 2 * layers},
 			{"selective", 1, [2]bool{false, false}, 2 * layers},
-			{"op", 1, [2]bool{true, true}, 2 * layers},
+			{"op, op_save_all_to_all: true", 1, [2]bool{true, true}, 2 * layers},
 			{"full", 1, [2]bool{true, true}, 4 * layers},
 			{"full", 2, [2]bool{false, true}, 3 * layers},
 		} {
-			t.Run(fmt.Sprintf("stage%d/%s/every%d", stage, c.policy, c.every), func(t *testing.T) {
+			policy := strings.TrimSuffix(strings.Fields(c.policy)[0], ",")
+			t.Run(fmt.Sprintf("stage%d/%s/every%d", stage, policy, c.every), func(t *testing.T) {
 				doc := fmt.Sprintf("version: 1\ncluster: {nodes: 8, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b}\n"+
 					"parallelism: {dp: 64, zero_stage: %d, ep: 8}\ntraining: {recompute: %s, recompute_every: %d}\n", stage, c.policy, c.every)
 				s, err := scenarios.Load("mixtral.yaml", []byte(doc), nil)
@@ -70,7 +73,7 @@ func TestRecomputeRerunsExpertAllToAll(t *testing.T) {
 					u := unitNamed(t, s, fmt.Sprintf("experts.%d", i))
 					ratio, act, re := int64(2), int64(kept), int64(0)
 					switch {
-					case rerun && c.policy == "op":
+					case rerun && policy == "op":
 						ratio, act, re = 3, 2*a2a, kept-2*a2a
 					case rerun:
 						ratio, act, re = 3, 0, kept
@@ -107,7 +110,7 @@ func TestRecomputeRerunsExpertAllToAll(t *testing.T) {
 						}
 					}
 					wantBefore := 1
-					if rerun && c.policy != "op" { // op reruns no all-to-all
+					if rerun && policy != "op" { // op reruns no all-to-all
 						wantBefore = 3
 					}
 					if before != wantBefore || after != 1 || len(a2as) != wantBefore+1 {

@@ -563,11 +563,11 @@ func (b *builder) a2aAfter(u int, ph Phase, after []int32) int32 {
 // torchtitan's FullAC wraps the block in checkpoint_wrapper
 // (torchtitan/distributed/activation_checkpoint.py:166-182 at
 // pytorch/torchtitan b5bcd76c66d0acb1a08b176d9639425bc55e0b2a). Not under
-// torchtitan's op-level policy (training.recompute op), whose save list
+// torchtitan's op-level policy (training.recompute op) when its save list
 // keeps all_to_all_single's outputs "to avoid re-communication" (the same
-// file, :60-63), but for qwen3's list, which has no all_to_all_single
-// (memory.OpSavesAllToAll: torchtitan/models/qwen3/infra/parallelize.py
-// lines 39-53 at 238fa9953e4aec2a62582121564273d7cbb1e9f1; its
+// file, :60-63; training.op_save_all_to_all, memory.OpSavesAllToAll: from
+// c4e2291155a4, 2025-09-06, for deepseek_v3 and llama4; never in qwen3's
+// list up to 238fa9953e4aec2a62582121564273d7cbb1e9f1, whose
 // PREFER_RECOMPUTE reruns them), nor under selective, which reruns
 // attention only. The
 // tensors the rerun brings back are the experts' transient activations
