@@ -412,8 +412,9 @@ var ttModelA2ASaved = map[string]string{
 
 // readA2AEra sets training.op_save_all_to_all for an MoE file under the op
 // policy with expert parallelism: true where the file's keys
-// (ttAfterA2ASave) or its model (gpt_oss) date it after c4e2291; a file
-// they cannot date so keeps false, the rerun of every torchtitan before
+// (ttAfterA2ASave) or its model (gpt_oss) date it after c4e2291; false,
+// noted, where they date it before 25413d2 (ttDoc.preEarlyKey); a file
+// they cannot date keeps false, the rerun of every torchtitan before
 // c4e2291, with a note saying how to set it (c4e2291 added no key, so a
 // file of either side of it may read the same).
 func (t *Torchtitan) readA2AEra(d *ttDoc) {
@@ -425,7 +426,11 @@ func (t *Torchtitan) readA2AEra(d *ttDoc) {
 	if t.ModelName == "gpt_oss" && key == "" {
 		key, by = "model.name = "+strconv.Quote(t.ModelName), since
 	}
-	if key != "" && d.preEarlyKey == "" {
+	if d.preEarlyKey != "" {
+		t.note("op policy with expert parallelism: %s dates the file before torchtitan 25413d2 (2025-08-29), so before c4e2291 (2025-09-06), whose _save_list first kept the all-to-alls' outputs: they rerun in backward (training.op_save_all_to_all false)", d.preEarlyKey)
+		return
+	}
+	if key != "" {
 		t.OpSaveAllToAll = true
 		t.src("op_save_all_to_all", key+" (torchtitan "+by+") dates the file after c4e2291 (2025-09-06), whose _save_list keeps _c10d_functional.all_to_all_single")
 		return

@@ -392,6 +392,7 @@ func TestImportTorchtitanA2AEra(t *testing.T) {
 	}{
 		{"deepseek_v3_16b.toml", ttFile(t, "deepseek_v3_16b.toml"), true, false},
 		{"undated.toml", ttFile(t, "deepseek_v3_16b.toml", undated...), false, true},
+		{"deepseek_v3_16b-b5b7ffb.toml", ttFile(t, "deepseek_v3_16b-b5b7ffb.toml", "expert_parallel_degree = 1", "expert_parallel_degree = 8", "mode = \"full\"", "mode = \"selective\"\nselective_ac_option = \"op\""), false, false},
 		{"ep1.toml", ttFile(t, "deepseek_v3_16b.toml", append(undated, "expert_parallel_degree = 8", "expert_parallel_degree = 1")...), false, false},
 	} {
 		tt, err := ImportTorchtitan(tc.file, tc.data, c)
@@ -401,6 +402,9 @@ func TestImportTorchtitanA2AEra(t *testing.T) {
 		out := string(tt.Scenario())
 		if tt.OpSaveAllToAll != tc.save || strings.Contains(out, key) != tc.save || strings.Contains(out, "\n  op_save_all_to_all: true  #") != tc.save {
 			t.Errorf("%s: op_save_all_to_all %t, want %t (want the line %q iff true) in\n%s", tc.file, tt.OpSaveAllToAll, tc.save, key, out)
+		}
+		if tc.file == "deepseek_v3_16b-b5b7ffb.toml" && !strings.Contains(strings.Join(tt.Notes, "\n"), "training.compile dates the file before torchtitan 25413d2 (2025-08-29), so before c4e2291") {
+			t.Errorf("%s: no note dating it before c4e2291:\n%s", tc.file, strings.Join(tt.Notes, "\n"))
 		}
 		if got := strings.Contains(strings.Join(tt.Notes, "\n"), note); got != tc.wantNote {
 			t.Errorf("%s: note %q given %t, want %t; notes:\n%s", tc.file, note, got, tc.wantNote, strings.Join(tt.Notes, "\n"))
