@@ -172,6 +172,10 @@ type validationRow struct {
 	// reason and asserted to still not fit, so the field must go when the
 	// model learns the mechanism.
 	FitMiss string `json:"fit_miss"`
+	// OpSaveAllToAll is training.op_save_all_to_all for a row whose op
+	// policy kept the expert-parallel all-to-alls and its template's did
+	// not: torchtitan c4e2291's "After" run of the same job config.
+	OpSaveAllToAll *bool `json:"op_save_all_to_all"`
 }
 
 // resolve turns the forms a source may publish in into the figures the
@@ -272,6 +276,9 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.ModelPreset != "" {
 		sets = append(sets, "model.preset="+r.ModelPreset)
 	}
+	if r.OpSaveAllToAll != nil {
+		sets = append(sets, fmt.Sprintf("training.op_save_all_to_all=%t", *r.OpSaveAllToAll))
+	}
 	return append(part, sets...)
 }
 
@@ -314,6 +321,9 @@ func (r validationRow) name() string {
 	}
 	if r.Boundary != "" {
 		n += ", boundary " + r.Boundary
+	}
+	if r.OpSaveAllToAll != nil {
+		n += fmt.Sprintf(", op_save_all_to_all %t", *r.OpSaveAllToAll)
 	}
 	return n
 }
