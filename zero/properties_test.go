@@ -358,7 +358,11 @@ func init() {
 	// reads.
 	for _, subject := range []string{"torchtitan-llama3.1-8b-h100", "torchtitan-llama3.1-8b-h100-compile", "torchtitan-llama3.1-8b-h100-float8", "torchtitan-llama3.1-8b-h200-trainy", "torchtitan-llama3-8b-a100", "torchtitan-llama3-8b-h100-commits",
 		// torchao's float8 tables run torchtitan's per-op SAC too.
-		"torchao-float8-llama3-8b-h100"} {
+		"torchao-float8-llama3-8b-h100",
+		// deepseek_v3's op policy holds the same SDPA ops (llama3's
+		// _save_list at 8a749c618; deepseek_v3's own at ea4989e0d, c4e2291's
+		// parent, torchtitan/models/deepseek_v3/infra/parallelize.py).
+		"torchtitan-dsv3-16b-h100-f738a03bf", "torchtitan-dsv3-16b-h100-c4e2291"} {
 		for _, q := range []string{qActs.name, qAlloc.name} {
 			propExceptions = append(propExceptions, propException{subject: subject, key: "training.attention", quantity: q,
 				lo: "sdpa", hi: "eager training.attention_kernel=eager", reason: opPolicyEager})
