@@ -128,6 +128,13 @@ type validationRow struct {
 	// OptimizerImpl is training.optimizer_impl for a source whose rows
 	// differ by it (torchtitan 40f8fd007: foreach and fused AdamW).
 	OptimizerImpl string `json:"optimizer_impl"`
+	// MasterDType and OptimizerStateDType are training.master_dtype and
+	// training.optimizer_state_dtype for a row that ran another master or
+	// optimizer-state precision than its template (DeepSpeedExamples'
+	// bf16_master_weight: bf16.bf16_master_weights_and_grads and
+	// bf16.bf16_optimizer_states beside its fp32-master baseline).
+	MasterDType         string `json:"master_dtype"`
+	OptimizerStateDType string `json:"optimizer_state_dtype"`
 	// MemoryMiss, when set, names a known gap of the memory model that
 	// puts this row's memory beyond 10 % (what the stack does that zerosim
 	// does not model). The row is reported with the reason and asserted
@@ -254,6 +261,12 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.OptimizerImpl != "" {
 		sets = append(sets, "training.optimizer_impl="+r.OptimizerImpl)
 	}
+	if r.MasterDType != "" {
+		sets = append(sets, "training.master_dtype="+r.MasterDType)
+	}
+	if r.OptimizerStateDType != "" {
+		sets = append(sets, "training.optimizer_state_dtype="+r.OptimizerStateDType)
+	}
 	if r.FP8 != "" {
 		sets = append(sets, "training.fp8="+r.FP8)
 	}
@@ -299,6 +312,12 @@ func (r validationRow) name() string {
 	}
 	if r.OptimizerImpl != "" {
 		n += ", optimizer " + r.OptimizerImpl
+	}
+	if r.MasterDType != "" {
+		n += ", master " + r.MasterDType
+	}
+	if r.OptimizerStateDType != "" {
+		n += ", optimizer states " + r.OptimizerStateDType
 	}
 	if r.FP8 != "" {
 		n += ", fp8 " + r.FP8
