@@ -125,6 +125,15 @@ type BlockDims struct {
 	// backward rebuilds them by rerunning the kernel's forward). Only the
 	// op policy reads it.
 	OpRecomputeAttention bool
+	// ValueUnpadded marks a flash attention that takes MLA's value at its
+	// own width, narrower than q·k: torchtitan's deepseek_v3
+	// Attention.forward hands SDPA and FlexAttention v as torch.split
+	// leaves it, a view of wkv_b's output, with no F.pad
+	// (torchtitan/models/deepseek_v3/model/model.py lines 297-316 at
+	// 238fa9953e4aec2a62582121564273d7cbb1e9f1), so its saved tensors
+	// are sdpa's; transformers pads it under flash_attention_2
+	// (scenarios.BlockDims.KernelValueDim). Only MLA blocks read it.
+	ValueUnpadded bool
 	// QKVBias, OBias and MLPBias mark the biases of the block's q, k and
 	// v projections (a gpt block's fused qkv; MLA's wq_a and wkv_a), of
 	// its out-projection, and of its MLPs, dense and shared
@@ -927,7 +936,11 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 	}
 	add("q = cat(q_nope, RoPE(q_rope))", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, false)
 	add("k = cat(k_nope, RoPE(k_rope))", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, false)
-	switch d.Attention {
+	attention := d.Attention
+	if attention == AttentionFlash && d.ValueUnpadded {
+		attention = AttentionSDPA
+	}
+	switch attention {
 	case AttentionFlash:
 		add("v zero-padded to d_qk (F.pad)", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, false)
 		add("attention output, padded to d_qk", by, "2·t·a·d_qk", c.Mul(2, t, qk), false, !d.OpRecomputeAttention)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -38,12 +39,22 @@ type Comparison struct {
 	// 0 (sweep.Runs.KNoEffect), that K changes nothing there, in place of
 	// a slow-link section.
 	KNoEffect string `json:"k_no_effect,omitempty"`
+	// GEMMDefaults says, when the variants differ in GPU and one runs at
+	// zerosim's default GEMM efficiency, what each variant's efficiency is
+	// and where it comes from (scenarios.DefaultComputeEfficiencyOf): the
+	// gap between GPUs rests on it (QA s29: one 0.8 for every GPU made an
+	// MI300X 39 % faster than an H200).
+	GEMMDefaults string `json:"gemm_efficiency_note,omitempty"`
 	// ZeroPP is compare --zeropp's section (compare_zeropp.go).
 	ZeroPP *ZeroPPSection `json:"zero_pp,omitempty"`
 	// Verdict says which variant is fastest, by how much and why, and which
 	// do not fit (computed from the rows).
-	Verdict string      `json:"verdict"`
-	Plot    comparePlot `json:"plot"`
+	Verdict string `json:"verdict"`
+	// AttentionNote says, when the variants' GPUs differ and attention is
+	// a large share timed at different rates, which kernel each was timed
+	// with (compareAttention).
+	AttentionNote string      `json:"attention_note,omitempty"`
+	Plot          comparePlot `json:"plot"`
 	// Wide writes one table with a "Δ vs" column per variant (--wide);
 	// by default the tables keep to maxColumns.
 	Wide bool `json:"-"`
@@ -74,7 +85,18 @@ type compareVariant struct {
 	// runs at another speed (cluster.gpu_overrides).
 	BusiestAlonePS int64 `json:"-"`
 	// vendor is the GPU's maker, whose words the verdict uses.
-	vendor        Vendor
+	vendor Vendor
+	// gpu, gemm and gemmFrom are the variant's GPU preset, its GEMM
+	// efficiency and who set it ("" for zerosim's default), for
+	// Comparison.GEMMDefaults.
+	gpu, gemmFrom string
+	gemm          float64
+	// attn is the attention the variant was timed with
+	// (compareAttention).
+	attn struct {
+		variantAttention
+		ok bool
+	}
 	ExposedCommPS int64          `json:"exposed_comm_ps"`
 	Phases        []comparePhase `json:"phases"`
 	PeakMemory    int64          `json:"peak_memory_bytes"`
@@ -228,10 +250,19 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	v := compareVariant{Label: o.Label, File: o.Src.File, Sets: append([]string{}, o.Sets...), ScenarioSHA256: ScenarioSHA256(s), Stage: r.Stage, N: r.N, K: r.K,
 		Algorithm: string(s.Communication.Algorithm), StepTimePS: int64(r.StepTime), ComputePS: int64(r.Compute),
 		TokensPerSecPerGPU: sweep.TokensPerSec(r.TokensPerSecPerGPU()), MFU: r.Utilization.MFU, Tokens: r.Tokens, Calibration: calibrationUse(r),
-		vendor: ClusterVendor(&s.Cluster)}
+		vendor: ClusterVendor(&s.Cluster), gpu: s.Cluster.GPU, gemm: s.Training.ComputeEfficiency}
+	switch t := &s.Training; {
+	case t.MFU > 0:
+		v.gemmFrom = "fitted to training.mfu"
+	case t.ComputeEfficiencyFrom != "":
+		v.gemmFrom = "from " + t.ComputeEfficiencyFrom
+	case !sweep.UncalibratedDefault(s):
+		v.gemmFrom = "training.compute_efficiency"
+	}
 	for _, rk := range r.Ranks {
 		v.ExposedCommPS = max(v.ExposedCommPS, int64(rk.ExposedComm))
 	}
+	v.attn.variantAttention, v.attn.ok = attentionOf(s)
 	b := r.Busiest()
 	v.BusiestComputePS, v.BusiestAlonePS = int64(b.Compute), int64(b.Alone)
 	for _, p := range r.Phases {
@@ -255,6 +286,34 @@ func variantOf(o *sweep.Outcome) compareVariant {
 	return v
 }
 
+// gemmDefaults is Comparison.GEMMDefaults: "" unless the variants differ
+// in GPU and one of them runs at zerosim's default GEMM efficiency.
+func gemmDefaults(vs []compareVariant) string {
+	differ := slices.ContainsFunc(vs, func(v compareVariant) bool { return v.gpu != vs[0].gpu })
+	byDefault := slices.ContainsFunc(vs, func(v compareVariant) bool { return v.gemmFrom == "" })
+	if !differ || !byDefault {
+		return ""
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		gpu := v.gpu
+		if gpu == "" {
+			gpu = "this GPU"
+		}
+		from := v.gemmFrom
+		if from == "" {
+			from = "default: " + scenarios.MatmulCeilingBrief(v.gpu)
+		}
+		parts[i] = fmt.Sprintf("%s %s (%s)", v.Label, fmtEff(v.gemm), from)
+		if !strings.Contains(v.Label, gpu) {
+			parts[i] = fmt.Sprintf("%s on %s %s (%s)", v.Label, gpu, fmtEff(v.gemm), from)
+		}
+	}
+	return "GEMM efficiency differs by GPU, and the gap between the variants rests on it: " + strings.Join(parts, ", ") +
+		"; zerosim's default is 0.8 × the GPU's measured maximum bf16 matmul over the H100's (" + scenarios.MatmulCeilingSource +
+		"); calibrate each GPU (zerosim calibrate) to compare your own runs."
+}
+
 // NewComparison builds the comparison of the runs: deltas against the
 // first variant and the verdict; a slow-link section when runs.SlowLink is
 // set, whose note is seed 000's rule about K when seedNote is set (seed
@@ -268,6 +327,7 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	}
 	c.Rows = compareRows(c.Variants)
 	c.Verdict = compareVerdict(c.Variants)
+	c.AttentionNote = compareAttention(c.Variants)
 	if len(runs.SlowLink) > 0 {
 		c.SlowLink = slowLinkSection(runs.SlowLink, seedNote)
 		c.SlowLink.Skipped = runs.SlowSkipped
@@ -275,6 +335,7 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 	if len(runs.BeyondK) > 0 {
 		c.NotKAlone = notKAlone(c.Variants, runs.BeyondK)
 	}
+	c.GEMMDefaults = gemmDefaults(c.Variants)
 	if ks := runs.KNoEffect; len(ks) > 1 {
 		names := make([]string, len(ks))
 		for i, k := range ks {
@@ -640,7 +701,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 			return err
 		}
 	}
-	for _, note := range []string{c.NotKAlone, c.KNoEffect} {
+	for _, note := range []string{c.AttentionNote, c.NotKAlone, c.KNoEffect, c.GEMMDefaults} {
 		if note == "" {
 			continue
 		}

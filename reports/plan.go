@@ -366,17 +366,20 @@ func (pr *PlanReport) planTable() *table {
 		Header: []string{"#", "ZeRO", "K", "mb×GA", "AC", "comm", "tok/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
 		left:   []int{1, 2, 4, 5}}
 	cp := p.SearchedCP != nil
-	if cp { // a cp column after K, in place of free (the GPU's memory less the device's need)
+	if cp { // a cp column after K, in place of free (the GPU's memory less the device peak)
 		t.Header = slices.Insert(slices.Delete(t.Header, 10, 11), 3, "cp")
 		t.left = []int{1, 2, 5, 6}
 	}
-	// free carries † where the device peak (the caching allocator's
-	// reserve on top) exceeds the GPU: run warns "expect allocator
-	// retries" for it; the others get a space so the figures align.
+	// free is the GPU's memory less the device peak, what nvidia-smi
+	// would leave free (qauser29 #8: the allocated peak's headroom,
+	// 53.0 GiB where nvidia-smi shows 36, invited a larger micro-batch
+	// than the device takes); it carries † where that peak exceeds the
+	// GPU: run warns "expect allocator retries" for it; the others get a
+	// space so the figures align.
 	dagger := slices.ContainsFunc(idx, func(i int) bool { return overDevice(p.Rows[i]) })
 	for _, i := range idx {
 		r := p.Rows[i]
-		free := gib(r.Headroom)
+		free := gib(deviceFree(p, r))
 		switch {
 		case overDevice(r):
 			free += "†"
@@ -400,6 +403,13 @@ func (pr *PlanReport) planTable() *table {
 	}
 	return t
 }
+
+// deviceFree is the GPU's memory less r's device peak (the allocated
+// peak with the caching allocator's reserve, the CUDA context and NCCL's
+// buffers: run's "device" figure, what nvidia-smi shows in use): plan's
+// free column. It is negative where the device peak exceeds the GPU (the
+// † rows); a row fits by its Headroom, the same need without the reserve.
+func deviceFree(p *sweep.Plan, r sweep.PlanRow) int64 { return p.GPUMemory - r.DevicePeak }
 
 // commCell is a row's communication setting in a few columns: the
 // prefetch depth at stage 3 ("pf 2"), else the bucket size replayed
@@ -524,13 +534,14 @@ func (pr *PlanReport) planLegend() []string {
 			strings.Join(labelAlgos(slices.DeleteFunc(slices.Clone(p.SearchedAlgorithms), func(a string) bool { return a == "auto" })), ", ")+") is timed", 1)+"."))
 	}
 	if p.SearchedCP == nil {
-		// Free is what "fits" is judged by (sweep.PlanRow.Headroom).
+		// Free is the GPU's memory less the device peak (deviceFree);
+		// "fits" is judged without the reserve (sweep.PlanRow.Headroom).
 		v := VendorOf(p.GPU)
-		free := "the GPU's memory less what the device needs at the peak: the peak, " + v.extras() + "."
+		free := "GPU memory less the device peak as " + v.smi() + " sees it (peak, reserve, " + v.extras() + ")."
 		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(r) }) {
 			// The row's device peak (the caching allocator's reserve on
 			// top) exceeds the GPU: run's "expect allocator retries".
-			free = "GPU memory less the peak, " + v.extras() + "; †: less than the allocator's reserve: retries (ranked after the rows with room)."
+			free = "GPU memory less the device peak (" + v.smi() + "'s, with the reserve); †: the reserve does not fit: retries (ranked after the rows with room)."
 		}
 		l = append(l, labelled("free: ", free))
 	}
@@ -623,9 +634,15 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		// No blank line above: the answer, the command that replays it and
 		// the table keep to one screen (TestPlanOneScreen).
 		fmt.Fprintf(&b, "%s\n", labelled("run:   ", describe(best.Candidate, p)+"; "+commWords(*best)))
-		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: yes, peak %s of %s (%s free)",
+		// free as the table's column (deviceFree), where the device
+		// peak fits; otherwise what the allocated peak leaves.
+		free := gib(deviceFree(p, *best)) + " free"
+		if best.DevicePeak > p.GPUMemory {
+			free = gib(best.Headroom) + " free before the allocator's reserve"
+		}
+		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: yes, peak %s of %s (%s)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), atDefault(p.PickAtFits), planAtFits(p.PickAtFits),
-			gib(best.PeakMemory), gib(p.GPUMemory), gib(best.Headroom))
+			gib(best.PeakMemory), gib(p.GPUMemory), free)
 		if best.DevicePeak > p.GPUMemory {
 			// The warning zerosim run gives the same configuration: it fits
 			// (the device's need without the reserve is within the GPU),
@@ -957,7 +974,7 @@ func ToFit(p *sweep.Plan) string {
 	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	var ways []string
 	if p.NodesToFit > 0 {
-		w := fmt.Sprintf("%d nodes (the least that fit, %d more)", p.NodesToFit, p.NodesToFit-p.Nodes)
+		w := fmt.Sprintf("%d nodes (the least that fit%s, %d more)", p.NodesToFit, pinnedWith(p), p.NodesToFit-p.Nodes)
 		// The global batch must split over their dp (a plan there checks
 		// it: CheckGlobalBatch); the configuration keeps its micro-batch ×
 		// accumulation per GPU, so a multiple of dp sequences.
@@ -1022,7 +1039,23 @@ func ToFit(p *sweep.Plan) string {
 		ways = append(ways, fmt.Sprintf("a fused cross-entropy loss in place of the fp32 one (flash-attn's, as llm-foundry's MPT runs), --set %s: peak %s, replayed (plan does not search the loss kernel)",
 			strings.Join(p.LossSets, " --set "), gib(p.LossPeak)))
 	}
-	return strings.Join(ways, "; or ") + "." + offload
+	text := strings.Join(ways, "; or ") + "." + offload
+	if len(p.Pinned) > 0 {
+		// s28 L1: with --set training.grad_accum=1 the nodes were 4
+		// against 3 without the pin, and nothing said why.
+		text += fmt.Sprintf(" These hold under the pin %s: without that --set plan searches %s too, and may need less.",
+			EscapeControl(strings.Join(p.Pinned, ", ")), map[bool]string{true: "those keys", false: "the key"}[len(p.Pinned) > 1])
+	}
+	return text
+}
+
+// pinnedWith is " with K=V pinned" for the plan's pinned keys (the
+// --set of a key plan searches), "" without any.
+func pinnedWith(p *sweep.Plan) string {
+	if len(p.Pinned) == 0 {
+		return ""
+	}
+	return " with " + EscapeControl(strings.Join(p.Pinned, ", ")) + " pinned"
 }
 
 // searchIt is the advice to search key with flags, which plan refuses

@@ -16,7 +16,7 @@ func atDefault(f *sweep.PublishedFits) string {
 	if f == nil {
 		return ""
 	}
-	return " at the default " + fmtEff(zero.DefaultGEMMEfficiency)
+	return " at the default " + fmtEff(f.Default)
 }
 
 // spread is run's headline figures at the published fits, each "" when
@@ -42,7 +42,7 @@ func publishedSpread(f *sweep.PublishedFits) spread {
 // fitsWho is the published fits and the runs that fitted them ("the
 // 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted").
 func fitsWho(f *sweep.PublishedFits) string {
-	return zero.FittedBy(f.Low.Efficiency, f.High.Efficiency, f.Runs, f.FP8, "on "+f.GPU)
+	return zero.FittedBy(f.Low.Efficiency, f.High.Efficiency, f.Runs, f.FP8, zero.OnGPU(f.GPU, f.FP8))
 }
 
 // fitsUtilization is MFU and HFU at the published fits ("MFU 30.1–38.4 %,

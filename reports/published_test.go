@@ -12,7 +12,7 @@ import (
 
 // fitsExample is a step at two published fits, figures chosen so that each
 // reads differently: tokens/s, MFU, HFU and step time at each end.
-var fitsExample = sweep.PublishedFits{Runs: 8, GPU: "H100-80GB",
+var fitsExample = sweep.PublishedFits{Runs: 8, GPU: "H100-80GB", Default: 0.8,
 	Low:  sweep.FitSpeed{Efficiency: 0.4466, StepTime: int64(2731 * units.Millisecond), TokensPerSecPerGPU: 5999.4, MFU: 0.3514, HFU: 0.3821},
 	High: sweep.FitSpeed{Efficiency: 0.6216, StepTime: int64(2202 * units.Millisecond), TokensPerSecPerGPU: 7441.6, MFU: 0.4358, HFU: 0.4739}}
 

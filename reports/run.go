@@ -504,6 +504,9 @@ func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu str
 		return ""
 	}
 	c := comparePublished(eff, byDefault, fp8, gpu)
+	if byDefault {
+		c.who = defaultBrief(gpu)
+	}
 	head := fmt.Sprintf("GEMMs at %s of peak (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
@@ -523,6 +526,9 @@ func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu str
 func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string, atFits bool) string {
 	const calibrate = "calibrate: zerosim calibrate --train-log or --step-time"
 	c := comparePublished(eff, byDefault, fp8, gpu)
+	if byDefault {
+		c.who = defaultWho(gpu)
+	}
 	head := fmt.Sprintf("%s of the dense peak for large GEMMs (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
@@ -538,6 +544,37 @@ func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string, atFit
 		return fmt.Sprintf("%s: %s %s%s; %s", head, side, c.rangeText(), then, calibrate)
 	}
 	return fmt.Sprintf("%s: %s fitted %s (docs/validation.md); %s", head, c.runs, c.fitted, calibrate)
+}
+
+// defaultWho is who set a default efficiency on gpu and from what, as
+// run's headline names it (scenarios.DefaultComputeEfficiencyOf): on the
+// H100, whose measured figure the default is, "zerosim's default" alone;
+// on another GPU with a measured maximum matmul throughput, how it stands
+// to the H100's; on one without, that the H100's 0.8 is kept.
+func defaultWho(gpu string) string {
+	if gpu == "H100-80GB" {
+		return "zerosim's default"
+	}
+	_, from, ok := scenarios.DefaultComputeEfficiencyOf(gpu)
+	if !ok {
+		return "zerosim's default: " + scenarios.NoMatmulCeiling(gpu)
+	}
+	return "zerosim's default for " + gpu + ": " + from
+}
+
+// defaultBrief is defaultWho in a few words, for plan's summary and
+// compare's caveat.
+func defaultBrief(gpu string) string {
+	_, _, ok := scenarios.DefaultComputeEfficiencyOf(gpu)
+	switch {
+	case gpu == "H100-80GB":
+		return "zerosim's default"
+	case !ok && gpu == "":
+		return "zerosim's default, the H100's: no measured matmul maximum for this GPU"
+	case !ok:
+		return "zerosim's default, the H100's: no measured matmul maximum for " + gpu
+	}
+	return "zerosim's default from " + gpu + "'s measured matmul maximum"
 }
 
 // rangeText is the published runs' range as run's headline quotes it:
@@ -568,9 +605,12 @@ type published struct {
 	side                    int
 }
 
-// publishedFits is zero.PublishedRange, a variable so that tests can give
-// every wording its case.
-var publishedFits = zero.PublishedRange
+// publishedFits is zero.PublishedRange, and publishedWhere zero.OnGPU,
+// variables so that tests can give every wording its case.
+var (
+	publishedFits  = zero.PublishedRange
+	publishedWhere = zero.OnGPU
+)
 
 // comparePublished sets eff beside the published runs; byDefault says
 // that zerosim's default set it, not training.compute_efficiency (it went
@@ -587,7 +627,7 @@ func comparePublished(eff float64, byDefault, fp8 bool, gpu string) published {
 	if n == 0 {
 		return c
 	}
-	where := "on " + gpu
+	where := publishedWhere(gpu, fp8)
 	if !onGPU {
 		where = "on other GPUs"
 	}
@@ -638,6 +678,11 @@ func attentionText(s *scenarios.Scenario) string {
 		// a V100).
 		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)
 	}
+	if rate, _, capped := zero.AttentionRateCapped(s.Cluster.GPU, t.AttentionKernel); capped {
+		// QA s29: the A100's 0.6 taken for an MI300X whose matmuls reach
+		// 0.51 ran attention faster than its GEMMs.
+		from = fmt.Sprintf("capped at %s's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped %s, %s", s.Cluster.GPU, fmtEff(rate), from)
+	}
 	switch {
 	case t.AttentionEfficiencyFrom != "":
 		// qa20 L3: "set or calibrated" hid which, and which file.
@@ -655,25 +700,48 @@ func attentionText(s *scenarios.Scenario) string {
 	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s) + sinksText(s) + torchtitanKernel(s)
 }
 
-// torchtitanKernel is the attention line's note under stack torchtitan
-// with its preset's fa2 (stackpreset.go: 9dec370, whose SDPA ran
-// FlashAttention-2): current torchtitan runs cuDNN's attention first, on
-// Blackwell since pytorch/torchtitan 3b85aa31 (2025-05-14, #1196) and on
-// every GPU since 6a3a9da9 (2025-10-09, #1776); at b5bcd76c (2026-08-21)
-// torchtitan/models/common/attention.py's ScaledDotProductAttention runs
-// under sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH],
-// set_priority=True). The preset stays 9dec370's, which the validated
-// runs used (qa21 LOW 12); "" otherwise, and on an AMD GPU, where
-// PyTorch's ROCm build has no cuDNN attention and SDPA's flash backend
-// (fa2's class) runs under current torchtitan too (scenarios.
-// AttentionKernelRuns: sdp_utils.cpp, can_use_cudnn_attention, at
-// pytorch/pytorch 001f694a).
+// torchtitanKernel is the attention line's note under stack torchtitan:
+// with flash and fa2, that FlexAttention is timed as fa2; with its
+// preset's fa2: the preset is torchtitan 9dec370's (Dec 2024,
+// the validated runs'), whose SDPA ran FlashAttention-2; later torchtitans
+// differ (docs/stacks.md, "Attention by torchtitan era"; attentionFinding
+// gives the figures). "" otherwise, and on an AMD GPU, where PyTorch's
+// ROCm build has no cuDNN attention and SDPA's flash backend (fa2's
+// class) runs in every era (scenarios.AttentionKernelRuns: sdp_utils.cpp,
+// can_use_cudnn_attention, at pytorch/pytorch 001f694a). Kept short (qauser
+// s28 L4: the line had grown to 500 characters).
 func torchtitanKernel(s *scenarios.Scenario) string {
 	t := &s.Training
-	if s.Stack != "torchtitan" || t.Attention != scenarios.AttentionSDPA || t.AttentionKernel != "fa2" || t.AttentionEfficiency > 0 || s.Cluster.AMD() {
+	if s.Stack == "torchtitan" && t.Attention == scenarios.AttentionFlash && t.AttentionKernel == scenarios.KernelFA2 && t.AttentionEfficiency <= 0 && cuDNNRuns(s) {
+		// How zerosim import torchtitan writes a FlexAttention flavor
+		// (Torchtitan.gqaAttention, torchtitan_moe.go) on a GPU where it
+		// writes cudnn for SDPA.
+		return "; torchtitan's FlexAttention, which has no published rate, is timed so too"
+	}
+	if !torchtitanPresetFA2(s) {
 		return ""
 	}
-	return "; fa2 is stack torchtitan's as of 9dec370 (SDPA's FlashAttention-2); torchtitan since 6a3a9da (2025-10-09; on Blackwell since 3b85aa3) runs SDPA with cuDNN's attention first (torchtitan/models/common/attention.py at b5bcd76: CUDNN_ATTENTION, FLASH_ATTENTION, MATH, set_priority=True): set training.attention_kernel: cudnn for a current torchtitan"
+	since := "6a3a9da"
+	if scenarios.BlackwellGPU(s.Cluster.GPU) {
+		since = "3b85aa3"
+	}
+	return "; stack torchtitan is torchtitan 9dec370 (Dec 2024), whose SDPA ran fa2: cudnn from " + since + ", FlexAttention from 1695457 (docs/stacks.md)"
+}
+
+// torchtitanPresetFA2 reports whether s times attention with stack
+// torchtitan's fa2 (its preset's, or the same set by hand) on a GPU where
+// a later torchtitan's SDPA would run cuDNN's attention instead.
+func torchtitanPresetFA2(s *scenarios.Scenario) bool {
+	t := &s.Training
+	return s.Stack == "torchtitan" && t.Attention == scenarios.AttentionSDPA && t.AttentionKernel == scenarios.KernelFA2 &&
+		t.AttentionEfficiency <= 0 && cuDNNRuns(s)
+}
+
+// cuDNNRuns reports whether cuDNN's fused attention runs on s's GPU:
+// not on an AMD GPU (scenarios.AttentionKernelRuns) nor on a Volta one
+// (sm80 on: scenarios.VoltaGPU).
+func cuDNNRuns(s *scenarios.Scenario) bool {
+	return !s.Cluster.AMD() && !scenarios.VoltaGPU(s.Cluster.GPU) && scenarios.AttentionKernelRuns(scenarios.KernelCuDNN, &s.Cluster)
 }
 
 // attentionHigh is the note on a calibrated attention efficiency above
@@ -765,6 +833,19 @@ func windowText(s *scenarios.Scenario) string {
 // compute a step that would save in the model (attention's time scales
 // with the inverse of its rate). "" otherwise, and when the scenario sets
 // its own attention efficiency.
+//
+// Under PyTorch's SDPA (training.attention: sdpa, or stack torchtitan,
+// whose attention goes through SDPA or FlexAttention in every era) the
+// kernel named is one SDPA can run, fa2 (its flash backend) or cudnn
+// (CUDNN_ATTENTION): FlashAttention-3 is none of SDPA's backends
+// (SDPBackend math, flash_attention, efficient_attention, cudnn_attention,
+// overrideable in aten/src/ATen/native/transformers/sdp_utils_cpp.h, a
+// copy found without its commit) nor in torchtitan's sdpa_kernel lists
+// (CUDNN_ATTENTION, FLASH_ATTENTION, EFFICIENT_ATTENTION at 6a3a9da9,
+// MATH in place of the last at b5bcd76c), so a faster fa3 is named beside
+// it as a kernel called directly (qauser29 F10: the finding named fa3
+// while the attention line named cudnn). Under stack torchtitan with its preset's fa2 the finding says
+// which torchtitan that is.
 func attentionFinding(s *scenarios.Scenario) string {
 	t := &s.Training
 	if t.AttentionEfficiency > 0 || t.AttentionKernel == "" || t.AttentionKernel == scenarios.KernelEager {
@@ -775,20 +856,60 @@ func attentionFinding(s *scenarios.Scenario) string {
 		return ""
 	}
 	gpu, cur := s.Cluster.GPU, zero.AttentionEfficiencyOf(s)
+	sdpa := t.Attention == scenarios.AttentionSDPA || s.Stack == "torchtitan"
+	rate := func(k scenarios.AttentionKernel) float64 {
+		// (The GEMM efficiency argument matters to eager attention only.)
+		if !scenarios.AttentionKernelRuns(k, &s.Cluster) {
+			return 0
+		}
+		return zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency)
+	}
 	best, bestEff := scenarios.AttentionKernel(""), cur
 	for _, k := range []scenarios.AttentionKernel{scenarios.KernelFA2, scenarios.KernelCuDNN, scenarios.KernelFA3} {
-		// (The GEMM efficiency argument matters to eager attention only.)
-		if e := zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency); scenarios.AttentionKernelRuns(k, &s.Cluster) && e > bestEff {
+		if e := rate(k); e > bestEff && !(sdpa && k == scenarios.KernelFA3) {
 			best, bestEff = k, e
 		}
 	}
+	fa3 := ""
+	if e := rate(scenarios.KernelFA3); sdpa && e > bestEff && e >= 1.25*cur && t.AttentionKernel != scenarios.KernelFA3 {
+		fa3 = fmt.Sprintf(" fa3 reaches %s where a model calls FlashAttention-3 directly, not through SDPA.", fmtEff(e))
+	}
 	if best == "" || bestEff < 1.25*cur {
-		return ""
+		if fa3 == "" {
+			return ""
+		}
+		return fmt.Sprintf("Attention is %s %% of the compute (%v a step) at %s's %s of the dense peak on %s;%s",
+			percent(int64(cls.Attention*1e12), int64(cls.Total()*1e12)), units.Duration(math.Round(cls.Attention*1e12)),
+			t.AttentionKernel, fmtEff(cur), gpu, fa3)
 	}
 	saved := units.Duration(math.Round(cls.Attention * (1 - cur/bestEff) * 1e12))
-	return fmt.Sprintf("Attention is %s %% of the compute (%v a step) at %s's %s of the dense peak on %s; %s reaches %s there (training.attention_kernel: %s, docs/compute-model.md): %v less compute a step.",
+	if s.Stack == "torchtitan" && t.Attention == scenarios.AttentionFlash && t.AttentionKernel == scenarios.KernelFA2 {
+		// zerosim import torchtitan writes flash with fa2's speed for
+		// FlexAttention (Torchtitan.gqaAttention) and cudnn for SDPA on
+		// the GPUs that run it: FlexAttention (compiled flex_attention,
+		// torchtitan/models/common/attention.py at b5bcd76c) runs no
+		// cuDNN kernel, so the finding names none to switch to.
+		return fmt.Sprintf("Attention is %s %% of the compute (%v a step) at fa2's %s of the dense peak on %s, the rate zerosim takes for torchtitan's FlexAttention, which has none published; %s reaches %s there under SDPA (training.attention_kernel: %s), which a FlexAttention model does not call.",
+			percent(int64(cls.Attention*1e12), int64(cls.Total()*1e12)), units.Duration(math.Round(cls.Attention*1e12)),
+			fmtEff(cur), gpu, best, fmtEff(bestEff), best)
+	}
+	head := fmt.Sprintf("Attention is %s %% of the compute (%v a step) at %s's %s of the dense peak on %s",
 		percent(int64(cls.Attention*1e12), int64(cls.Total()*1e12)), units.Duration(math.Round(cls.Attention*1e12)),
-		t.AttentionKernel, fmtEff(cur), gpu, best, fmtEff(bestEff), best, saved)
+		t.AttentionKernel, fmtEff(cur), gpu)
+	if torchtitanPresetFA2(s) && best == scenarios.KernelCuDNN {
+		// torchtitan's eras (docs/stacks.md, "Attention by torchtitan
+		// era"): ScaledDotProductAttention under sdpa_kernel with
+		// CUDNN_ATTENTION first from 3b85aa31 (2025-05-14) on compute
+		// capability 10.0 and up and from 6a3a9da9 (2025-10-09) on every
+		// GPU (torchtitan/models/attention.py lines 86-93 at 6a3a9da9);
+		// FlexAttention the language models' default from 16954571
+		// (2026-06-09, attn_backend "flex" in model_registry,
+		// torchtitan/models/llama3/__init__.py at b5bcd76c).
+		return fmt.Sprintf("%s, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches %s there (training.attention_kernel: cudnn, docs/compute-model.md), %v less compute a step. From 1695457 its language models run FlexAttention, which zerosim times as fa2.%s",
+			head, fmtEff(bestEff), saved, fa3)
+	}
+	return fmt.Sprintf("%s; %s reaches %s there (training.attention_kernel: %s, docs/compute-model.md): %v less compute a step.%s",
+		head, best, fmtEff(bestEff), best, saved, fa3)
 }
 
 // fmtEff is an efficiency with up to four decimals.

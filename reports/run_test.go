@@ -503,18 +503,24 @@ func TestAttentionHeadline(t *testing.T) {
 		{"V100", "seed001-azure", nil, "fa2 at 0.6 of the dense peak (fa2 does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
 		{"V100 cudnn", "seed001-azure", []string{"training.attention_kernel=cudnn"}, "cudnn at 0.6 of the dense peak (cudnn does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
 		{"V100 triton", "seed001-azure", []string{"training.attention_kernel=triton"}, "triton at 0.325 of the dense peak (the kernel's published rate on the A100, taken for V100-16GB, which has none; docs/compute-model.md)"},
-		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.5091 of the dense peak (capped at MI300X's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped 0.6, the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"A100", "llama2-13b-a100-eth", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on A100-40GB, docs/compute-model.md)"},
 		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency)"},
 		// Under sdpa the line names the attention and the kernel whose
 		// rate times it (QA12 F6: "fa2 at 0.35" read as the attention).
 		{"sdpa", "default", []string{"training.attention=sdpa"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		// Under stack torchtitan the preset's fa2 is 9dec370's; the line
-		// says that current torchtitan runs cuDNN first (qa21 LOW 12).
+		// says which torchtitan that is and when later ones changed it
+		// (qa21 LOW 12), in few words (qauser s28 L4: it was 500
+		// characters), cuDNN from 3b85aa3 on Blackwell.
 		{"torchtitan fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); " + torchtitanFA2},
+		// flash with fa2 under stack torchtitan is how zerosim import
+		// torchtitan writes FlexAttention (qauser29 F3).
+		{"torchtitan flash fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention=flash"}, "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); torchtitan's FlexAttention, which has no published rate, is timed so too"},
+		{"torchtitan fa2 on B200", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=B200"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.1409 of the dense peak (the kernel's published rate on B200, docs/compute-model.md); " + strings.Replace(torchtitanFA2, "6a3a9da", "3b85aa3", 1)},
 		// On AMD there is no cuDNN attention to advise (QA24 M1: PyTorch's
 		// ROCm build refuses it, sdp_utils.cpp at pytorch 001f694a).
-		{"torchtitan fa2 on MI300X", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.6 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"torchtitan fa2 on MI300X", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.5091 of the dense peak (capped at MI300X's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped 0.6, the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
 		{"torchtitan cudnn", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
@@ -580,11 +586,23 @@ func TestAttentionFinding(t *testing.T) {
 		name   string
 		sets   []string
 		kernel string // "" : no finding
+		// also: words the finding holds ("" none to check).
+		also string
 	}{
-		{"H100", nil, "fa3"},
-		{"B200 at 8,192", []string{"cluster.gpu=B200", "model.seq_len=8192"}, "cudnn"},
-		{"A100", []string{"cluster.gpu=A100-80GB"}, ""},
-		{"explicit", []string{"training.attention_efficiency=0.3"}, ""},
+		{"H100", nil, "fa3", ""},
+		{"B200 at 8,192", []string{"cluster.gpu=B200", "model.seq_len=8192"}, "cudnn", ""},
+		{"A100", []string{"cluster.gpu=A100-80GB"}, "", ""},
+		{"explicit", []string{"training.attention_efficiency=0.3"}, "", ""},
+		// Under SDPA the kernel to switch to is one SDPA runs, cuDNN's;
+		// FlashAttention-3 is named beside it as called directly
+		// (qauser29 F10: the finding named fa3 while the attention line
+		// named cudnn).
+		{"sdpa H100", []string{"training.attention=sdpa"}, "cudnn", " fa3 reaches 0.6125 where a model calls FlashAttention-3 directly, not through SDPA."},
+		// Under stack torchtitan's preset fa2 the finding says which
+		// torchtitan that is and which ran cuDNN's attention.
+		{"torchtitan H100", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "cudnn",
+			"at fa2's 0.35 of the dense peak on H100-80GB, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches 0.5732 there"},
+		{"torchtitan B200", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=B200", "model.seq_len=8192"}, "cudnn", "From 1695457 its language models run FlexAttention, which zerosim times as fa2."},
 	} {
 		run := exampleRun(t, "default", c.sets...)
 		f := find(run)
@@ -594,9 +612,9 @@ func TestAttentionFinding(t *testing.T) {
 			}
 			continue
 		}
-		m := regexp.MustCompile(`; (\w+) reaches .*: (\S+) less compute a step\.$`).FindStringSubmatch(f)
-		if m == nil || m[1] != c.kernel {
-			t.Errorf("%s: finding %q, want %s suggested", c.name, f, c.kernel)
+		m := regexp.MustCompile(`[;:] (\w+) reaches \S+ there \(training\.attention_kernel: \w+, docs/compute-model\.md\)[:,] (\S+) less compute a step\.`).FindStringSubmatch(f)
+		if m == nil || m[1] != c.kernel || !strings.Contains(f, c.also) {
+			t.Errorf("%s: finding %q, want %s suggested and %q", c.name, f, c.kernel, c.also)
 			continue
 		}
 		other := exampleRun(t, "default", append(c.sets, "training.attention_kernel="+c.kernel)...)
@@ -612,6 +630,8 @@ func TestAttentionFinding(t *testing.T) {
 // faster one; plan's one-line form says the same.
 func TestPublishedEfficiencyText(t *testing.T) {
 	defer func(f func(string, bool) (float64, float64, int, bool)) { publishedFits = f }(publishedFits)
+	defer func(f func(string, bool) string) { publishedWhere = f }(publishedWhere)
+	publishedWhere = func(gpu string, _ bool) string { return "on " + gpu }
 	for _, tc := range []struct {
 		name        string
 		eff         float64
@@ -635,14 +655,18 @@ func TestPublishedEfficiencyText(t *testing.T) {
 			"0.8 of the dense peak for large GEMMs (training.compute_efficiency): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
 		{"one run", 0.8, true, true, "H200", 0.5108, 0.5108, 1, true,
-			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default for H200: the H100 SXM row's 0.8: its note says \"H200 is the same\"; stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from H200's measured matmul maximum); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
 		{"other GPUs", 0.8, true, false, "B200", 0.42, 0.79, 14, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
 		{"none", 0.8, true, true, "B200", 0, 0, 0, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default); no published fp8 run to compare (docs/validation.md)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); no published fp8 run to compare (docs/validation.md)"},
+		// No row in the MAMF table: the H100's 0.8, said so (QA s29).
+		{"no row", 0.8, true, false, "L40S", 0.42, 0.79, 14, false,
+			"0.8 of the dense peak for large GEMMs (zerosim's default: the H100's 0.8, kept: stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table has no row for L40S): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default, the H100's: no measured matmul maximum for L40S); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
 	} {
 		publishedFits = func(gpu string, fp8 bool) (float64, float64, int, bool) {
 			if gpu != tc.gpu || fp8 != tc.fp8 {
@@ -1222,7 +1246,7 @@ func TestHeadlineNamesAsymmetry(t *testing.T) {
 
 // torchtitanFA2 is the attention line's note under stack torchtitan with
 // its preset's fa2.
-const torchtitanFA2 = "fa2 is stack torchtitan's as of 9dec370 (SDPA's FlashAttention-2); torchtitan since 6a3a9da (2025-10-09; on Blackwell since 3b85aa3) runs SDPA with cuDNN's attention first (torchtitan/models/common/attention.py at b5bcd76: CUDNN_ATTENTION, FLASH_ATTENTION, MATH, set_priority=True): set training.attention_kernel: cudnn for a current torchtitan"
+const torchtitanFA2 = "stack torchtitan is torchtitan 9dec370 (Dec 2024), whose SDPA ran fa2: cudnn from 6a3a9da, FlexAttention from 1695457 (docs/stacks.md)"
 
 // TestFP8RatioText: under an fp8 recipe run's efficiency line says what
 // fp8 GEMMs reach of the efficiency and where the figure comes from (the

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,11 @@ type AccelerateOptions struct {
 	// and its launcher passes --num_processes $((SLURM_NNODES *
 	// GPUS_PER_NODE)) (examples/slurm/submit_multinode_fsdp.sh:29).
 	Nodes, GPUsPerNode int64
+	// Hidden and Units are the model's (--hf) for distributed_type
+	// DEEPSPEED: the DeepSpeed import sizes the Trainer's "auto" bucket
+	// sizes and the prefetch depth from them (DeepSpeedOptions).
+	Hidden int64
+	Units  []Layer
 }
 
 // AccelerateImport is an imported Accelerate config.
@@ -86,6 +92,12 @@ type AccelerateImport struct {
 	Settings ImportSettings
 	// Notes name what the import approximates or leaves out, one line each.
 	Notes []string
+	// DSConfig is, for distributed_type DEEPSPEED with deepspeed_config
+	// inline, the ds_config Accelerate's DeepSpeedPlugin derives from it
+	// (one line of JSON), which the import read as import deepspeed does;
+	// DeepSpeed is that import (its settings are in Settings).
+	DSConfig  string
+	DeepSpeed *DeepSpeedImport
 }
 
 // Setting returns the value of the scenario key, "" when unset.
@@ -333,7 +345,11 @@ func (r *accReader) read(top map[string]accField) error {
 	switch kind {
 	case "FSDP", "MULTI_GPU":
 	case "DEEPSPEED":
-		return r.deepspeedPlugin(top, dt)
+		// The inline settings are imported after the cluster, whose
+		// world size DeepSpeed's batch rule needs.
+		if err := r.deepspeedFile(top, dt); err != nil {
+			return err
+		}
 	case "NO":
 		return r.errAt(dt.val, "distributed_type NO trains on one device without data parallelism: nothing to import (zerosim simulates data-parallel training)")
 	default:
@@ -398,6 +414,12 @@ func (r *accReader) read(top map[string]accField) error {
 		pfrom = fmt.Sprintf("num_processes %d / num_machines %d (num_processes counts the processes of every machine: commands/launch.py at %s)", procs, machines, accCommit)
 	}
 	r.set("cluster.gpus_per_node", strconv.FormatInt(gpn, 10), pfrom)
+	if kind == "DEEPSPEED" {
+		if err := r.deepspeedPlugin(top, procs); err != nil {
+			return err
+		}
+		return r.rest(top, kind)
+	}
 
 	dtype, dfrom, err := r.precision(top)
 	if err != nil {
@@ -419,10 +441,28 @@ func (r *accReader) read(top map[string]accField) error {
 	return r.rest(top, kind)
 }
 
-// deepspeedPlugin is the error for distributed_type DEEPSPEED: zerosim
-// imports DeepSpeed's own config. With deepspeed_config_file it names that
-// file. Without one, `accelerate config` wrote the settings inline, and
-// Accelerate's DeepSpeedPlugin builds the ds_config from them
+// deepspeedFile refuses distributed_type DEEPSPEED without inline
+// settings: zerosim imports DeepSpeed's own config, which
+// deepspeed_config_file names.
+func (r *accReader) deepspeedFile(top map[string]accField, dt accField) error {
+	dc, ok := top["deepspeed_config"]
+	if !ok || dc.val.Kind != yaml.MappingNode {
+		return r.errAt(dt.val, "distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run zerosim import deepspeed DS_CONFIG.json")
+	}
+	for i := 0; i+1 < len(dc.val.Content); i += 2 {
+		if v := dc.val.Content[i+1]; v.Kind == yaml.ScalarNode && dc.val.Content[i].Value == "deepspeed_config_file" {
+			return r.errAt(dt.val, "distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run zerosim import deepspeed %s", strconv.Quote(clip(v.Value)))
+		}
+	}
+	return nil
+}
+
+// dsPrefix matches the position an ImportDeepSpeed error starts with.
+var dsPrefix = regexp.MustCompile(`^(:\d+:\d+)?: `)
+
+// deepspeedPlugin imports distributed_type DEEPSPEED with its settings
+// inline, as `accelerate config` writes them without a JSON: Accelerate's
+// DeepSpeedPlugin builds the ds_config from them
 // (src/accelerate/utils/dataclasses.py DeepSpeedPlugin.__post_init__ and
 // set_mixed_precision at 0059501736ae1d285b1602fcd9ae0d54c90e16fa):
 // train_batch_size and train_micro_batch_size_per_gpu "auto" (the
@@ -430,21 +470,22 @@ func (r *accReader) read(top map[string]accField) error {
 // offload_optimizer.device and offload_param.device (and
 // stage3_gather_16bit_weights_on_model_save, a checkpoint setting zerosim
 // does not read: left out), gradient_clipping when set, and bf16 or fp16
-// enabled from mixed_precision. The error gives that config as one line of
-// JSON to save, and the command to import it with num_machines as --nodes.
-func (r *accReader) deepspeedPlugin(top map[string]accField, dt accField) error {
-	dc, ok := top["deepspeed_config"]
-	if !ok || dc.val.Kind != yaml.MappingNode {
-		return r.errAt(dt.val, "distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run zerosim import deepspeed DS_CONFIG.json")
-	}
+// enabled from mixed_precision. That ds_config goes through the DeepSpeed
+// import with the world size num_processes (procs) and the Trainer's
+// values for "auto": --per_device_train_batch_size (--micro-batch, default
+// 8) and --gradient_accumulation_steps (--grad-accum, default 1), which
+// the Trainer writes into the "auto" keys (HfTrainerDeepSpeedConfig
+// trainer_config_process in transformers
+// src/transformers/integrations/deepspeed.py at trCommit). A note gives
+// the ds_config; an error of the DeepSpeed import is reported at
+// deepspeed_config.
+func (r *accReader) deepspeedPlugin(top map[string]accField, procs int64) error {
+	dc := top["deepspeed_config"] // deepspeedFile checked it is a mapping
 	inline := map[string]string{}
 	for i := 0; i+1 < len(dc.val.Content); i += 2 {
 		if v := dc.val.Content[i+1]; v.Kind == yaml.ScalarNode {
 			inline[dc.val.Content[i].Value] = v.Value
 		}
-	}
-	if f, ok := inline["deepspeed_config_file"]; ok {
-		return r.errAt(dt.val, "distributed_type DEEPSPEED: DeepSpeed's settings are in its ds_config.json; run zerosim import deepspeed %s", strconv.Quote(clip(f)))
 	}
 	num := func(key, def string) string {
 		if v, ok := inline[key]; ok {
@@ -473,17 +514,42 @@ func (r *accReader) deepspeedPlugin(top map[string]accField, dt accField) error 
 	if mp, ok := top["mixed_precision"]; ok && (mp.val.Value == "bf16" || mp.val.Value == "fp16") {
 		cfg += fmt.Sprintf(`, %q: {"enabled": true}`, mp.val.Value)
 	}
-	nodes := ""
-	if n, ok := top["num_machines"]; ok {
-		if v, err := strconv.Atoi(n.val.Value); err == nil && v > 0 {
-			nodes = fmt.Sprintf(" --nodes %d", v)
+	cfg += "}"
+	o := DeepSpeedOptions{DP: procs, Hidden: r.o.Hidden, Units: r.o.Units, MicroBatch: r.o.MicroBatch, GradAccum: r.o.GradAccum}
+	microDefault := o.MicroBatch == 0
+	if microDefault {
+		o.MicroBatch = 8
+	}
+	accumDefault := o.GradAccum == 0 && ga == `"auto"`
+	if accumDefault {
+		o.GradAccum = 1
+	}
+	const name = "\x00"
+	ds, err := ImportDeepSpeed(name, []byte(cfg), o)
+	if err != nil {
+		msg := dsPrefix.ReplaceAllString(strings.TrimPrefix(err.Error(), name), "")
+		return r.errAt(dc.key, "deepspeed_config, read as the ds_config Accelerate's DeepSpeedPlugin derives from it (%s): %s", cfg, msg)
+	}
+	r.out.DistributedType, r.out.DSConfig, r.out.DeepSpeed = "DEEPSPEED", cfg, ds
+	r.note("distributed_type DEEPSPEED with deepspeed_config inline (line %d): Accelerate's DeepSpeedPlugin derives the ds_config %s from it (utils/dataclasses.py __post_init__ at 0059501); the keys below are what zerosim import deepspeed reads from it", dc.key.Line, cfg)
+	r.out.Notes = append(r.out.Notes, ds.Notes...)
+	r.set("parallelism.dp", strconv.FormatInt(procs, 10), fmt.Sprintf("num_processes %d: DeepSpeed's data-parallel world size", procs))
+	for _, s := range ds.Settings {
+		switch {
+		case s.Key == "training.micro_batch" && microDefault:
+			s.From = "the Trainer's --per_device_train_batch_size default 8 fills train_micro_batch_size_per_gpu \"auto\" (transformers integrations/deepspeed.py at " + trCommit + "); pass --micro-batch"
+		case s.Key == "training.grad_accum" && accumDefault:
+			s.From = "the Trainer's --gradient_accumulation_steps default 1 fills gradient_accumulation_steps \"auto\"; pass --grad-accum"
 		}
+		r.out.Settings = append(r.out.Settings, s)
 	}
-	flags, what := " --micro-batch N", "the script's batch size per GPU"
-	if ga == `"auto"` {
-		flags, what = flags+" --grad-accum N", what+" and accumulation steps"
+	if r.o.Recompute != "" {
+		r.set("training.recompute", string(r.o.Recompute), "--recompute (the Trainer's --gradient_checkpointing; not in the Accelerate config)")
+	} else {
+		r.set("training.recompute", string(RecomputeNone), "the Trainer's --gradient_checkpointing is not in this file: pass --recompute full")
 	}
-	return r.errAt(dc.key, "distributed_type DEEPSPEED with deepspeed_config inline (no deepspeed_config_file): Accelerate's DeepSpeedPlugin builds the ds_config %s} from it (accelerate/utils/dataclasses.py at 0059501): save that as ds_config.json and run zerosim import deepspeed ds_config.json%s%s (%s, \"auto\" in it)", cfg, nodes, flags, what)
+	r.out.Settings = r.out.Settings.InOrder("cluster", "parallelism", "communication", "training", "offload")
+	return nil
 }
 
 // precision reads mixed_precision: "no" (the launcher's default when the

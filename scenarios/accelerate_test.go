@@ -140,37 +140,56 @@ func TestImportAccelerateErrors(t *testing.T) {
 }
 
 // TestImportAccelerateInlineDeepSpeed: `accelerate config` without a JSON
-// writes DeepSpeed's settings inline (QA2 finding 6); the import pointed at
-// a ds_config.json that does not exist. It now gives the ds_config
-// Accelerate's DeepSpeedPlugin builds from them (dataclasses.py
-// __post_init__ at 0059501736ae1d285b1602fcd9ae0d54c90e16fa: batch sizes "auto", gradient_accumulation_steps,
-// zero_optimization.stage and the two offload devices, gradient_clipping
-// when set; set_mixed_precision: bf16.enabled), which import deepspeed
-// reads back to stage 3, grad_accum 4, bf16 on 2 nodes.
+// writes DeepSpeed's settings inline (QA2 finding 6). The import derives
+// the ds_config Accelerate's DeepSpeedPlugin builds from them
+// (dataclasses.py __post_init__ at 0059501736ae1d285b1602fcd9ae0d54c90e16fa:
+// batch sizes "auto", gradient_accumulation_steps, zero_optimization.stage
+// and the two offload devices, gradient_clipping when set;
+// set_mixed_precision: bf16.enabled) and, since qauser29 #5, imports it in
+// place as import deepspeed reads it (before: it printed the ds_config and
+// refused, asking to save it and run import deepspeed), with a note giving
+// it.
 func TestImportAccelerateInlineDeepSpeed(t *testing.T) {
 	cfg := "compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  gradient_accumulation_steps: 4\n  gradient_clipping: 1.0\n  offload_optimizer_device: cpu\n  offload_param_device: none\n  zero3_init_flag: true\n  zero_stage: 3\ndistributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n"
-	_, err := ImportAccelerate("acc.yaml", []byte(cfg), AccelerateOptions{})
-	want := `{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 4, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "none"}}, "gradient_clipping": 1.0, "bf16": {"enabled": true}}`
-	if err == nil || !strings.HasPrefix(err.Error(), "acc.yaml:2:1: distributed_type DEEPSPEED with deepspeed_config inline (no deepspeed_config_file)") ||
-		!strings.Contains(err.Error(), " ds_config "+want+" from it") || !strings.Contains(err.Error(), "run zerosim import deepspeed ds_config.json --nodes 2 --micro-batch N") {
-		t.Fatalf("%v\nwant the ds_config %s", err, want)
-	}
-	ds, err := ImportDeepSpeed("ds_config.json", []byte(want), DeepSpeedOptions{MicroBatch: 2})
+	ai, err := ImportAccelerate("acc.yaml", []byte(cfg), AccelerateOptions{MicroBatch: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
-	for _, s := range ds.Settings {
-		got[s.Key] = s.Value
+	want := `{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 4, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "none"}}, "gradient_clipping": 1.0, "bf16": {"enabled": true}}`
+	if ai.DSConfig != want || ai.DeepSpeed == nil || ai.DeepSpeed.Stage != 3 || ai.DistributedType != "DEEPSPEED" {
+		t.Fatalf("ds_config %s, want %s", ai.DSConfig, want)
 	}
-	if got["parallelism.zero_stage"] != "3" || got["training.grad_accum"] != "4" || got["training.param_dtype"] != "bf16" || got["training.micro_batch"] != "2" {
-		t.Errorf("imported back: %v", got)
+	if len(ai.Notes) == 0 || !strings.Contains(ai.Notes[0], "derives the ds_config "+want+" from it") {
+		t.Errorf("notes %q: want the derived ds_config first", ai.Notes)
+	}
+	for k, v := range map[string]string{"cluster.nodes": "2", "cluster.gpus_per_node": "8", "parallelism.dp": "16", "parallelism.zero_stage": "3",
+		"training.grad_accum": "4", "training.param_dtype": "bf16", "training.micro_batch": "2", "offload.optimizer": "cpu", "training.recompute": "none"} {
+		if got := ai.Setting(k); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	// The same ds_config through import deepspeed gives the same keys.
+	ds, err := ImportDeepSpeed("ds_config.json", []byte(want), DeepSpeedOptions{DP: 16, MicroBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ds.Settings {
+		if got := ai.Setting(s.Key); got != s.Value {
+			t.Errorf("%s = %q, import deepspeed gives %q", s.Key, got, s.Value)
+		}
 	}
 	// Without gradient_accumulation_steps the plugin's default, "auto",
-	// stays, and the command asks for the steps too.
-	_, err = ImportAccelerate("acc.yaml", []byte(strings.Replace(cfg, "  gradient_accumulation_steps: 4\n", "", 1)), AccelerateOptions{})
-	if err == nil || !strings.Contains(err.Error(), `"gradient_accumulation_steps": "auto"`) || !strings.Contains(err.Error(), "--micro-batch N --grad-accum N (the script's batch size per GPU and accumulation steps") {
-		t.Errorf("without gradient_accumulation_steps: %v", err)
+	// stays, and the Trainer's defaults fill both batch keys.
+	ai, err = ImportAccelerate("acc.yaml", []byte(strings.Replace(cfg, "  gradient_accumulation_steps: 4\n", "", 1)), AccelerateOptions{})
+	if err != nil || !strings.Contains(ai.DSConfig, `"gradient_accumulation_steps": "auto"`) || ai.Setting("training.micro_batch") != "8" || ai.Setting("training.grad_accum") != "1" {
+		t.Errorf("without gradient_accumulation_steps: %v %+v", err, ai)
+	}
+	// A value the ds_config contradicts: one line at deepspeed_config,
+	// naming the flag.
+	_, err = ImportAccelerate("acc.yaml", []byte(cfg), AccelerateOptions{GradAccum: 2})
+	if err == nil || !strings.HasPrefix(err.Error(), "acc.yaml:2:1: deepspeed_config, read as the ds_config Accelerate's DeepSpeedPlugin derives from it (") ||
+		!strings.HasSuffix(err.Error(), "): gradient_accumulation_steps=4 but --grad-accum is 2 (drop the flag or change the config)") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--grad-accum against the config: %v", err)
 	}
 }
 

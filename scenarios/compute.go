@@ -169,7 +169,9 @@ const (
 	// Performance Degradation because of Tail Effect", 2025,
 	// https://forums.developer.nvidia.com/t/compute-communication-overlap-causes-severe-gemm-performance-degradation-because-of-tail-effect/337991:
 	// "When the gemm kernel runs standalone, it achieves high MFU (~80%)";
-	// zero.DefaultGEMMEfficiency).
+	// zero.DefaultGEMMEfficiency). It is the H100's: another GPU's default
+	// stands to it as their measured maximum matmul throughputs do
+	// (DefaultComputeEfficiencyOf).
 	DefaultComputeEfficiency = 0.8
 	// MinEfficiency is the lowest training.mfu, compute_efficiency and
 	// attention_efficiency taken, and the lowest a calibration searches
@@ -236,7 +238,8 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 		t.ComputeEfficiency = cal.Compute.Efficiency
 		t.ComputeEfficiencyFrom = calibrationSource(s.Communication.Calibration, cal.Compute)
 	case !l.has("training.compute_efficiency"):
-		t.ComputeEfficiency, t.ComputeEfficiencyDefault = DefaultComputeEfficiency, true
+		t.ComputeEfficiency, _, _ = DefaultComputeEfficiencyOf(s.Cluster.GPU)
+		t.ComputeEfficiencyDefault = true
 	case math.IsNaN(t.ComputeEfficiency) || !(t.ComputeEfficiency >= MinEfficiency && t.ComputeEfficiency <= 1):
 		return l.errAlone("training.compute_efficiency", fmt.Sprintf("compute_efficiency=%s is out of range (use a fraction in [0.0001, 1] such as 0.8)", fmtFloat(t.ComputeEfficiency)))
 	}

@@ -65,7 +65,12 @@ var stackPresets = map[string][]stackKey{
 		{"training.grad_clip", "norm", nil},
 		// F.scaled_dot_product_attention(xq, xk, xv, is_causal=True)
 		// (torchtitan/models/llama/model.py:209): its flash backend,
-		// FlashAttention-2.
+		// FlashAttention-2. Kept with the preset's other 9dec370 keys:
+		// later torchtitans asked SDPA for cuDNN's attention first
+		// (3b85aa31 on Blackwell, 6a3a9da9 everywhere) and from 16954571
+		// (2026-06-09) run FlexAttention, which zerosim times as fa2 too
+		// (docs/stacks.md, "Attention by torchtitan era"; run's attention
+		// line and compare's attention note say which).
 		{"training.attention", "sdpa", nil},
 		{"training.attention_kernel", "fa2", nil},
 		// ptd_checkpoint_wrapper(module, preserve_rng_state=False)

@@ -872,8 +872,29 @@ var ttFloat8Recipes = []string{"tensorwise", "rowwise", "rowwise_with_gw_hp"}
 // its commit); a GPU outside the list keeps fa2, noted. A flavor that
 // sets training.attention itself (FlexAttention with a window or chunk,
 // torchtitan_moe.go) keeps its own.
+//
+// A FlexAttention flavor (t.flexAttn) of a file dated before b39377f, so
+// before ff0829c, ran FlexAttention on k and v repeated to the heads
+// (repeat_kv): with as many kv heads as heads (deepseek_v3's MLA, whose
+// FlexAttention holds from f738a03bf) nothing was repeated and it is
+// written as flash as a later file is; with fewer, the stack preset's
+// sdpa (kv repeated) stays, noted (qauser29 F3: the note said
+// FlexAttention while the scenario fell back to the preset unsaid).
 func (t *Torchtitan) gqaAttention(d *ttDoc) {
-	if d.preSaved != "" || t.Attention != "" {
+	if t.Attention != "" {
+		return
+	}
+	if t.flexAttn && d.preSaved != "" {
+		if kv := t.Model.KVHeads; kv != 0 && kv != t.Model.Heads {
+			t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27): k and v were repeated from %d to %d heads before it (repeat_kv), as stack torchtitan's training.attention: sdpa keeps them, its speed taken as attention_kernel fa2's", t.Flavor, d.preSaved, kv, t.Model.Heads)
+			return
+		}
+		t.Attention = AttentionFlash
+		t.src("attention", fmt.Sprintf("FlexAttention with as many kv heads as heads: k and v at the heads' width with or without ff0829c's enable_gqa (%s dates the file before it)", d.preSaved))
+		t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27, enable_gqa in place of repeat_kv); its kv heads are as many as its heads (%d), so nothing was repeated either way: written as training.attention: flash (log-sum-exp, no s² scores), its speed taken as attention_kernel fa2's", t.Flavor, d.preSaved, t.Model.Heads)
+		return
+	}
+	if d.preSaved != "" {
 		return
 	}
 	t.Attention = AttentionFlash

@@ -351,3 +351,18 @@ func checkImportedAttention(t *testing.T, name, file string, toml []byte, gpu st
 		t.Errorf("%s: no %q in\n%s", name, note, out)
 	}
 }
+
+// TestImportTorchtitanFlexBeforeGQA: a FlexAttention flavor of a file
+// dated before b39377f (so before ff0829c, whose attention passes
+// enable_gqa instead of repeating k and v) with fewer kv heads than heads
+// keeps the stack preset's sdpa (k and v repeated), and a note says so, so
+// that the notes and the scenario agree (qauser29 F3); with as many
+// (deepseek_v3's MLA) it is flash either way (TestImportTorchtitanDSV3SDPA).
+func TestImportTorchtitanFlexBeforeGQA(t *testing.T) {
+	toml := ttFile(t, "llama3_8b.toml", "[job]", "[job]\nprint_args = false", `flavor = "8B"`, `flavor = "8B_flex"`)
+	checkImportedAttention(t, "8B_flex print_args", "llama3_8b.toml", toml, "H100-80GB", KernelFA2, AttentionSDPA, false,
+		"model.flavor 8B_flex runs FlexAttention, and job.print_args dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27): k and v were repeated from 8 to 32 heads before it (repeat_kv), as stack torchtitan's training.attention: sdpa keeps them")
+	// Without the old key: 238fa99's FlexAttention with enable_gqa.
+	checkImportedAttention(t, "8B_flex", "llama3_8b.toml", ttFile(t, "llama3_8b.toml", `flavor = "8B"`, `flavor = "8B_flex"`), "H100-80GB", KernelFA2, AttentionFlash, false,
+		"model.flavor 8B_flex runs FlexAttention with enable_gqa: written as training.attention: flash")
+}

@@ -123,8 +123,13 @@ func TestImportTorchtitanDSV3SDPA(t *testing.T) {
 			"model.flavor 671B ran SDPA with a causal mask until torchtitan f738a03bf"},
 		{"16B at 238fa99, lr_min", "deepseek_v3_16b.toml", []string{"min_lr_factor = 0.1", "lr_min = 0.1"}, AttentionSDPA,
 			"and lr_scheduler.lr_min, removed from torchtitan's config by 881f0ca46 (2025-07-31), dates the file before it"},
-		{"debugmodel_flex_attn before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{`flavor = "16B"`, `flavor = "debugmodel_flex_attn"`}, "",
+		// Its MLA has as many kv heads as heads: FlexAttention's k and v
+		// are the heads' width before ff0829c too, written as flash
+		// (qauser29 F3: nothing was written, and the preset's sdpa ran).
+		{"debugmodel_flex_attn before f738a03bf", "deepseek_v3_16b-b5b7ffb.toml", []string{`flavor = "16B"`, `flavor = "debugmodel_flex_attn"`}, AttentionFlash,
 			"model.flavor debugmodel_flex_attn runs flex attention with a block-causal mask (attn_type = \"flex\"); modelled as causal attention over the whole sequence"},
+		{"671B with job.print_args", "deepseek_v3_671b.toml", []string{"print_config", "print_args"}, AttentionFlash,
+			"model.flavor 671B runs FlexAttention, and job.print_args dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27, enable_gqa in place of repeat_kv); its kv heads are as many as its heads (128), so nothing was repeated either way: written as training.attention: flash"},
 		{"16B at 238fa99", "deepseek_v3_16b.toml", nil, AttentionFlash,
 			"model.flavor 16B runs flex attention with a block-causal mask (attn_type = \"flex\"); modelled as causal attention over the whole sequence; before torchtitan f738a03bf (2025-08-22) it ran SDPA with a causal mask (if yours is older, set training.attention: sdpa)"},
 	} {

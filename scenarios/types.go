@@ -325,7 +325,7 @@ type Training struct {
 	// compute efficiency to it. Give it or compute_efficiency, not both.
 	MFU float64 `yaml:"mfu,omitempty"`
 	// ComputeEfficiency is the fraction of cluster.peak_bf16 that large
-	// weight matmuls reach (default DefaultComputeEfficiency); attention
+	// weight matmuls reach (default DefaultComputeEfficiencyOf the GPU); attention
 	// and memory-bound work have their own published rates
 	// (zero/efficiency.go, docs/compute-model.md).
 	ComputeEfficiency float64 `yaml:"compute_efficiency,omitempty"`
@@ -335,7 +335,7 @@ type Training struct {
 	// otherwise.
 	ComputeEfficiencyFrom string `yaml:"-"`
 	// ComputeEfficiencyDefault is set when Load filled ComputeEfficiency
-	// in with DefaultComputeEfficiency (no training.compute_efficiency,
+	// in with DefaultComputeEfficiencyOf the GPU (no training.compute_efficiency,
 	// training.mfu or calibration gave it), so that a report tells
 	// zerosim's default from a file's 0.8.
 	ComputeEfficiencyDefault bool `yaml:"-"`

@@ -179,6 +179,27 @@ func (l *loader) warnIntraLink(s *Scenario) {
 		have.Name, have.Bandwidth, g.Name, own.Name, own.Bandwidth, own.Name, own.Name))
 }
 
+// ForeignIntraPreset is cluster.intra.preset when it names a GPU-bound
+// interconnect other than the GPU preset's own and sets the links' speed
+// (no intra.bandwidth of another figure), as warnIntraLink warns about:
+// NVLink4 on an MI300X after --set cluster.gpu=MI300X on the default
+// example. "" otherwise. A table that names the link class by the GPU
+// (xGMI on AMD) names this preset beside it (qauser29 #4: "xgmi 450.00
+// GB/s" was NVLink4's figure under xGMI's name).
+func (c *Cluster) ForeignIntraPreset() string {
+	if !gpuBoundLinks[c.Intra.Preset] {
+		return ""
+	}
+	g, ok := findGPU(c.GPU)
+	if !ok || g.Intra == c.Intra.Preset || c.Intra.Preset == "NVSwitch" && g.Intra == "NVLink2" {
+		return ""
+	}
+	if p, ok := FindLink(c.Intra.Preset); !ok || c.Intra.Bandwidth != 0 && c.Intra.Bandwidth != p.Bandwidth {
+		return ""
+	}
+	return c.Intra.Preset
+}
+
 // NVL72GPUs is the GPUs of one GB200 or GB300 NVL72 rack: 18 compute
 // trays of 4 GPUs (2 Grace Blackwell superchips a tray) on one NVLink
 // switch domain (NVIDIA GB200 NVL72 datasheet: "72 NVIDIA Blackwell GPUs",

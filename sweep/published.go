@@ -10,7 +10,7 @@ import (
 // compute efficiency that the published runs on its GPU fitted
 // (zero.PublishedRange, docs/validation.md's fits): the speed to expect of
 // a run nobody has calibrated. The default efficiency, cuBLAS's standalone
-// GEMM rate (zero.DefaultGEMMEfficiency), stays the model's; the published
+// GEMM rate on the GPU (scenarios.DefaultComputeEfficiencyOf), stays the model's; the published
 // runs, whose fits fold in everything the model leaves out, bound what a
 // real step on that GPU reached (QA34 M1: Llama 3.1 8B on 8 H100 at the
 // default read 8,621 tokens/s per GPU where torchtitan's performance.md
@@ -21,6 +21,9 @@ type PublishedFits struct {
 	Runs int
 	GPU  string
 	FP8  bool
+	// Default is the scenario's own efficiency, zerosim's default for the
+	// GPU, that the headline's figures are at.
+	Default float64
 	// Low is the step at the least efficiency fitted, High at the
 	// greatest (the same step when one run was fitted).
 	Low, High FitSpeed
@@ -57,7 +60,7 @@ func AtPublishedFits(s *scenarios.Scenario, res *zero.Result) (*PublishedFits, e
 	if n == 0 || !onGPU {
 		return nil, nil
 	}
-	out := &PublishedFits{Runs: n, GPU: s.Cluster.GPU, FP8: fp8}
+	out := &PublishedFits{Runs: n, GPU: s.Cluster.GPU, FP8: fp8, Default: s.Training.ComputeEfficiency}
 	effs := []float64{lo, hi}
 	if lo == hi {
 		effs = effs[:1]

@@ -612,12 +612,14 @@ func expertElementwiseSeconds(s *scenarios.Scenario, l scenarios.Layer, tokens i
 }
 
 // efficiency is training.compute_efficiency; with training.mfu set it is
-// fitted before any replay (fitMFU), and the default stands in until then.
+// fitted before any replay (fitMFU), and the GPU's default stands in until
+// then.
 func efficiency(s *scenarios.Scenario) float64 {
 	if ce := s.Training.ComputeEfficiency; ce > 0 {
 		return ce
 	}
-	return scenarios.DefaultComputeEfficiency
+	eff, _, _ := scenarios.DefaultComputeEfficiencyOf(s.Cluster.GPU)
+	return eff
 }
 
 // effectiveFLOPS is peak·compute_efficiency of the resolved scenario, whole
@@ -647,9 +649,13 @@ func attentionFLOPS(s *scenarios.Scenario) (int64, error) {
 // (scenarios.BlockDims.KernelValueDim): FlashAttention-2, as transformers
 // calls it under training.attention flash. cuDNN's fused attention (as
 // torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1's SDPA runs it, which passes MLA's value unpadded:
-// torchtitan/models/deepseek_v3/model/model.py) takes the value as it is.
+// torchtitan/models/deepseek_v3/model/model.py) takes the value as it is,
+// and so does every kernel under stack torchtitan, whose deepseek_v3
+// model hands SDPA and FlexAttention the value unpadded (memory.BlockDims.
+// ValueUnpadded: flash with fa2 is how zerosim import torchtitan writes
+// FlexAttention).
 func padsValue(s *scenarios.Scenario) bool {
-	return s.Training.Attention == scenarios.AttentionFlash && RunsAs(s.Cluster.GPU, s.Training.AttentionKernel) != scenarios.KernelCuDNN
+	return s.Training.Attention == scenarios.AttentionFlash && s.Stack != "torchtitan" && RunsAs(s.Cluster.GPU, s.Training.AttentionKernel) != scenarios.KernelCuDNN
 }
 
 // blockAttentionFLOPs is the core attention forward of block l under the

@@ -3,6 +3,7 @@ package zero
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -62,8 +63,44 @@ type PublishedEfficiency struct {
 	// Compiled is set when the run's scenario compiles anything
 	// (training.compile other than none): its fit absorbs torch.compile's
 	// fusion.
-	Compiled   bool
+	Compiled bool
+	// Nodes is the calibration row's cluster.nodes.
+	Nodes      int
 	Efficiency float64
+}
+
+// OnGPU is where the published runs on gpu with that fp8 setting ran, as
+// run, plan and calibrate quote them: "on H200", with what they all share
+// that the others need not (QA s28 M4: both H200 runs are single-node
+// torch.compile runs, beside H100's 13 of every kind): "on H200 (both
+// single-node torch.compile runs)".
+func OnGPU(gpu string, fp8 bool) string {
+	n, single, compiled := 0, true, true
+	for _, p := range publishedEfficiencies {
+		if p.FP8 != fp8 || p.GPU != gpu {
+			continue
+		}
+		n++
+		single = single && p.Nodes == 1
+		compiled = compiled && p.Compiled
+	}
+	var kind []string
+	if single {
+		kind = append(kind, "single-node")
+	}
+	if compiled {
+		kind = append(kind, "torch.compile")
+	}
+	if n == 0 || len(kind) == 0 {
+		return "on " + gpu
+	}
+	switch n {
+	case 1:
+		return "on " + gpu + " (a " + strings.Join(kind, " ") + " run)"
+	case 2:
+		return "on " + gpu + " (both " + strings.Join(kind, " ") + " runs)"
+	}
+	return "on " + gpu + " (all " + strings.Join(kind, " ") + " runs)"
 }
 
 // PublishedRange is the least and the greatest efficiency fitted to the
@@ -223,10 +260,43 @@ const (
 // Blackwell (0.614 on Blackwell Ultra), 0.51 on Ampere, the Triton kernel
 // 0.325 (0.175 on Hopper, 0.266 on Blackwell); te and the empty kernel are
 // the kernel they run as (RunsAs).
+//
+// A rate measured on another GPU (the A100's, taken for an AMD part) is
+// capped at the GPU's own GEMM default (GEMMCeiling): attention is two
+// GEMMs and a softmax, and runs no faster than the GPU's plain matmuls
+// (QA s29: the A100's 0.6 taken for an MI300X whose best bf16 matmul
+// measures 0.51 of its peak). AttentionRateCapped says when it is.
 func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm float64) float64 {
-	switch RunsAs(gpu, kernel) {
-	case scenarios.KernelEager:
+	if RunsAs(gpu, kernel) == scenarios.KernelEager {
 		return gemm
+	}
+	return min(publishedAttentionRate(gpu, kernel), GEMMCeiling(gpu))
+}
+
+// AttentionRateCapped is the published rate of kernel on gpu (or the one
+// it borrows) and GEMMCeiling(gpu), capped true when the rate exceeds the
+// ceiling and AttentionEfficiency runs attention at the ceiling instead.
+func AttentionRateCapped(gpu string, kernel scenarios.AttentionKernel) (rate, ceiling float64, capped bool) {
+	if RunsAs(gpu, kernel) == scenarios.KernelEager {
+		return 0, 0, false
+	}
+	rate, ceiling = publishedAttentionRate(gpu, kernel), GEMMCeiling(gpu)
+	return rate, ceiling, rate > ceiling
+}
+
+// GEMMCeiling is the most zerosim takes a GPU preset's matmuls to reach:
+// its default GEMM efficiency, scenarios.DefaultComputeEfficiencyOf
+// (DefaultGEMMEfficiency scaled by the GPU's measured maximum matmul
+// throughput over the H100's; DefaultGEMMEfficiency for a GPU with none).
+func GEMMCeiling(gpu string) float64 {
+	eff, _, _ := scenarios.DefaultComputeEfficiencyOf(gpu)
+	return eff
+}
+
+// publishedAttentionRate is AttentionEfficiency before the GEMM ceiling: the
+// published rate of kernel (not eager) on gpu, or the one it borrows.
+func publishedAttentionRate(gpu string, kernel scenarios.AttentionKernel) float64 {
+	switch RunsAs(gpu, kernel) {
 	case scenarios.KernelFA3:
 		return FA3AttentionEfficiency
 	case scenarios.KernelCuDNN:
@@ -585,18 +655,19 @@ func (b blockTimes) classes(recompute int64) (fwd, bwd ClassSeconds) {
 // (kernels false), the top of the range the published runs on that GPU
 // fitted (PublishedRange, as run's header quotes it for a typed value);
 // for one fitted to a trace's GEMM kernels alone (kernels true), which
-// hold no communication or other work, DefaultGEMMEfficiency, what cuBLAS
-// reaches with nothing beside it. what says which, for a message; ok is
+// hold no communication or other work, GEMMCeiling, what the GPU's
+// matmuls reach with nothing beside them. what says which, for a message; ok is
 // false when no published run is on gpu (a step fit is then not judged).
 func EfficiencyCeiling(gpu string, fp8, kernels bool) (ceiling float64, what string, ok bool) {
 	if kernels {
-		return DefaultGEMMEfficiency, fmt.Sprintf("the %.2f of the dense peak cuBLAS's GEMMs reach with nothing beside them (docs/compute-model.md)", DefaultGEMMEfficiency), true
+		c := GEMMCeiling(gpu)
+		return c, fmt.Sprintf("the %.2f of the dense peak cuBLAS's GEMMs reach with nothing beside them (docs/compute-model.md)", c), true
 	}
 	lo, hi, n, onGPU := PublishedRange(gpu, fp8)
 	if n == 0 || !onGPU {
 		return 0, "", false
 	}
-	return hi, FittedBy(lo, hi, n, fp8, "on "+gpu) + " (docs/validation.md)", true
+	return hi, FittedBy(lo, hi, n, fp8, OnGPU(gpu, fp8)) + " (docs/validation.md)", true
 }
 
 // FittedRange is the published fits' efficiencies as run, plan and
@@ -639,7 +710,7 @@ const AttentionCeilingFactor = 1.5
 
 // AttentionCeiling is the most a fitted attention efficiency of kernel can
 // plausibly be on gpu: AttentionCeilingFactor × its published rate, and no
-// more than DefaultGEMMEfficiency (attention is two GEMMs and a softmax);
+// more than GEMMCeiling (attention is two GEMMs and a softmax);
 // rate is that published rate. ok is false for eager attention, which runs
 // at the GEMM efficiency.
 func AttentionCeiling(gpu string, kernel scenarios.AttentionKernel) (ceiling, rate float64, ok bool) {
@@ -647,5 +718,5 @@ func AttentionCeiling(gpu string, kernel scenarios.AttentionKernel) (ceiling, ra
 		return 0, 0, false
 	}
 	rate = AttentionEfficiency(gpu, kernel, DefaultGEMMEfficiency)
-	return min(AttentionCeilingFactor*rate, DefaultGEMMEfficiency), rate, true
+	return min(AttentionCeilingFactor*rate, GEMMCeiling(gpu)), rate, true
 }

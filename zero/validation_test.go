@@ -383,6 +383,7 @@ type validationCase struct {
 	gpu      string
 	fp8      bool
 	compiled bool
+	nodes    int // cluster.nodes
 }
 
 // sharedSource is the source copied from the team's shared validation set:
@@ -850,7 +851,7 @@ func TestValidation(t *testing.T) {
 		summaries = append(summaries, summarize(filepath.Base(base), eff, cases, src.MemoryOnly != ""))
 		for _, c := range cases {
 			if c.calibrated && src.OutsideRange == "" && src.MemoryOnly == "" {
-				published = append(published, PublishedEfficiency{Source: filepath.Base(base), GPU: c.gpu, FP8: c.fp8, Compiled: c.compiled, Efficiency: eff})
+				published = append(published, PublishedEfficiency{Source: filepath.Base(base), GPU: c.gpu, FP8: c.fp8, Compiled: c.compiled, Nodes: c.nodes, Efficiency: eff})
 			} else if c.row.CP > 1 {
 				publishedCPRows = append(publishedCPRows, PublishedCP{Source: filepath.Base(base), GPU: c.gpu, CP: c.row.CP, Error: c.tokenErr})
 			}
@@ -1036,7 +1037,7 @@ func publishedSource(t *testing.T, ps []PublishedEfficiency, cps []PublishedCP) 
 	b.WriteString("// docs/validation.md fits to the published runs, one per source.\n")
 	b.WriteString("var publishedEfficiencies = []PublishedEfficiency{\n")
 	for _, p := range ps {
-		fmt.Fprintf(&b, "{Source: %q, GPU: %q, FP8: %t, Compiled: %t, Efficiency: %.4f},\n", p.Source, p.GPU, p.FP8, p.Compiled, p.Efficiency)
+		fmt.Fprintf(&b, "{Source: %q, GPU: %q, FP8: %t, Compiled: %t, Nodes: %d, Efficiency: %.4f},\n", p.Source, p.GPU, p.FP8, p.Compiled, p.Nodes, p.Efficiency)
 	}
 	b.WriteString("}\n\n")
 	b.WriteString("// publishedCP are docs/validation.md's predicted rows with context\n")
@@ -1511,6 +1512,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		c.paramDType = s.Training.ParamDType
 		c.gpu, c.fp8 = s.Cluster.GPU, s.Training.FP8 != scenarios.FP8None
 		c.compiled = s.Training.Compile != scenarios.CompileNone && s.Training.Compile != ""
+		c.nodes = s.Cluster.Nodes
 		c.poolBytes = res.MemoryModel.GatherPool
 		for u, kept := range memory.KeptAcrossBoundary(s) {
 			if kept {

@@ -69,7 +69,12 @@ GEMM efficiency to the GEMM kernels and the attention efficiency
 scenario's own time of that class; with module annotations (with_stack=True)
 it prints the kernel time per transformer block. It writes the file's
 compute part; a scenario naming the file takes each efficiency unless it
-sets that key (or training.mfu) itself (then it warns).
+sets that key (or training.mfu) itself (then it warns). A whole-step fit
+below the published range warns with how much of the measured step the
+fitted replay leaves as exposed communication (a quarter or more: the
+network may be what the step reflects) and the inter-node bandwidth per
+GPU at which the scenario at its own efficiency takes the measured step:
+an overstated network, not slow GEMMs, is the usual cause.
 
 With --reserved (the measured torch.cuda.max_memory_reserved of one step,
 what torchtitan prints as memory) or --device (what nvidia-smi showed), the

@@ -507,7 +507,7 @@ func lowEfficiency(s *scenarios.Scenario, eff float64) string {
 		return ""
 	}
 	return fmt.Sprintf("the fitted compute efficiency %.4f is below half %s (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
-		eff, zero.FittedBy(lo, hi, n, fp8, "on "+s.Cluster.GPU), s.Name)
+		eff, zero.FittedBy(lo, hi, n, fp8, zero.OnGPU(s.Cluster.GPU, fp8)), s.Name)
 }
 
 // fitWarnings are the warnings on a compute part's fitted efficiencies:
@@ -520,12 +520,72 @@ func fitWarnings(s *scenarios.Scenario, cc *scenarios.CalCompute) []string {
 	if low == "" && high == "" && cc.Method != scenarios.CalMethodTrace {
 		outside = outsidePublished(s, cc.Efficiency)
 	}
-	for _, w := range []string{notFitting(s), low, high, outside, highAttention(s, cc.AttentionEfficiency)} {
+	net := ""
+	// Below the published range (not below half of it, lowEfficiency's
+	// "a larger run"), the network is a likely cause: say what it would
+	// take (qatput29 finding 3).
+	if cc.Method != scenarios.CalMethodTrace && strings.Contains(outside, " is below ") {
+		net = exposedShare(s, cc)
+	}
+	for _, w := range []string{notFitting(s), low, high, outside, net, highAttention(s, cc.AttentionEfficiency)} {
 		if w != "" {
 			ws = append(ws, w)
 		}
 	}
 	return ws
+}
+
+// networkBound is the share of the measured step above which the low-fit
+// warning says the network may be what it reflects: a quarter, as
+// zero.Result.LatencyBound's exposure; zerosim's threshold, not measured.
+const networkBound = 0.25
+
+// exposedShare says, beside a low fitted efficiency (qatput29 finding 3),
+// how much of the measured step the replay at the fitted efficiency
+// leaves as exposed communication (the most any rank waits on
+// collectives), that the network may be what the measured step reflects
+// when that is a quarter or more, and the inter-node bandwidth per GPU at
+// which the scenario at its own efficiency replays in the measured step
+// (zero.CalibrateInterBandwidth), when one between a thousandth of the
+// scenario's and its own does: a network the scenario overstates gives a
+// low efficiency with little exposed communication in the replay, since
+// the fit slows the compute that hides it. "" when the replay fails.
+func exposedShare(s *scenarios.Scenario, cc *scenarios.CalCompute) string {
+	measured := units.Duration(math.Round(cc.MeasuredMS * 1e9))
+	if measured <= 0 {
+		return ""
+	}
+	fitted := *s
+	fitted.Training.ComputeEfficiency, fitted.Training.MFU = cc.Efficiency, 0
+	r, err := zero.Replay(&fitted, zero.Options{NoCollectives: true})
+	if err != nil || len(r.Ranks) == 0 {
+		return ""
+	}
+	var exposed units.Duration
+	for _, st := range r.Ranks {
+		exposed = max(exposed, st.ExposedComm)
+	}
+	share := float64(exposed) / float64(measured)
+	w := fmt.Sprintf("at the fitted %.4f the replay leaves %v of the measured %v as exposed communication (%.1f %%)", cc.Efficiency, exposed, measured, 100*share)
+	if share >= networkBound {
+		w += ": the network, not the GPU, may be what the measured step reflects"
+	}
+	if c := s.Communication.CalibrationData; (c == nil || !c.HasNetwork()) && s.Training.MFU == 0 && s.Training.ComputeEfficiency > 0 {
+		own := *s
+		if bw, ok, err := zero.CalibrateInterBandwidth(&own, measured, 1e-3); err == nil && ok {
+			c := &s.Cluster
+			nics := c.GPUsPerNode
+			if c.NICs == "per_node" && c.NICsPerNode > 0 {
+				nics = c.NICsPerNode
+			}
+			perGPU := func(b units.Bandwidth) units.Bandwidth {
+				return b * units.Bandwidth(nics) / units.Bandwidth(c.GPUsPerNode)
+			}
+			w += fmt.Sprintf("; at the scenario's efficiency %g the step takes the measured %v with %v of inter-node bandwidth per GPU, not the scenario's %v: if the measured cluster's network is that slow, describe it (cluster.inter, or a calibration from its nccl-tests logs) and fit again",
+				s.Training.ComputeEfficiency, measured, perGPU(bw), perGPU(c.Inter.Bandwidth))
+		}
+	}
+	return w
 }
 
 // outsidePublished says when a compute efficiency fitted to a whole step

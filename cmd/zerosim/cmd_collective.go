@@ -405,7 +405,13 @@ func describeCluster(s *scenarios.Scenario, t *topology.Topology) string {
 			continue
 		}
 		seen[l.Class] = true
-		desc += fmt.Sprintf(", %s %v %v", reports.ClusterVendor(&s.Cluster).ClassName(l.Class), l.Bandwidth, l.Latency)
+		name := reports.ClusterVendor(&s.Cluster).ClassName(l.Class)
+		if p := s.Cluster.ForeignIntraPreset(); p != "" && l.Class == topology.Intra {
+			// Another GPU's link preset (the default example's NVLink4
+			// under --set cluster.gpu=MI300X): say whose figure it is.
+			name += fmt.Sprintf(" link (%s preset)", p)
+		}
+		desc += fmt.Sprintf(", %s %v %v", name, l.Bandwidth, l.Latency)
 	}
 	if t.Nodes() > 1 {
 		nics := s.Cluster.NICs

@@ -26,14 +26,8 @@ type importAccelerateOpts struct {
 	nodesGiven, gpnGiven bool
 }
 
-// newImportAccelerateCmd is zerosim import accelerate (cmd_import.go adds
-// it to the import group).
-func newImportAccelerateCmd(a *app) *cobra.Command {
-	var o importAccelerateOpts
-	c := &cobra.Command{
-		Use:   "accelerate CONFIG.yaml",
-		Short: "Print the scenario sections a Hugging Face Accelerate FSDP config determines",
-		Long: `import accelerate reads a Hugging Face Accelerate config (the YAML that
+// importAccelerateLong is import accelerate's --help.
+const importAccelerateLong = `import accelerate reads a Hugging Face Accelerate config (the YAML that
 accelerate config writes and accelerate launch --config_file reads, which
 the Trainer runs under) and prints the scenario sections it determines,
 each key with a comment naming the Accelerate key and rule it comes from:
@@ -46,7 +40,10 @@ FSDP2; k from parallelism_config_dp_replicate_size), communication
 and fsdp_forward_prefetch) and training (param_dtype from mixed_precision
 with fp32 shards, flat_param_views for FSDP1, recompute from
 fsdp_activation_checkpointing, and the Trainer's default optimizer).
-distributed_type MULTI_GPU imports as DDP (zero_stage 0). Keys and
+distributed_type MULTI_GPU imports as DDP (zero_stage 0); DEEPSPEED with
+its settings inline imports the ds_config Accelerate's DeepSpeedPlugin
+derives from them, as import deepspeed reads it (a note gives it), with
+the Trainer's batch size and accumulation steps for its "auto". Keys and
 defaults follow Accelerate at 16cb6eb8 and its launcher, which refuses a
 top-level key Accelerate does not have, as the import does; lines starting
 "# note:" name what zerosim does not model.
@@ -61,7 +58,16 @@ per node), which override the config's; a config for SLURM leaves
 num_processes to them. With --hf and --gpu the output
 runs as it is:
 zerosim import accelerate fsdp.yaml --hf config.json --gpu H100-80GB > s.yaml
-zerosim run s.yaml`,
+zerosim run s.yaml`
+
+// newImportAccelerateCmd is zerosim import accelerate (cmd_import.go adds
+// it to the import group).
+func newImportAccelerateCmd(a *app) *cobra.Command {
+	var o importAccelerateOpts
+	c := &cobra.Command{
+		Use:   "accelerate CONFIG.yaml",
+		Short: "Print the scenario sections a Hugging Face Accelerate config (FSDP, DDP, DeepSpeed) determines",
+		Long:  importAccelerateLong,
 		Example: `  zerosim import accelerate fsdp.yaml --hf config.json --gpu H100-80GB --micro-batch 2 --recompute full
   zerosim import accelerate fsdp.yaml --format json`,
 		Args: cobra.ExactArgs(1),
@@ -119,6 +125,7 @@ func runImportAccelerate(a *app, o *importAccelerateOpts, file string) error {
 		if hm, err = scenarios.ReadHFConfig(o.hf); err != nil {
 			return inputError{fmt.Errorf("--hf: %w", err)}
 		}
+		opt.Hidden, opt.Units = hm.Dims.Hidden, hm.LayerList
 	}
 	ai, err := scenarios.ReadAccelerateConfig(file, opt)
 	if err != nil {
@@ -134,11 +141,14 @@ func runImportAccelerate(a *app, o *importAccelerateOpts, file string) error {
 // comment naming where it comes from.
 func writeAccelerateYAML(w io.Writer, file string, ai *scenarios.AccelerateImport, o *importAccelerateOpts, hm *scenarios.HFModel) error {
 	var b strings.Builder
-	what := "PyTorch DDP"
-	if ai.FSDPVersion > 0 {
+	what, of := "PyTorch DDP", ""
+	switch {
+	case ai.FSDPVersion > 0:
 		what = fmt.Sprintf("FSDP%d", ai.FSDPVersion)
+	case ai.DeepSpeed != nil:
+		what, of = fmt.Sprintf("DeepSpeed ZeRO stage %d", ai.DeepSpeed.Stage), ", DeepSpeed's at edaa7221"
 	}
-	fmt.Fprintf(&b, "# Accelerate config %s: %s, distributed_type %s (keys and defaults of Accelerate at %.8s)\n", file, what, ai.DistributedType, scenarios.AccelerateCommit)
+	fmt.Fprintf(&b, "# Accelerate config %s: %s, distributed_type %s (keys and defaults of Accelerate at %.8s%s)\n", file, what, ai.DistributedType, scenarios.AccelerateCommit, of)
 	for _, n := range ai.Notes {
 		fmt.Fprintf(&b, "# note: %s\n", n)
 	}
@@ -154,6 +164,9 @@ func writeAccelerateYAML(w io.Writer, file string, ai *scenarios.AccelerateImpor
 	}
 	name, _ := json.Marshal(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
 	fmt.Fprintf(&b, "version: 1\nname: %s\n", name)
+	if ai.DeepSpeed != nil {
+		b.WriteString("# stack: deepspeed fills in communication.boundary: deepspeed and what the keys below leave unset (docs/stacks.md)\nstack: deepspeed\n")
+	}
 	prev := ""
 	writeSettings(&b, ai.Settings, func(sec string) string {
 		if prev == "cluster" {

@@ -69,6 +69,22 @@ func TestImportAccelerateCLI(t *testing.T) {
 		t.Errorf("slurm: %v\n%s", err, out)
 	}
 
+	// qauser29 #5: trl's DeepSpeed ZeRO-3 config (deepspeed_config
+	// inline) imports in place through the ds_config Accelerate derives
+	// (before: it printed the ds_config and refused with exit 2).
+	out, stderr, code = runValidateCLI(t, nil, "import", "accelerate", dir+"trl-deepspeed-zero3.yaml", "--hf", hf, "--gpu", "H100-80GB", "--nodes", "2", "--gpus-per-node", "8", "--micro-batch", "1", "--recompute", "full")
+	if code != 0 || stderr != "" {
+		t.Fatalf("trl deepspeed: code %d: %s", code, stderr)
+	}
+	if s, err := scenarios.Load("imported.yaml", []byte(out), nil); err != nil || s.Cluster.Nodes != 2 || s.Parallelism.DP != 16 || s.Parallelism.Stage != 3 ||
+		s.Communication.Boundary != scenarios.BoundaryDeepSpeed || s.Training.ParamDType != scenarios.FP16 || s.Training.MicroBatch != 1 || s.Training.GradAccum != 1 || s.Training.Recompute != scenarios.RecomputeFull {
+		t.Errorf("trl deepspeed: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(out, "# Accelerate config "+dir+"trl-deepspeed-zero3.yaml: DeepSpeed ZeRO stage 3, distributed_type DEEPSPEED") ||
+		!strings.Contains(out, `# note: distributed_type DEEPSPEED with deepspeed_config inline (line 3): Accelerate's DeepSpeedPlugin derives the ds_config {"train_batch_size": "auto"`) {
+		t.Errorf("trl deepspeed: header or note:\n%s", out)
+	}
+
 	out, _, code = runValidateCLI(t, nil, "import", "accelerate", "--format", "json", dir+"trl-fsdp2.yaml")
 	var j struct {
 		Type     string `json:"distributed_type"`

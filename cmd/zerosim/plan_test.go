@@ -516,7 +516,8 @@ func TestPlanBoundRows(t *testing.T) {
 	}
 }
 
-// TestPlanDeviceDagger: the table's free column carries † on exactly the
+// TestPlanDeviceDagger: the table's free column, the GPU's memory less the
+// device peak, carries † on exactly the
 // rows whose device peak (the caching allocator's reserve on top, run's
 // "expect allocator retries") exceeds the GPU, with the legend saying
 // what it means, and those rows rank after the others (QA34 M2). On
@@ -541,7 +542,7 @@ func TestPlanDeviceDagger(t *testing.T) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile(`^│ *(\d+)\*? *│.*│ *([0-9.]+ GiB)(†?) *│[^│]*│[^│]*│$`)
+	row := regexp.MustCompile(`^│ *(\d+)\*? *│.*│ *(-?[0-9.]+) GiB(†?) *│[^│]*│[^│]*│$`)
 	marked, seen := 0, 0
 	for _, l := range strings.Split(out, "\n") {
 		m := row.FindStringSubmatch(l)
@@ -551,6 +552,12 @@ func TestPlanDeviceDagger(t *testing.T) {
 		seen++
 		i, _ := strconv.Atoi(m[1])
 		over := p.Rows[i-1].DevicePeak > p.GPUMemory
+		// qauser29 #8: free is the GPU's memory less the device peak
+		// (nvidia-smi's view, run's "device" figure), negative on † rows.
+		free, _ := strconv.ParseFloat(m[2], 64)
+		if want := float64(p.GPUMemory-p.Rows[i-1].DevicePeak) / (1 << 30); math.Abs(free-want) > 0.051 {
+			t.Errorf("#%d: free %s GiB, want GPU − device peak = %.2f GiB", i, m[2], want)
+		}
 		if over != (m[3] == "†") {
 			t.Errorf("#%d: device peak %d of %d, free %q%s", i, p.Rows[i-1].DevicePeak, p.GPUMemory, m[2], m[3])
 		}
@@ -563,7 +570,7 @@ func TestPlanDeviceDagger(t *testing.T) {
 	if seen < 11 || marked == 0 || marked == seen {
 		t.Errorf("%d rows read, %d marked: want more than 10 with some marked and some not:\n%s", seen, marked, out)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "†: less than the allocator's reserve: retries (ranked after the rows with room).") {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "free: GPU memory less the device peak (nvidia-smi's, with the reserve); †: the reserve does not fit: retries (ranked after the rows with room).") {
 		t.Errorf("no † legend:\n%s", out)
 	}
 }

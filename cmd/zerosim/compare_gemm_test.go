@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// compare of variants on different GPUs says what GEMM efficiency each
+// runs at and where zerosim's default for it comes from (QA s29 finding
+// 1: one 0.8 for H200 and MI300X made MI300X 39 % faster per GPU, with no
+// word). The figures are stas00/ml-engineering's maximum achievable bf16
+// matmul table at 744d01e: H100 SXM 794.5 of 989 TFLOPS (H200 "the
+// same"), MI300X 668.4 (of the preset's 1,307.4).
+func TestCompareGEMMDefaultsNote(t *testing.T) {
+	mi := math.Round(1e4*0.8*(668.4/1307.4)/(794.5/989)) / 1e4
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string // "" for no note
+	}{
+		{"H200 and MI300X at the default", []string{"--vary", "cluster.gpu=H200,MI300X"},
+			[]string{"cluster.gpu=H200 0.8 (default: the NVIDIA H100 SXM row's 794.5 of 989 TFLOPS)",
+				"cluster.gpu=MI300X " + strconv.FormatFloat(mi, 'f', -1, 64) + " (default: 668.4 of 1307.4 TFLOPS measured)", "744d01e"}},
+		{"a GPU without a row", []string{"--vary", "cluster.gpu=H100-80GB,L40S"},
+			[]string{"cluster.gpu=L40S 0.8 (default: no row: the H100's 0.8)"}},
+		{"one efficiency given for both", []string{"--set", "training.compute_efficiency=0.5", "--vary", "cluster.gpu=H200,MI300X"}, nil},
+		{"one GPU", []string{"--vary", "parallelism.zero_stage=1,3"}, nil},
+	} {
+		out, errOut, code := sweepCLI(t, append([]string{"compare", "--format", "json"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errOut)
+		}
+		var got struct {
+			Note string `json:"gemm_efficiency_note"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(c.want) == 0 && got.Note != "" {
+			t.Errorf("%s: note %q, want none", c.name, got.Note)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got.Note, w) {
+				t.Errorf("%s: note %q, want it to say %q", c.name, got.Note, w)
+			}
+		}
+		table, _, _ := sweepCLI(t, append([]string{"compare"}, c.args...)...)
+		if got.Note != "" && !strings.Contains(table, got.Note) {
+			t.Errorf("%s: the table lacks the JSON's note %q", c.name, got.Note)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package reports
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/zerosim/zerosim/sweep"
+)
+
+// TestCompareAttentionNote: when compare's variants run on different GPUs
+// and attention, a tenth or more of the compute, is timed at rates a
+// quarter or more apart, a note under the verdict names each variant's
+// kernel and rate (qauser29 F2: B200 over H200 moved from 1.64× to 2.07×
+// with the kernel, and the verdict did not say so); under stack
+// torchtitan's preset fa2 it says which torchtitan that is and gives
+// cuDNN's rates. Each share is the one run's finding gives for that
+// variant; after the --set it suggests the rates are within a quarter and
+// the note goes; GPUs of one rate (H100, H200) get none; an AMD variant,
+// where cuDNN's attention does not run, keeps fa2.
+func TestCompareAttentionNote(t *testing.T) {
+	const base = "version: 1\nstack: torchtitan\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
+		"model: {preset: llama3.1-8b, seq_len: 8192}\nparallelism: {dp: 8, zero_stage: 3}\n"
+	note := func(gpus []string, sets ...string) *Comparison {
+		t.Helper()
+		runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "tt.yaml", Data: []byte(base), Sets: sets}, "cluster.gpu", gpus), sweep.CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewComparison("tt.yaml, varying cluster.gpu", runs, false)
+	}
+	c := note([]string{"H100-80GB", "B200"})
+	for _, want := range []string{
+		"fa2 at 0.35 on cluster.gpu=H100-80GB and fa2 at 0.1409 on cluster.gpu=B200 of the dense peak",
+		"fa2 is stack torchtitan's, torchtitan 9dec370 (Dec 2024)",
+		"at 0.5732 on cluster.gpu=H100-80GB and 0.5573 on cluster.gpu=B200 (--set training.attention_kernel=cudnn; docs/stacks.md).",
+	} {
+		if !strings.Contains(c.AttentionNote, want) {
+			t.Errorf("note %q lacks %q", c.AttentionNote, want)
+		}
+	}
+	shares := regexp.MustCompile(`([0-9.]+) % on cluster\.gpu=(\S+?)[ ,]`).FindAllStringSubmatch(c.AttentionNote, -1)
+	if len(shares) != 2 {
+		t.Fatalf("note %q: want two shares", c.AttentionNote)
+	}
+	for _, m := range shares {
+		var finding string
+		for _, f := range yamlRun(t, "tt.yaml", []byte(base), "cluster.gpu="+m[2]).findings() {
+			if strings.HasPrefix(f, "Attention is ") {
+				finding = f
+			}
+		}
+		if !strings.HasPrefix(finding, "Attention is "+m[1]+" % of the compute") {
+			t.Errorf("%s: note's share %s %%, run's finding %q", m[2], m[1], finding)
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteCompareTable(&table, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "\n"+c.AttentionNote+"\n") {
+		t.Errorf("the table does not print the note:\n%s", table.String())
+	}
+	if c := note([]string{"H100-80GB", "B200"}, "training.attention_kernel=cudnn"); c.AttentionNote != "" {
+		t.Errorf("cudnn on both: note %q, want none", c.AttentionNote)
+	}
+	if c := note([]string{"H100-80GB", "H200"}); c.AttentionNote != "" {
+		t.Errorf("H100 and H200: note %q, want none", c.AttentionNote)
+	}
+	c = note([]string{"H100-80GB", "MI300X"}, "cluster.intra.preset=xGMI")
+	if !strings.Contains(c.AttentionNote, "at 0.5732 on cluster.gpu=H100-80GB (training.attention_kernel: cudnn on those variants only") ||
+		!strings.Contains(c.AttentionNote, "fa2 at 0.6 on cluster.gpu=MI300X") {
+		t.Errorf("H100 and MI300X: note %q", c.AttentionNote)
+	}
+}

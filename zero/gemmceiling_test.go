@@ -1,0 +1,77 @@
+package zero
+
+import (
+	"math"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// An attention rate measured on another GPU is capped at the GPU's own
+// GEMM default: the A100's FlashAttention-2 0.6 taken for an MI300X, whose
+// best bf16 matmul measures 668.4 of its 1,307.4 TFLOPS
+// (stas00/ml-engineering compute/accelerator/README.md at 744d01e), ran
+// attention faster than its GEMMs (QA s29 finding 1). Rates below the
+// ceiling, and eager attention, are as published.
+func TestAttentionCappedAtGEMMCeiling(t *testing.T) {
+	const h100 = 794.5 / 989.0 // the H100 SXM row
+	mi300x := 0.8 * (668.4 / 1307.4) / h100
+	mi325x := 0.8 * (784.9 / 1307.4) / h100
+	for _, c := range []struct {
+		gpu    string
+		kernel scenarios.AttentionKernel
+		rate   float64 // the published (or borrowed) rate
+		want   float64 // what attention runs at
+		capped bool
+	}{
+		// Dao 2023 (FlashAttention-2 on A100, 0.6), above both AMD
+		// parts' measured matmuls.
+		{"MI300X", scenarios.KernelFA2, 0.6, mi300x, true},
+		{"MI325X", scenarios.KernelFA2, 0.6, mi325x, true},
+		{"MI300X", scenarios.KernelTriton, 0.325, 0.325, false},
+		// MI355X: 1,565 of 2,516.6 TFLOPS, 0.62 of its peak, above 0.6.
+		{"MI355X", scenarios.KernelFA2, 0.6, 0.6, false},
+		{"A100-80GB", scenarios.KernelFA2, 0.6, 0.6, false},
+		{"H100-80GB", scenarios.KernelFA2, 0.35, 0.35, false},
+		{"L40S", scenarios.KernelFA2, 0.6, 0.6, false},
+	} {
+		rate, ceiling, capped := AttentionRateCapped(c.gpu, c.kernel)
+		if math.Abs(rate-c.rate) > 1e-12 || capped != c.capped {
+			t.Errorf("%s %s: rate %g capped %v, want %g, %v", c.gpu, c.kernel, rate, capped, c.rate, c.capped)
+		}
+		if got := AttentionEfficiency(c.gpu, c.kernel, 0.5); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s %s: attention at %.6f of the peak, want %.6f", c.gpu, c.kernel, got, c.want)
+		}
+		if got := AttentionEfficiency(c.gpu, c.kernel, 0.5); got > ceiling+1e-15 {
+			t.Errorf("%s %s: attention %g above the GEMM ceiling %g", c.gpu, c.kernel, got, ceiling)
+		}
+	}
+	// Eager attention runs at the GEMM efficiency given, whatever it is.
+	if got := AttentionEfficiency("MI300X", scenarios.KernelEager, 0.3); got != 0.3 {
+		t.Errorf("eager on MI300X: %g, want the GEMM efficiency 0.3", got)
+	}
+}
+
+// The published runs' quote says what every run on a GPU shares: both
+// H200 runs are KempnerForge's single-node torch.compile ones
+// (testdata/validation/kempnerforge-llama3-8b-h200*.yaml: nodes 1,
+// compile: model; QA s28 M4), MI300X's one run torchao's 8-GPU compiled
+// one; H100's 13 are of every kind.
+func TestOnGPU(t *testing.T) {
+	for _, c := range []struct {
+		gpu  string
+		fp8  bool
+		want string
+	}{
+		{"H200", false, "on H200 (both single-node torch.compile runs)"},
+		{"MI300X", false, "on MI300X (a single-node torch.compile run)"},
+		{"H100-80GB", false, "on H100-80GB"},
+		{"A100-40GB", false, "on A100-40GB"},
+		{"H200", true, "on H200 (a torch.compile run)"},
+		{"L40S", false, "on L40S"},
+	} {
+		if got := OnGPU(c.gpu, c.fp8); got != c.want {
+			t.Errorf("OnGPU(%q, %v) = %q, want %q", c.gpu, c.fp8, got, c.want)
+		}
+	}
+}
