@@ -1243,7 +1243,7 @@ func (im *lfImport) readPrecision() error {
 		}
 	}
 	if param == FP32 && pd != FP32 {
-		im.note("FSDP keeps and gathers fp32 parameters (%s) while %s autocasts the matmuls to %s: modelled as param_dtype fp32", mfrom, p, pd)
+		im.note("FSDP keeps and gathers fp32 parameters (%s) while %s autocasts the matmuls to %s: modelled as param_dtype fp32 without autocast's weight casts (training.autocast is modelled at zero_stage 0, DDP, only)", mfrom, p, pd)
 	}
 	im.set("training.param_dtype", string(param), mfrom+", "+pfrom)
 	if param != FP32 {
