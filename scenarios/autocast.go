@@ -70,7 +70,7 @@ func (l *loader) resolveAutocast(s *Scenario) *Error {
 		return l.errPath(key, fmt.Sprintf("autocast %s casts fp32 parameters, but training.param_dtype is %s: there is nothing to cast (set param_dtype: fp32 for torch.autocast over an fp32 model, or drop autocast for %s parameters beside an fp32 master)", t.Autocast, t.ParamDType, t.ParamDType))
 	}
 	if s.Parallelism.Stage != 0 {
-		return l.errPath(key, fmt.Sprintf("autocast is modelled at zero_stage 0 (torch DDP) only, not at zero_stage %d: FSDP's unsharded parameters are views of its flat parameter, which autocast's cache skips (use zero_stage 0, or drop autocast)", s.Parallelism.Stage))
+		return l.errPath(key, fmt.Sprintf("autocast is modelled at zero_stage 0 (torch DDP) only, not at zero_stage %d, where the stacks zerosim models run their own mixed precision, 16-bit parameters gathered from an fp32 shard (use zero_stage 0, or drop autocast and set param_dtype: bf16)", s.Parallelism.Stage))
 	}
 	if s.DeepSpeed() || s.Stack == "megatron" {
 		return l.errPath(key, "autocast does not go with DeepSpeed or stack megatron: their engines keep 16-bit parameters beside an fp32 master (drop autocast and set param_dtype: bf16)")
