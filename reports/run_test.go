@@ -910,11 +910,11 @@ func TestRunHeadlineSharedNICs(t *testing.T) {
 		run  *Run
 		want string
 	}{
-		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (16.00 GiB), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs, intel host CPU (the GPU's system)"},
-		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), intel host CPU (the GPU's system)"},
+		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (15.77 GiB usable), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs, intel host CPU (the GPU's system)"},
+		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (79.11 GiB usable), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), intel host CPU (the GPU's system)"},
 		// The host CPU, which NCCL's tuner reads across nodes (QA11 #5).
 		{exampleRun(t, "default", "cluster.gpu=A100-80GB"), "2 nodes × 8 A100-80GB (79.18 GiB usable), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), amd host CPU (the GPU's system)"},
-		{exampleRun(t, "default", "cluster.host.cpu=arm"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), arm host CPU (cluster.host.cpu)"},
+		{exampleRun(t, "default", "cluster.host.cpu=arm"), "2 nodes × 8 H100-80GB (79.11 GiB usable), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), arm host CPU (cluster.host.cpu)"},
 	} {
 		got := headlineValue(c.run, "cluster")
 		if got != c.want {

@@ -742,7 +742,7 @@ func TestCalibrateTraceLowEfficiencyWarns(t *testing.T) {
 // calibrate --step-time on a scenario that does not fit in GPU memory
 // warns: no measured step came from it, so the fitted efficiency absorbs
 // what differs (qa21 LOW 6). The default at ZeRO-0 peaks at 20P = 125.51
-// GiB (byhand.DefaultStage0Peak) of the H100's 81,559 MiB = 79.65 GiB; at
+// GiB (byhand.DefaultStage0Peak) of the H100's usable 79.11 GiB; at
 // ZeRO-1 it fits and nothing is said.
 func TestCalibrateWarnsWhenScenarioDoesNotFit(t *testing.T) {
 	for _, c := range []struct {
