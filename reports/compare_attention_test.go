@@ -70,7 +70,7 @@ func TestCompareAttentionNote(t *testing.T) {
 	}
 	c = note([]string{"H100-80GB", "MI300X"}, "cluster.intra.preset=xGMI")
 	if !strings.Contains(c.AttentionNote, "at 0.5732 on cluster.gpu=H100-80GB (training.attention_kernel: cudnn on those variants only") ||
-		!strings.Contains(c.AttentionNote, "fa2 at 0.6 on cluster.gpu=MI300X") {
+		!strings.Contains(c.AttentionNote, "fa2 at 0.1706 on cluster.gpu=MI300X") {
 		t.Errorf("H100 and MI300X: note %q", c.AttentionNote)
 	}
 }
