@@ -659,6 +659,12 @@ func attentionText(s *scenarios.Scenario) string {
 		// the B200's measured rate, the B200 cuDNN at the GB200's (QA13 F10).
 		from = fmt.Sprintf("the kernel's published rate on the %s, taken for %s of the same family; docs/compute-model.md", part, s.Cluster.GPU)
 	}
+	if part := zero.AttentionRatePart(s.Cluster.GPU, t.AttentionKernel); t.AttentionKernel == scenarios.KernelFlex && part == "MI300X" {
+		// No FlexAttention figure on AMD: FlashAttention-2's measured
+		// MI300X rate times FlexAttention's fraction of it on the A100
+		// (zero.FlexAmpereOverFA2).
+		from = fmt.Sprintf("FlashAttention-2's published rate on the MI300X × %s, FlexAttention's fraction of FlashAttention-2 on the A100; docs/compute-model.md", fmtEff(zero.FlexAmpereOverFA2))
+	}
 	switch {
 	case s.Cluster.GPU == "" && s.Cluster.GFX != "":
 		// An AMD GPU described by its figures: as on the MI300X preset,
