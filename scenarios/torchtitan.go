@@ -1089,7 +1089,7 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	t.Stage, t.K = 3, int(rep)
 	if shard == 1 && cp == 1 && rep > 1 {
 		t.Stage, t.K = 0, 1
-		t.note("dp_shard·cp = 1: torchtitan applies DDP under torch.autocast (fp32 parameters and gradients); modelled as ZeRO stage 0 with bf16 parameters beside an fp32 master copy and fp32 gradient all-reduces, the same bytes per parameter")
+		t.note("dp_shard·cp = 1: torchtitan applies DDP, modelled as ZeRO stage 0; maybe_enable_amp runs its forward and loss under torch.autocast(mixed_precision_param) (torchtitan/distributed/utils.py at 238fa99): the parameters, gradients and AdamW states stay in training.dtype, and fp32 weights are cast per forward (training.autocast)")
 	}
 	reshard, rsk, err := d.str("default", "parallelism.fsdp_reshard_after_forward")
 	if err != nil {
@@ -1687,8 +1687,21 @@ func (t *Torchtitan) Scenario() []byte {
 	} else {
 		w("  grad_accum: SET_GRAD_ACCUM  # training.global_batch_size %d / (local_batch_size %d × dp)\n", t.GlobalBatch, t.MicroBatch)
 	}
-	w("  param_dtype: %s  # %s\n", t.ParamDType, t.Sources["param_dtype"])
-	if t.MasterNone && t.Stage < 3 {
+	autocast := t.Stage == 0 && !t.MasterNone && t.ParamDType != FP32
+	if autocast {
+		// maybe_enable_amp (torchtitan/distributed/utils.py lines
+		// 243-263 at 238fa9953e4aec2a62582121564273d7cbb1e9f1) returns
+		// torch.autocast(dtype=mixed_precision_param) when FSDP is not
+		// enabled: DDP keeps the fp32 model and all-reduces its fp32
+		// gradients (mixed_precision_reduce applies under FSDP only).
+		w("  param_dtype: fp32  # training.dtype float32: DDP keeps the fp32 model (maybe_enable_amp)\n")
+		w("  autocast: %s  # %s: maybe_enable_amp's torch.autocast without FSDP\n", t.ParamDType, t.Sources["param_dtype"])
+	} else {
+		w("  param_dtype: %s  # %s\n", t.ParamDType, t.Sources["param_dtype"])
+	}
+	if autocast {
+		w("  reduce_dtype: param_dtype  # DDP all-reduces the fp32 gradients (mixed_precision_reduce applies under FSDP only)\n")
+	} else if t.MasterNone && t.Stage < 3 {
 		// mixed_precision_reduce "only takes effect when
 		// data_parallel_shard_degree > 1" (job_config.py at 238fa99):
 		// DDP reduces the bf16 gradients in their dtype.
