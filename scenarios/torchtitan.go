@@ -885,13 +885,14 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 		return
 	}
 	if t.flexAttn && d.preSaved != "" {
+		t.flexKernel()
 		if kv := t.Model.KVHeads; kv != 0 && kv != t.Model.Heads {
-			t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27): k and v were repeated from %d to %d heads before it (repeat_kv), as stack torchtitan's training.attention: sdpa keeps them, its speed taken as attention_kernel fa2's", t.Flavor, d.preSaved, kv, t.Model.Heads)
+			t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27): k and v were repeated from %d to %d heads before it (repeat_kv), as stack torchtitan's training.attention: sdpa keeps them, timed as attention_kernel flex", t.Flavor, d.preSaved, kv, t.Model.Heads)
 			return
 		}
 		t.Attention = AttentionFlash
 		t.src("attention", fmt.Sprintf("FlexAttention with as many kv heads as heads: k and v at the heads' width with or without ff0829c's enable_gqa (%s dates the file before it)", d.preSaved))
-		t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27, enable_gqa in place of repeat_kv); its kv heads are as many as its heads (%d), so nothing was repeated either way: written as training.attention: flash (log-sum-exp, no s² scores), its speed taken as attention_kernel fa2's", t.Flavor, d.preSaved, t.Model.Heads)
+		t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27, enable_gqa in place of repeat_kv); its kv heads are as many as its heads (%d), so nothing was repeated either way: written as training.attention: flash (log-sum-exp, no s² scores) with attention_kernel flex", t.Flavor, d.preSaved, t.Model.Heads)
 		return
 	}
 	if d.preSaved != "" {
@@ -900,7 +901,8 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 	t.Attention = AttentionFlash
 	t.src("attention", "torchtitan 238fa99 passes enable_gqa to SDPA and FlexAttention: k and v keep the kv heads' width (since ff0829c)")
 	if t.flexAttn {
-		t.note("model.flavor %s runs FlexAttention with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores), its speed taken as attention_kernel fa2's", t.Flavor)
+		t.flexKernel()
+		t.note("model.flavor %s runs FlexAttention with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores) with attention_kernel flex", t.Flavor)
 		return
 	}
 	switch {
@@ -915,6 +917,16 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 		}
 		t.note("model.flavor %s attends through SDPA with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores); torchtitan asks for cuDNN's attention first, which zerosim takes to run on NVIDIA's data-centre GPUs from the A100 on only, so the kernel stays fa2 here (set training.attention_kernel if yours runs cuDNN)", t.Flavor)
 	}
+}
+
+// flexKernel writes training.attention_kernel: flex for a flavor that runs
+// FlexAttention: FlexAttentionWrapper calls the compiled flex_attention
+// (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1),
+// which Inductor lowers to its Triton template, not SDPA's kernels
+// (zero.AttentionEfficiency cites the rate).
+func (t *Torchtitan) flexKernel() {
+	t.AttentionKernel = KernelFlex
+	t.src("attention_kernel", "FlexAttention: FlexAttentionWrapper calls the compiled flex_attention (torchtitan/models/attention.py at 238fa99)")
 }
 
 func (t *Torchtitan) readModel(d *ttDoc) error {
