@@ -714,6 +714,24 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				st.free("loss", u)
 				st.free("act", u)
 			}
+		case CompCasts:
+			// One tensor per cast weight, on the compute stream; the
+			// forward's end drops every checkpointed unit's
+			// (UnitInfo.CastsRebuilt).
+			switch {
+			case e.Delta > 0:
+				for _, b := range r.Units[u].CastTensors {
+					st.alloc("cast", u, StreamCompute, b)
+				}
+			case e.Phase == PhaseForward:
+				for v := range r.Units {
+					if r.Units[v].CastsRebuilt {
+						st.free("cast", v)
+					}
+				}
+			default:
+				st.free("cast", u)
+			}
 		case CompLogits:
 			if e.Delta > 0 {
 				st.alloc("logits", -1, StreamCompute, e.Delta)

@@ -158,6 +158,9 @@ const (
 	// (UnitInfo.LossLogits, LossUpcast; HeadLossTemps): after the kept
 	// logits in the order, for the same reason.
 	CompLossTemp Comp = "loss temporaries"
+	// CompCasts is the weights torch.autocast casts to the 16-bit dtype
+	// of training.autocast (UnitInfo.Casts); last in the order.
+	CompCasts Comp = "autocast weight casts"
 )
 
 // NoActivationsNote is the activations row's note for a model zerosim
@@ -170,7 +173,7 @@ const NoActivationsNote = "not counted: no transformer dimensions (give model.pr
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
 	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompMask, CompRuntime, CompNCCL, CompLogits,
-	CompLossTemp, CompSavedWeights,
+	CompLossTemp, CompSavedWeights, CompCasts,
 }
 
 // Components lists the memory model's components in report order.
@@ -401,6 +404,16 @@ type UnitInfo struct {
 	// until the last chunk's reduce-scatter (timeline.go, unitInfos). 0
 	// elsewhere and without chunks.
 	LossBuffer, LossGrad16, LossHeldGrad int64
+	// Casts is the bytes of the unit's weights cast to training.autocast's
+	// dtype in its forward (AutocastCastElems), CastTensors one per
+	// weight; 0 and nil without autocast. They live to the end of the
+	// unit's backward: autograd saves them, and autocast's cache holds
+	// them to the end of the forward. CastsRebuilt marks a checkpointed
+	// unit: its casts go when the forward's autocast exits and its
+	// recomputation makes them anew (scenarios/autocast.go).
+	Casts        int64
+	CastTensors  []int64
+	CastsRebuilt bool
 }
 
 // Report is the per-rank memory of one scenario at one stage.

@@ -88,7 +88,7 @@ const CompSavedWeights Comp = "saved gathered weights"
 // They are allocated as the unit's forward release (OpRelease, after the
 // gathered params' free, so the two never add up) and freed when its
 // backward compute ends. DeepSpeedExamples training/bf16_master_weight
-// (testdata/validation/dsx-bf16-master-weight-4gpu.yaml) built its model
+// (testdata/validation/dsx-bf16-master-weight-6.86b.yaml) built its model
 // outside zero.Init under a DeepSpeed before 617061d6b: 41.28 GiB peak
 // allocated without checkpointing against 31.38 with it.
 func SavesGatheredWeights(r *Report, s *scenarios.Scenario) bool {

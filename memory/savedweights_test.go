@@ -8,7 +8,7 @@ import (
 )
 
 // savedWeightsYAML is DeepSpeedExamples' training/bf16_master_weight model
-// (testdata/validation/dsx-bf16-master-weight-4gpu.yaml) cut to 8 blocks:
+// (testdata/validation/dsx-bf16-master-weight-6.86b.yaml) cut to 8 blocks:
 // post-LN nn.MultiheadAttention (in_proj 3h×h and out_proj h×h, biased)
 // and a biased GELU MLP (4h×h, h×4h), h = 4096, learned positions, an
 // untied biased output; DeepSpeed ZeRO-3 bf16 on 4 GPUs, batch 1 × 512,

@@ -314,6 +314,9 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 	if c.Err != nil {
 		return nil, fmt.Errorf("unit sizes overflow int64: %w", c.Err)
 	}
+	if err := unitCasts(s, r, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -942,6 +945,8 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "ZeRO++ qwZ: int8 + fp32 scales of the gathers in flight"
 		case CompSavedWeights:
 			m.notes[i] = "nn.Linear weights released in forward that autograd still holds through weight.t() views, to their backward (communication.memory_efficient_linear: false)"
+		case CompCasts:
+			m.notes[i] = "torch.autocast's " + string(m.s.Training.Autocast) + " casts of the fp32 matmul weights, each from its unit's forward to its backward (checkpointed units: dropped when the forward's autocast exits, cast anew by the recomputation)"
 		}
 	}
 }
@@ -1138,6 +1143,9 @@ func (m *model) buildEvents() {
 		// transformers' boolean sdpa mask, made before the first block
 		// that uses it (sdpamask.go).
 		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
+		// torch.autocast's casts of the unit's weights, made as its
+		// matmuls run (UnitInfo.Casts).
+		m.ev(PhaseForward, u, OpCompute, CompCasts, units[u].Casts)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation-units[u].AfterLogits)
 		// The chunked loss (training.loss_chunks) runs every chunk's
 		// forward and backward here; the events below are its last
@@ -1194,6 +1202,18 @@ func (m *model) buildEvents() {
 			m.ev(PhaseForward, u, OpRelease, CompSavedWeights, units[u].SavedWeights)
 			savedHeld[u] = units[u].SavedWeights
 		}
+	}
+	// The forward's autocast exits with the head's loss: its cache goes,
+	// and with it the casts of the checkpointed units, which autograd
+	// did not save (UnitInfo.CastsRebuilt).
+	var dropped int64
+	for u := range L {
+		if units[u].CastsRebuilt {
+			dropped = c.Add(dropped, units[u].Casts)
+		}
+	}
+	if L > 0 {
+		m.ev(PhaseForward, L-1, OpCompute, CompCasts, -dropped)
 	}
 	var shardGrads, transientGrads int64
 	// A unit's reduce-scatter in two parts, as a replay applies them: its
@@ -1317,6 +1337,10 @@ func (m *model) buildEvents() {
 			}
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompActivations, units[u].Recompute)
+		if units[u].CastsRebuilt {
+			// The recomputation re-enters autocast and casts again.
+			m.ev(PhaseBackward, u, OpCompute, CompCasts, units[u].Casts)
+		}
 		// The backward ring's buffers, beside everything the block's
 		// recomputation rebuilt (its rerun forward ring's are freed
 		// before and smaller: ringattn.go).
@@ -1362,6 +1386,7 @@ func (m *model) buildEvents() {
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
 		// Each linear's backward node releases its saved weight view.
 		m.ev(PhaseBackward, u, OpCompute, CompSavedWeights, -savedHeld[u])
+		m.ev(PhaseBackward, u, OpCompute, CompCasts, -units[u].Casts)
 		// The first checkpointed block's recomputation is the mask's
 		// last use.
 		m.ev(PhaseBackward, u, OpCompute, CompMask, -units[u].MaskFreeBackward)

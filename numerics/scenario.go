@@ -160,7 +160,10 @@ var verifyKeys = map[string]keyRule{
 	"training.optimizer_state_dtype": toy(func(s *scenarios.Scenario) bool {
 		return isOneOf(s.Training.OptimizerStateDType, "", scenarios.FP32)
 	}),
-	"training.shard_dtype":  toy(func(s *scenarios.Scenario) bool { return s.Training.ShardDType != scenarios.ShardFP32 }),
+	"training.shard_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ShardDType != scenarios.ShardFP32 }),
+	// torch.autocast over fp32 parameters casts per op; the toy trains
+	// bf16 parameters beside an fp32 master.
+	"training.autocast":     toy(func(s *scenarios.Scenario) bool { return !s.Training.Autocasts() }),
 	"training.reduce_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ReduceDType != scenarios.ReduceFP32 }),
 	"training.optimizer":    followed(),
 	"training.lr":           followed(),

@@ -75,7 +75,8 @@ func TestMemoryTimelineReads(t *testing.T) {
 	if got := fmt.Sprint(m.Components); got != want {
 		t.Errorf("components bottom to top %s, want %s", got, want)
 	}
-	if m.Capacity != 81559<<20 || m.CapacityLabel != "GPU memory 79.65 GiB" {
+	// The H100's CUDA capacity, 79.11 GiB (scenarios.cudaCapacity).
+	if m.Capacity != 7911<<30/100 || m.CapacityLabel != "GPU memory 79.11 GiB usable" {
 		t.Errorf("capacity %d %q", m.Capacity, m.CapacityLabel)
 	}
 	var svg bytes.Buffer
@@ -87,7 +88,7 @@ func TestMemoryTimelineReads(t *testing.T) {
 			}
 		}
 	}
-	for _, label := range []string{">0<", ">20<", ">40<", ">60<", ">80<", ">100<", ">200<", ">300<", "GPU memory 79.65 GiB"} {
+	for _, label := range []string{">0<", ">20<", ">40<", ">60<", ">80<", ">100<", ">200<", ">300<", "GPU memory 79.11 GiB usable"} {
 		if !strings.Contains(svg.String(), label) {
 			t.Errorf("memory_timeline.svg lacks the label %q", label)
 		}

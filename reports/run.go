@@ -659,6 +659,12 @@ func attentionText(s *scenarios.Scenario) string {
 		// the B200's measured rate, the B200 cuDNN at the GB200's (QA13 F10).
 		from = fmt.Sprintf("the kernel's published rate on the %s, taken for %s of the same family; docs/compute-model.md", part, s.Cluster.GPU)
 	}
+	if part := zero.AttentionRatePart(s.Cluster.GPU, t.AttentionKernel); t.AttentionKernel == scenarios.KernelFlex && part == "MI300X" {
+		// No FlexAttention figure on AMD: FlashAttention-2's measured
+		// MI300X rate times FlexAttention's fraction of it on the A100
+		// (zero.FlexAmpereOverFA2).
+		from = fmt.Sprintf("FlashAttention-2's published rate on the MI300X × %s, FlexAttention's fraction of FlashAttention-2 on the A100; docs/compute-model.md", fmtEff(zero.FlexAmpereOverFA2))
+	}
 	switch {
 	case s.Cluster.GPU == "" && s.Cluster.GFX != "":
 		// An AMD GPU described by its figures: as on the MI300X preset,
@@ -672,7 +678,7 @@ func attentionText(s *scenarios.Scenario) string {
 		// kernel reaches on this GPU.
 		from = fmt.Sprintf("%s does not run on %s, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; "+
 			"set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md", t.AttentionKernel, s.Cluster.GPU)
-	case !zero.AttentionRateOwn(s.Cluster.GPU):
+	case !zero.AttentionRateOwn(s.Cluster.GPU) && zero.AttentionRatePart(s.Cluster.GPU, t.AttentionKernel) == "A100":
 		// V100, MI300X, RTX4090 …: the rate is the A100's, not one
 		// published for this GPU (FlashAttention-2 does not even run on
 		// a V100).
@@ -701,7 +707,7 @@ func attentionText(s *scenarios.Scenario) string {
 }
 
 // torchtitanKernel is the attention line's note under stack torchtitan:
-// with flash and fa2, that FlexAttention is timed as fa2; with its
+// with flash and fa2, that FlexAttention is timed as flex; with its
 // preset's fa2: the preset is torchtitan 9dec370's (Dec 2024,
 // the validated runs'), whose SDPA ran FlashAttention-2; later torchtitans
 // differ (docs/stacks.md, "Attention by torchtitan era"; attentionFinding
@@ -713,10 +719,10 @@ func attentionText(s *scenarios.Scenario) string {
 func torchtitanKernel(s *scenarios.Scenario) string {
 	t := &s.Training
 	if s.Stack == "torchtitan" && t.Attention == scenarios.AttentionFlash && t.AttentionKernel == scenarios.KernelFA2 && t.AttentionEfficiency <= 0 && cuDNNRuns(s) {
-		// How zerosim import torchtitan writes a FlexAttention flavor
-		// (Torchtitan.gqaAttention, torchtitan_moe.go) on a GPU where it
-		// writes cudnn for SDPA.
-		return "; torchtitan's FlexAttention, which has no published rate, is timed so too"
+		// How zerosim import torchtitan wrote a FlexAttention flavor
+		// before FlexAttention had a rate of its own (session 29); it
+		// now writes attention_kernel: flex (Torchtitan.flexKernel).
+		return "; torchtitan's FlexAttention is timed as attention_kernel: flex"
 	}
 	if !torchtitanPresetFA2(s) {
 		return ""
@@ -883,15 +889,16 @@ func attentionFinding(s *scenarios.Scenario) string {
 			t.AttentionKernel, fmtEff(cur), gpu, fa3)
 	}
 	saved := units.Duration(math.Round(cls.Attention * (1 - cur/bestEff) * 1e12))
-	if s.Stack == "torchtitan" && t.Attention == scenarios.AttentionFlash && t.AttentionKernel == scenarios.KernelFA2 {
-		// zerosim import torchtitan writes flash with fa2's speed for
-		// FlexAttention (Torchtitan.gqaAttention) and cudnn for SDPA on
-		// the GPUs that run it: FlexAttention (compiled flex_attention,
-		// torchtitan/models/common/attention.py at b5bcd76c) runs no
-		// cuDNN kernel, so the finding names none to switch to.
-		return fmt.Sprintf("Attention is %s %% of the compute (%v a step) at fa2's %s of the dense peak on %s, the rate zerosim takes for torchtitan's FlexAttention, which has none published; %s reaches %s there under SDPA (training.attention_kernel: %s), which a FlexAttention model does not call.",
+	if t.AttentionKernel == scenarios.KernelFlex {
+		// FlexAttention (compiled flex_attention: torchtitan's language
+		// models from 16954571, torchtitan/models/common/attention.py at
+		// b5bcd76c) runs Inductor's Triton template and no SDPA kernel:
+		// the faster kernel is SDPA's, which the model calls only with
+		// its attention backend switched (torchtitan's attn_backend
+		// "sdpa"), so the finding says so rather than "switch".
+		return fmt.Sprintf("Attention is %s %% of the compute (%v a step) at FlexAttention's %s of the dense peak on %s; %s reaches %s there under SDPA (training.attention_kernel: %s), %v less compute a step, which a FlexAttention model gets only with its attention backend set to SDPA.",
 			percent(int64(cls.Attention*1e12), int64(cls.Total()*1e12)), units.Duration(math.Round(cls.Attention*1e12)),
-			fmtEff(cur), gpu, best, fmtEff(bestEff), best)
+			fmtEff(cur), gpu, best, fmtEff(bestEff), best, saved)
 	}
 	head := fmt.Sprintf("Attention is %s %% of the compute (%v a step) at %s's %s of the dense peak on %s",
 		percent(int64(cls.Attention*1e12), int64(cls.Total()*1e12)), units.Duration(math.Round(cls.Attention*1e12)),
@@ -905,8 +912,8 @@ func attentionFinding(s *scenarios.Scenario) string {
 		// FlexAttention the language models' default from 16954571
 		// (2026-06-09, attn_backend "flex" in model_registry,
 		// torchtitan/models/llama3/__init__.py at b5bcd76c).
-		return fmt.Sprintf("%s, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches %s there (training.attention_kernel: cudnn, docs/compute-model.md), %v less compute a step. From 1695457 its language models run FlexAttention, which zerosim times as fa2.%s",
-			head, fmtEff(bestEff), saved, fa3)
+		return fmt.Sprintf("%s, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches %s there (training.attention_kernel: cudnn, docs/compute-model.md), %v less compute a step. From 1695457 its language models run FlexAttention (training.attention_kernel: flex, %s there).%s",
+			head, fmtEff(bestEff), saved, fmtEff(zero.AttentionEfficiency(gpu, scenarios.KernelFlex, t.ComputeEfficiency)), fa3)
 	}
 	return fmt.Sprintf("%s; %s reaches %s there (training.attention_kernel: %s, docs/compute-model.md): %v less compute a step.%s",
 		head, best, fmtEff(bestEff), best, saved, fa3)

@@ -503,7 +503,7 @@ func TestAttentionHeadline(t *testing.T) {
 		{"V100", "seed001-azure", nil, "fa2 at 0.6 of the dense peak (fa2 does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
 		{"V100 cudnn", "seed001-azure", []string{"training.attention_kernel=cudnn"}, "cudnn at 0.6 of the dense peak (cudnn does not run on V100-16GB, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md)"},
 		{"V100 triton", "seed001-azure", []string{"training.attention_kernel=triton"}, "triton at 0.325 of the dense peak (the kernel's published rate on the A100, taken for V100-16GB, which has none; docs/compute-model.md)"},
-		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.5091 of the dense peak (capped at MI300X's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped 0.6, the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "fa2 at 0.1706 of the dense peak (the kernel's published rate on MI300X, docs/compute-model.md)"},
 		{"A100", "llama2-13b-a100-eth", nil, "fa2 at 0.6 of the dense peak (the kernel's published rate on A100-40GB, docs/compute-model.md)"},
 		{"explicit", "default", []string{"training.attention_efficiency=0.42"}, "fa2 at 0.42 of the dense peak (training.attention_efficiency)"},
 		// Under sdpa the line names the attention and the kernel whose
@@ -515,12 +515,18 @@ func TestAttentionHeadline(t *testing.T) {
 		// characters), cuDNN from 3b85aa3 on Blackwell.
 		{"torchtitan fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); " + torchtitanFA2},
 		// flash with fa2 under stack torchtitan is how zerosim import
-		// torchtitan writes FlexAttention (qauser29 F3).
-		{"torchtitan flash fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention=flash"}, "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); torchtitan's FlexAttention, which has no published rate, is timed so too"},
+		// torchtitan wrote FlexAttention (qauser29 F3) before flex had a
+		// rate; it now writes flex.
+		{"torchtitan flash fa2", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention=flash"}, "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); torchtitan's FlexAttention is timed as attention_kernel: flex"},
+		{"torchtitan flex", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention=flash", "training.attention_kernel=flex"}, "flex at 0.3796 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		{"torchtitan fa2 on B200", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=B200"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.1409 of the dense peak (the kernel's published rate on B200, docs/compute-model.md); " + strings.Replace(torchtitanFA2, "6a3a9da", "3b85aa3", 1)},
 		// On AMD there is no cuDNN attention to advise (QA24 M1: PyTorch's
 		// ROCm build refuses it, sdp_utils.cpp at pytorch 001f694a).
-		{"torchtitan fa2 on MI300X", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.5091 of the dense peak (capped at MI300X's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped 0.6, the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"torchtitan fa2 on MI300X", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=MI300X", "cluster.intra.preset=xGMI"}, "sdpa, timed as fa2 (training.attention_kernel) at 0.1706 of the dense peak (the kernel's published rate on MI300X, docs/compute-model.md)"},
+		{"MI325X", "default", []string{"cluster.gpu=MI325X", "cluster.intra.preset=xGMI"}, "fa2 at 0.1706 of the dense peak (the kernel's published rate on the MI300X, taken for MI325X of the same family; docs/compute-model.md)"},
+		{"MI300X triton", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI", "training.attention_kernel=triton"}, "triton at 0.325 of the dense peak (the kernel's published rate on the A100, taken for MI300X, which has none; docs/compute-model.md)"},
+		{"flex on MI300X", "default", []string{"cluster.gpu=MI300X", "cluster.intra.preset=xGMI", "training.attention_kernel=flex"}, "flex at 0.1474 of the dense peak (FlashAttention-2's published rate on the MI300X × 0.8637, FlexAttention's fraction of FlashAttention-2 on the A100; docs/compute-model.md)"},
+		{"flex on H100", "default", []string{"training.attention_kernel=flex"}, "flex at 0.3796 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		{"torchtitan cudnn", "default", []string{"stack=torchtitan", "parallelism.zero_stage=3", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
@@ -602,7 +608,7 @@ func TestAttentionFinding(t *testing.T) {
 		// torchtitan that is and which ran cuDNN's attention.
 		{"torchtitan H100", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "cudnn",
 			"at fa2's 0.35 of the dense peak on H100-80GB, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches 0.5732 there"},
-		{"torchtitan B200", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=B200", "model.seq_len=8192"}, "cudnn", "From 1695457 its language models run FlexAttention, which zerosim times as fa2."},
+		{"torchtitan B200", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=B200", "model.seq_len=8192"}, "cudnn", "From 1695457 its language models run FlexAttention (training.attention_kernel: flex, 0.2655 there)."},
 	} {
 		run := exampleRun(t, "default", c.sets...)
 		f := find(run)
@@ -910,11 +916,11 @@ func TestRunHeadlineSharedNICs(t *testing.T) {
 		run  *Run
 		want string
 	}{
-		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (16.00 GiB), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs, intel host CPU (the GPU's system)"},
-		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), intel host CPU (the GPU's system)"},
+		{exampleRun(t, "seed001-azure"), "8 nodes × 4 V100-16GB (15.77 GiB usable), intra 150.00 GB/s 500ns, inter 5.00 GB/s 10µs per NIC, 1 NIC per node shared by its 4 GPUs, intel host CPU (the GPU's system)"},
+		{exampleRun(t, "default"), "2 nodes × 8 H100-80GB (79.11 GiB usable), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), intel host CPU (the GPU's system)"},
 		// The host CPU, which NCCL's tuner reads across nodes (QA11 #5).
 		{exampleRun(t, "default", "cluster.gpu=A100-80GB"), "2 nodes × 8 A100-80GB (79.18 GiB usable), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), amd host CPU (the GPU's system)"},
-		{exampleRun(t, "default", "cluster.host.cpu=arm"), "2 nodes × 8 H100-80GB (79.65 GiB), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), arm host CPU (cluster.host.cpu)"},
+		{exampleRun(t, "default", "cluster.host.cpu=arm"), "2 nodes × 8 H100-80GB (79.11 GiB usable), intra 450.00 GB/s 500ns, inter 50.00 GB/s 2µs per NIC, 1 NIC per GPU (8 per node), arm host CPU (cluster.host.cpu)"},
 	} {
 		got := headlineValue(c.run, "cluster")
 		if got != c.want {

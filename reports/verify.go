@@ -107,6 +107,8 @@ func verifyRuns(u numerics.Unfollowed) string {
 		return "bf16 parameters"
 	case "training.master_dtype":
 		return "an fp32 master and fp32 Adam moments"
+	case "training.autocast":
+		return "bf16 parameters beside an fp32 master, no autocast"
 	case "training.cross_entropy":
 		return "cross-entropy on the logits upcast (a float64 softmax)"
 	case "training.fp8":

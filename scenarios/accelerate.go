@@ -429,11 +429,21 @@ func (r *accReader) read(top map[string]accField) error {
 		r.set("parallelism.dp", strconv.FormatInt(procs, 10), fmt.Sprintf("num_processes %d: one DDP replica per process", procs))
 		r.set("parallelism.zero_stage", "0", "distributed_type MULTI_GPU: PyTorch DDP, every rank holds the whole model and all-reduces the gradients")
 		r.set("communication.bucket_size", "25MiB", "DDP's bucket_cap_mb 25 (Accelerate's DistributedDataParallelKwargs default: utils/dataclasses.py at "+accCommit+")")
+		// Under DDP the mixed precision is torch.autocast: prepare_model
+		// wraps the model's forward in it (model.forward =
+		// convert_outputs_to_fp32(autocast_context(model_forward_func)),
+		// src/accelerate/accelerator.py at huggingface/accelerate
+		// 00093722ddcbe5d28a9798710c9c7bc2cfe592cc) and leaves the
+		// parameters fp32: training.autocast over param_dtype fp32.
+		pd, pfrom := dtype, dfrom
 		if dtype != FP32 {
-			r.note("mixed_precision %s under DDP is autocast: the parameters stay fp32 and each op casts them; zerosim models %s parameters beside an fp32 master copy", dtype, dtype)
+			pd, pfrom = FP32, dfrom+": the model stays fp32 under DDP"
 		}
-		if err := r.training(dtype, dfrom, 0, false, false); err != nil {
+		if err := r.training(pd, pfrom, 0, false, false); err != nil {
 			return err
+		}
+		if dtype != FP32 {
+			r.set("training.autocast", string(dtype), dfrom+": Accelerator.prepare_model runs the forward under torch.autocast("+string(dtype)+") (accelerator.py at 00093722)")
 		}
 	} else if err := r.fsdp(top, procs, machines, dtype, dfrom); err != nil {
 		return err

@@ -72,7 +72,9 @@ func TestImportAccelerate(t *testing.T) {
 			map[string]string{"parallelism.dp": "4", "parallelism.cp": "2", "parallelism.zero_stage": "3"}, ""},
 		{"MULTI_GPU is DDP", []byte("distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 8\nmixed_precision: bf16\n"), AccelerateOptions{},
 			map[string]string{"cluster.gpus_per_node": "4", "parallelism.dp": "8", "parallelism.zero_stage": "0", "communication.bucket_size": "25MiB",
-				"training.param_dtype": "bf16", "training.shard_dtype": "", "training.reduce_dtype": "", "communication.boundary": ""}, "autocast"},
+				"training.param_dtype": "fp32", "training.autocast": "bf16", "training.shard_dtype": "", "training.reduce_dtype": "", "communication.boundary": ""}, ""},
+		{"MULTI_GPU without mixed precision", []byte("distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: 'no'\n"), AccelerateOptions{},
+			map[string]string{"parallelism.zero_stage": "0", "training.param_dtype": "fp32", "training.autocast": ""}, ""},
 	} {
 		a, err := ImportAccelerate("c.yaml", c.data, c.o)
 		if err != nil {

@@ -51,6 +51,12 @@ const (
 	// flash_attn_triton.py, which llm-foundry's attn_impl triton copies), a
 	// FlashAttention-1-class kernel.
 	KernelTriton AttentionKernel = "triton"
+	// KernelFlex is FlexAttention (torch.nn.attention.flex_attention under
+	// torch.compile): Inductor's Triton flex_attention template, which
+	// torchtitan's language models run by default from 16954571
+	// (2026-06-09) and its deepseek_v3 from f738a03bf
+	// (zero.AttentionEfficiency cites its rates).
+	KernelFlex AttentionKernel = "flex"
 	// KernelEager is unfused attention: two batched matmuls at the GEMM
 	// efficiency and the s² softmax on HBM (training.attention eager).
 	KernelEager AttentionKernel = "eager"
@@ -499,7 +505,7 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 	if t.Attention == AttentionEager {
 		def = KernelEager
 	}
-	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelEager); err != nil {
+	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager); err != nil {
 		return err
 	}
 	if eager := t.AttentionKernel == KernelEager; eager != (t.Attention == AttentionEager) {
@@ -507,7 +513,7 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 			// The unfused kernel keeps the s² scores.
 			t.Attention = AttentionEager
 		} else {
-			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te or triton with flash or sdpa)", t.AttentionKernel, t.Attention))
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te, triton or flex with flash or sdpa)", t.AttentionKernel, t.Attention))
 		}
 	}
 	if !AttentionKernelRuns(t.AttentionKernel, &s.Cluster) {

@@ -291,8 +291,8 @@ func (s *Scenario) GradsFreedEachStep() bool {
 // torch.autocast (torchtitan's maybe_enable_amp, torchtitan/distributed/
 // utils.py lines 243-263 at 238fa9953e4aec2a62582121564273d7cbb1e9f1;
 // Composer's amp_bf16, the llm-foundry importer's readPrecision), which a
-// scenario says as 16-bit parameters with reduce_dtype fp32 and an fp32
-// master: both copies fp32 then (memory's GradBytes 4).
+// scenario says as param_dtype fp32 with training.autocast
+// (scenarios/autocast.go): both copies fp32 then (memory's GradBytes 4).
 func (s *Scenario) TorchDDPGradCopies() bool {
 	if s.Parallelism.Stage != 0 || s.N() <= 1 {
 		return false

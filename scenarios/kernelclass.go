@@ -106,7 +106,8 @@ var kernelPatterns = []kernelPattern{
 // kernel of the namespace flash (FlashAttention-3's helpers, fa3), cuDNN's
 // generated kernels (cudnn_generated_*…sdpa…: SDPA's cuDNN backend and
 // Transformer Engine's FusedAttention, cudnn), Tri Dao's Triton kernels
-// (_fwd_kernel/_bwd_kernel, triton). The fmha kernels are either xFormers'
+// (_fwd_kernel/_bwd_kernel, triton), torch.compile's FlexAttention
+// templates (flex). The fmha kernels are either xFormers'
 // (SDPA's memory-efficient backend) or fused kernels of other libraries,
 // and Triton kernels named after attention any of several.
 func AttentionFamily(name string) AttentionKernel {
@@ -124,6 +125,13 @@ func AttentionFamily(name string) AttentionKernel {
 		return KernelCuDNN
 	case strings.HasPrefix(n, "_fwd_kernel"), strings.HasPrefix(n, "_bwd_kernel"), strings.HasPrefix(n, "_bwd_preprocess"):
 		return KernelTriton
+	case strings.Contains(n, "flex_attention"):
+		// torch.compile's FlexAttention templates
+		// (triton_tem_fused_flex_attention*, the backward
+		// triton_tem_fused_flex_attention_backward*: tritonbench's
+		// inductor_flex_attention_bwd operator, meta-pytorch/tritonbench
+		// pull request 940).
+		return KernelFlex
 	}
 	return ""
 }

@@ -1188,14 +1188,14 @@ func (im *lfImport) readPrecision() error {
 	}
 	pfrom := src(pv, pgiven, "precision amp_bf16 (default)")
 	if !im.fsdp {
-		// DDP: torch.autocast over fp32 parameters.
-		if pd == FP32 {
-			im.set("training.param_dtype", "fp32", pfrom)
-		} else {
-			im.set("training.param_dtype", string(pd), pfrom+": autocast")
-			im.set("training.reduce_dtype", "fp32", "DDP all-reduces the fp32 gradients")
-			im.set("training.shard_dtype", "fp32", "the optimizer steps the fp32 parameters themselves")
-			im.note("DDP with %s autocasts the fp32 model: modelled as %s parameters with fp32 gradients and master weights", p, pd)
+		// DDP: torch.autocast over fp32 parameters (Composer's amp_bf16
+		// and amp_fp16 run the step under torch.autocast and leave the
+		// model fp32 outside FSDP: get_precision_context in
+		// composer/core/precision.py at mosaicml/composer
+		// e147a68331e11588048ef6f2bc8ec83004c6d00b).
+		im.set("training.param_dtype", "fp32", pfrom)
+		if pd != FP32 {
+			im.set("training.autocast", string(pd), pfrom+": torch.autocast over the fp32 model, whose parameters, fp32 gradients and Adam states the optimizer steps")
 		}
 		return nil
 	}
@@ -1243,7 +1243,7 @@ func (im *lfImport) readPrecision() error {
 		}
 	}
 	if param == FP32 && pd != FP32 {
-		im.note("FSDP keeps and gathers fp32 parameters (%s) while %s autocasts the matmuls to %s: modelled as param_dtype fp32", mfrom, p, pd)
+		im.note("FSDP keeps and gathers fp32 parameters (%s) while %s autocasts the matmuls to %s: modelled as param_dtype fp32 without autocast's weight casts (training.autocast is modelled at zero_stage 0, DDP, only)", mfrom, p, pd)
 	}
 	im.set("training.param_dtype", string(param), mfrom+", "+pfrom)
 	if param != FP32 {

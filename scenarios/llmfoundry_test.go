@@ -376,3 +376,34 @@ func TestImportLLMFoundryStage0Grads(t *testing.T) {
 		}
 	}
 }
+
+// TestImportLLMFoundryAutocast: without FSDP (one GPU here: llm-foundry
+// drops fsdp_config) Composer's amp_bf16 is torch.autocast over the fp32
+// model, which the optimizer steps itself: param_dtype fp32 with
+// training.autocast bf16, no 16-bit parameters (so no fp32 shard or
+// reduce apart from them); precision fp32 leaves autocast unset.
+func TestImportLLMFoundryAutocast(t *testing.T) {
+	one := LLMFoundryOptions{Nodes: 1, GPUsPerNode: 1, GPU: "H100-80GB"}
+	for _, c := range []struct {
+		name     string
+		edits    []string
+		autocast DType
+	}{
+		{"amp_bf16", nil, BF16},
+		{"amp_fp16", []string{"precision: amp_bf16", "precision: amp_fp16"}, FP16},
+		{"fp32", []string{"precision: amp_bf16", "precision: fp32"}, ""},
+	} {
+		f, err := ImportLLMFoundry("mpt-7b.yaml", lfFile(t, "mpt-7b.yaml", c.edits...), one)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		s, err := Load("s.yaml", f.Scenario(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, f.Scenario())
+		}
+		tr := s.Training
+		if s.Parallelism.Stage != 0 || tr.ParamDType != FP32 || tr.Autocast != c.autocast || tr.FP32Shard() || tr.FP32Reduce() {
+			t.Errorf("%s: stage %d param %s autocast %q fp32 shard %t fp32 reduce %t, want 0 fp32 %q false false", c.name, s.Parallelism.Stage, tr.ParamDType, tr.Autocast, tr.FP32Shard(), tr.FP32Reduce(), c.autocast)
+		}
+	}
+}

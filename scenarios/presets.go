@@ -51,12 +51,19 @@ type ModelPreset struct {
 // (cudaMemGetInfo's total, torch.cuda.get_device_properties().total_memory),
 // as PyTorch's caching allocator prints it in its out-of-memory message,
 // "(GPU 0; X GiB total capacity; …)" (since torch 2.1 "GPU 0 has a total
-// capacity of X GiB"), where a published message from that part was found.
-// It is less than the driver's total (GPUPreset.Memory) by what the driver
-// keeps for itself, and it is what `fits` compares against (Usable). The
-// figure moves a little with the driver: the same 40 GB part has printed
-// 39.39, 39.50 and 39.59 GiB; the lowest published one is taken.
+// capacity of X GiB"), where a published message from that part was found
+// whose text (nvidia-smi's name, the issue's title or stated hardware) ties
+// it to the part. It is less than the driver's total (GPUPreset.Memory) by
+// what the driver keeps for itself, and it is what `fits` compares against
+// (Usable). The figure moves a little with the driver and the host OS: the
+// same 40 GB part has printed 39.39, 39.50 and 39.59 GiB; the lowest
+// published one is taken, and where two sources differ the row says so.
 //
+//   - V100-16GB: 15.77 GiB, "GPU 3 has a total capacty of 15.77 GiB" on
+//     "8 Tesla V100" (meta-llama/llama#918).
+//   - V100-32GB: 31.74 GiB, "(GPU 0; 31.74 GiB total capacity; …)" on a
+//     "V100 32GB" (liucongg/ChatGLM-Finetuning#73; the same figure on
+//     "V100*8" in haotian-liu/LLaVA#812).
 //   - A100-40GB: 39.39 GiB, "(GPU 0; 39.39 GiB total capacity; …)" on an
 //     A100-40G (hiyouga/LlamaFactory#2908; the same figure in the
 //     mpt13b29 account of the llm-foundry 40 GB run, and in many logs);
@@ -64,16 +71,59 @@ type ModelPreset struct {
 //     one A100").
 //   - A100-80GB: 79.18 GiB, "79.18 GiB total capacity" on an A100 80GB
 //     (tatsu-lab/stanford_alpaca#86).
+//   - A800-80GB: 79.33 GiB, "GPU 0 has a total capacty of 79.33 GiB" on an
+//     "A800-80G" (hahnyuan/PB-LLM#3). It is the A100 80GB's silicon; its
+//     figure (79.18 above) is lower, but no A800 message that low was found.
+//   - H100-80GB: 79.11 GiB, "GPU 0 has a total capacity of 79.11 GiB" in
+//     an issue whose nvidia-smi shows "NVIDIA H100 80GB HBM3 … 0MiB /
+//     81559MiB" (vllm-project/vllm#27508, driver 535.247.01). Lowest of
+//     the figures seen: torchtitan prints "CUDA capacity: NVIDIA H100 80GB
+//     HBM3 with 79.18GiB memory" on other drivers.
+//   - H200: 139.81 GiB, "GPU 0: NVIDIA H200 (139.8 GB)" and "GPU 0 has a
+//     total capacity of 139.81 GiB" in one log (sungwon-chae/arxiv_confi
+//     etu_logging.md @ 3906c481ed03deeb5ce0b4db322c77bdc44416ad); a
+//     message naming the H200 SXM with 139.80 GiB exists in code whose
+//     source could not be cited.
+//   - B200: 178.35 GiB, the totalGlobalMem a CUDA query prints on
+//     "Device 0: NVIDIA B200" ("Total Global Memory: 178.35 GB", in GiB:
+//     nvidia-smi's total is 179.06 GiB), pytorch/ao#4002; torch messages
+//     from B200 nodes print 178.35 and 178.36 GiB.
+//   - L40S: 44.53 GiB, "GPU 0 has a total capacity of 44.53 GiB" on
+//     "GPU:L40S 48GB" (Wan-Video/Wan2.1#205).
+//   - RTX4090: 23.52 GiB, "GPU 0 has a total capacity of 23.52 GiB" under
+//     "4090 24G" (Soul-AILab/SoulX-FlashTalk#5, a comment): the lowest;
+//     "NVIDIA GeForce RTX 4090 24G" prints 23.64 GiB (TMElyralab/MuseTalk#76)
+//     and a 4090 23.68 GiB (zai-org/CogVideo#36).
+//   - RTX5090: 31.36 GiB, "GPU 0 has a total capacity of 31.36 GiB" in
+//     "Out of memory error on RTX 5090" (TrajectoryCrafter/
+//     TrajectoryCrafter#20); 31.37 GiB on "a 5090" (Wan-Video/Wan2.1#465).
 //
-// No message was found that names its GPU for the others, so they keep the
-// driver's total (Memory), which overstates what a process can allocate by
-// the driver's reserve (0.5-1 GiB on the 80 GB parts: unattributed torch
-// messages from 80 GB parts print 79.11 to 79.33 GiB, torchtitan's "CUDA
-// capacity: NVIDIA H100 80GB HBM3 with 79.18GiB memory" against
-// nvidia-smi's 79.65 GiB, neither in a source that could be cited here).
+// The others keep the driver's total (Memory), which overstates what a
+// process can allocate by the driver's reserve (0.5-1 GiB on the 80 GB
+// parts):
+//   - A10G: its message prints the driver's total, "(GPU 0; 22.49 GiB total
+//     capacity; …)" on an A10G (AUTOMATIC1111/stable-diffusion-webui#1259),
+//     23,028 MiB to two decimals, so Memory is kept.
+//   - MI300X: HIP's total capacity is rocm-smi's total (191.69 GiB in
+//     unattributed "HIP out of memory" messages; 191.98 GiB in others), so
+//     Memory is kept.
+//   - GB200: unattributed messages from GB200 nodes print 184.31 GiB (and
+//     torchtitan "NVIDIA GB200 with 187.28GiB memory"), none in a source
+//     that could be cited here.
+//   - H100-PCIe, GH200-96GB, B300, GB300, MI325X, MI350X, MI355X, L4: no
+//     message that names the part was found.
 var cudaCapacity = map[string]units.Bytes{
+	"V100-16GB": 1577 * units.GiB / 100,
+	"V100-32GB": 3174 * units.GiB / 100,
 	"A100-40GB": 3939 * units.GiB / 100,
 	"A100-80GB": 7918 * units.GiB / 100,
+	"A800-80GB": 7933 * units.GiB / 100,
+	"H100-80GB": 7911 * units.GiB / 100,
+	"H200":      13981 * units.GiB / 100,
+	"B200":      17835 * units.GiB / 100,
+	"L40S":      4453 * units.GiB / 100,
+	"RTX4090":   2352 * units.GiB / 100,
+	"RTX5090":   3136 * units.GiB / 100,
 }
 
 // Usable is the memory a process can allocate on g: the capacity CUDA

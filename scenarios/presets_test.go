@@ -205,35 +205,39 @@ func TestGPUAndLinkPresets(t *testing.T) {
 	}{
 		// Memory: nvidia-smi's memory.total (rocm-smi's VRAM Total on AMD)
 		// as the printouts cited at each preset show it, in MiB.
-		{"V100-16GB", 16384 << 20, 125e12, 900e9, "NVLink2", "EDR"}, // Tesla V100-SXM2-16GB, 16384MiB
-		{"V100-32GB", 32768 << 20, 125e12, 900e9, "NVLink2", "EDR"}, // Tesla V100-SXM2-32GB, 32768MiB
-		// The A100s' cluster.gpu_memory is the capacity CUDA exposes, their
-		// caching allocator's "39.39 GiB total capacity" (hiyouga/
+		// Where a CUDA capacity of the part is published (the caching
+		// allocator's "X GiB total capacity", scenarios.cudaCapacity, each
+		// row citing its message) cluster.gpu_memory is that, X × 2^30 B,
+		// not nvidia-smi's total (GPUPreset.Memory, checked below).
+		{"V100-16GB", 1577 << 30 / 100, 125e12, 900e9, "NVLink2", "EDR"}, // meta-llama/llama#918, 15.77 GiB
+		{"V100-32GB", 3174 << 30 / 100, 125e12, 900e9, "NVLink2", "EDR"}, // liucongg/ChatGLM-Finetuning#73, 31.74 GiB
+		// The A100s': "39.39 GiB total capacity" (hiyouga/
 		// LlamaFactory#2908) and "79.18 GiB total capacity"
 		// (tatsu-lab/stanford_alpaca#86), not nvidia-smi's 40,960 and
-		// 81,920 MiB (GPUPreset.Memory, checked below).
+		// 81,920 MiB.
 		{"A100-40GB", 3939 << 30 / 100, 312e12, 1555e9, "NVLink3", "HDR"},
 		{"A100-80GB", 7918 << 30 / 100, 312e12, 2039e9, "NVLink3", "HDR"},
-		{"H100-80GB", 81559 << 20, 989e12, 3350e9, "NVLink4", "NDR"},   // NVIDIA H100 80GB HBM3, 81559MiB
-		{"RTX4090", 24564 << 20, 165_200e9, 1008e9, "PCIe4", "Eth100"}, // NVIDIA GeForce RTX 4090, 24564MiB
-		{"H200", 143771 << 20, 989e12, 4800e9, "NVLink4", "NDR"},       // NVIDIA H200, 143771MiB
+		{"H100-80GB", 7911 << 30 / 100, 989e12, 3350e9, "NVLink4", "NDR"},   // vllm-project/vllm#27508, 79.11 GiB (nvidia-smi 81559MiB)
+		{"RTX4090", 2352 << 30 / 100, 165_200e9, 1008e9, "PCIe4", "Eth100"}, // Soul-AILab/SoulX-FlashTalk#5, 23.52 GiB (nvidia-smi 24564MiB)
+		{"H200", 13981 << 30 / 100, 989e12, 4800e9, "NVLink4", "NDR"},       // sungwon-chae/arxiv_confi, 139.81 GiB (nvidia-smi 143771MiB)
 		// H100 PCIe: no printout, the datasheet's 80GB as GiB; NVIDIA's H100
 		// page, PCIe column: 756 TFLOPS bf16 dense, 2 TB/s; the card's PCIe 5.0.
 		{"H100-PCIe", 80 << 30, 756e12, 2000e9, "PCIe5", "NDR"},
 		// GH200, 96GB HBM3: no printout, the datasheet's 96GB as GiB; NVIDIA's
 		// GH200 page: 989 TFLOPS bf16 dense, 4 TB/s; NVLink 4.
 		{"GH200-96GB", 96 << 30, 989e12, 4000e9, "NVLink4", "NDR"},
-		{"B200", 183359 << 20, 2250e12, 8000e9, "NVLink5", "NDR"},          // NVIDIA B200, 183359MiB
-		{"GB200", 189471 << 20, 2500e12, 8000e9, "NVLink5", "NDR"},         // NVIDIA GB200, 189471MiB
-		{"MI300X", 205_822_885_888, 1307_400e9, 5300e9, "xGMI", "RoCE400"}, // rocm-smi VRAM Total Memory (B)
-		{"MI325X", 256 << 30, 1307_400e9, 6000e9, "xGMI", "RoCE400"},       // no printout: the datasheet's 256GB as GiB
-		{"L40S", 46068 << 20, 362_050e9, 864e9, "PCIe4", "RoCE100"},        // NVIDIA L40S, 46068MiB
-		{"A10G", 23028 << 20, 70e12, 600e9, "PCIe4", "Eth100"},             // NVIDIA A10G, 23028MiB
-		{"L4", 23034 << 20, 121e12, 300e9, "PCIe4", "Eth100"},              // NVIDIA L4, 23034MiB
-		{"RTX5090", 32607 << 20, 209_500e9, 1792e9, "PCIe5", "Eth100"},     // NVIDIA GeForce RTX 5090, 32607MiB
+		{"B200", 17835 << 30 / 100, 2250e12, 8000e9, "NVLink5", "NDR"},      // pytorch/ao#4002, 178.35 GiB (nvidia-smi 183359MiB)
+		{"GB200", 189471 << 20, 2500e12, 8000e9, "NVLink5", "NDR"},          // NVIDIA GB200, 189471MiB
+		{"MI300X", 205_822_885_888, 1307_400e9, 5300e9, "xGMI", "RoCE400"},  // rocm-smi VRAM Total Memory (B)
+		{"MI325X", 256 << 30, 1307_400e9, 6000e9, "xGMI", "RoCE400"},        // no printout: the datasheet's 256GB as GiB
+		{"L40S", 4453 << 30 / 100, 362_050e9, 864e9, "PCIe4", "RoCE100"},    // Wan-Video/Wan2.1#205, 44.53 GiB (nvidia-smi 46068MiB)
+		{"A10G", 23028 << 20, 70e12, 600e9, "PCIe4", "Eth100"},              // NVIDIA A10G, 23028MiB
+		{"L4", 23034 << 20, 121e12, 300e9, "PCIe4", "Eth100"},               // NVIDIA L4, 23034MiB
+		{"RTX5090", 3136 << 30 / 100, 209_500e9, 1792e9, "PCIe5", "Eth100"}, // TrajectoryCrafter/TrajectoryCrafter#20, 31.36 GiB (nvidia-smi 32607MiB)
 		// A800: A100 80GB SXM4 figures (Reuters: same chip, NVLink 400
-		// instead of 600 GB/s bidirectional; FlagPerf's A800 theoryflops 312e12).
-		{"A800-80GB", 81920 << 20, 312e12, 2039e9, "NVLink3-A800", "HDR"},
+		// instead of 600 GB/s bidirectional; FlagPerf's A800 theoryflops
+		// 312e12); memory: "79.33 GiB" on an A800-80G (hahnyuan/PB-LLM#3).
+		{"A800-80GB", 7933 << 30 / 100, 312e12, 2039e9, "NVLink3-A800", "HDR"},
 		// HGX B300: 36 PFLOPS bf16 with sparsity over 8 GPUs = 4.5 each,
 		// halved; Blackwell Ultra blog 8 TB/s; nvidia-smi "NVIDIA B300 SXM6
 		// AC, 275040 MiB".

@@ -217,7 +217,8 @@ func TestAttentionFamily(t *testing.T) {
 		{"_fwd_kernel_0d1d2d3d4d5d6d7d8d9d10d11d12d13d14d15d16d17d18d19d20c21d22d23c24d25d26d", KernelTriton},
 		{"_bwd_preprocess_do_o_dot", KernelTriton},
 		{"fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 128, 128, true, true>::Params)", ""},
-		{"triton_tem_fused_flex_attention_0", ""},
+		{"triton_tem_fused_flex_attention_0", KernelFlex},
+		{"triton_tem_fused_flex_attention_backward_1", KernelFlex},
 		{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", ""},
 	} {
 		if got := AttentionFamily(c.name); got != c.want {

@@ -68,7 +68,7 @@ var stackPresets = map[string][]stackKey{
 		// FlashAttention-2. Kept with the preset's other 9dec370 keys:
 		// later torchtitans asked SDPA for cuDNN's attention first
 		// (3b85aa31 on Blackwell, 6a3a9da9 everywhere) and from 16954571
-		// (2026-06-09) run FlexAttention, which zerosim times as fa2 too
+		// (2026-06-09) run FlexAttention (attention_kernel: flex)
 		// (docs/stacks.md, "Attention by torchtitan era"; run's attention
 		// line and compare's attention note say which).
 		{"training.attention", "sdpa", nil},

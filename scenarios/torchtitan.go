@@ -889,13 +889,14 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 		return
 	}
 	if t.flexAttn && d.preSaved != "" {
+		t.flexKernel()
 		if kv := t.Model.KVHeads; kv != 0 && kv != t.Model.Heads {
-			t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27): k and v were repeated from %d to %d heads before it (repeat_kv), as stack torchtitan's training.attention: sdpa keeps them, its speed taken as attention_kernel fa2's", t.Flavor, d.preSaved, kv, t.Model.Heads)
+			t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27): k and v were repeated from %d to %d heads before it (repeat_kv), as stack torchtitan's training.attention: sdpa keeps them, timed as attention_kernel flex", t.Flavor, d.preSaved, kv, t.Model.Heads)
 			return
 		}
 		t.Attention = AttentionFlash
 		t.src("attention", fmt.Sprintf("FlexAttention with as many kv heads as heads: k and v at the heads' width with or without ff0829c's enable_gqa (%s dates the file before it)", d.preSaved))
-		t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27, enable_gqa in place of repeat_kv); its kv heads are as many as its heads (%d), so nothing was repeated either way: written as training.attention: flash (log-sum-exp, no s² scores), its speed taken as attention_kernel fa2's", t.Flavor, d.preSaved, t.Model.Heads)
+		t.note("model.flavor %s runs FlexAttention, and %s dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27, enable_gqa in place of repeat_kv); its kv heads are as many as its heads (%d), so nothing was repeated either way: written as training.attention: flash (log-sum-exp, no s² scores) with attention_kernel flex", t.Flavor, d.preSaved, t.Model.Heads)
 		return
 	}
 	if d.preSaved != "" {
@@ -904,7 +905,8 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 	t.Attention = AttentionFlash
 	t.src("attention", "torchtitan 238fa99 passes enable_gqa to SDPA and FlexAttention: k and v keep the kv heads' width (since ff0829c)")
 	if t.flexAttn {
-		t.note("model.flavor %s runs FlexAttention with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores), its speed taken as attention_kernel fa2's", t.Flavor)
+		t.flexKernel()
+		t.note("model.flavor %s runs FlexAttention with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores) with attention_kernel flex", t.Flavor)
 		return
 	}
 	switch {
@@ -919,6 +921,16 @@ func (t *Torchtitan) gqaAttention(d *ttDoc) {
 		}
 		t.note("model.flavor %s attends through SDPA with enable_gqa: written as training.attention: flash (kv heads unrepeated, log-sum-exp, no s² scores); torchtitan asks for cuDNN's attention first, which zerosim takes to run on NVIDIA's data-centre GPUs from the A100 on only, so the kernel stays fa2 here (set training.attention_kernel if yours runs cuDNN)", t.Flavor)
 	}
+}
+
+// flexKernel writes training.attention_kernel: flex for a flavor that runs
+// FlexAttention: FlexAttentionWrapper calls the compiled flex_attention
+// (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1),
+// which Inductor lowers to its Triton template, not SDPA's kernels
+// (zero.AttentionEfficiency cites the rate).
+func (t *Torchtitan) flexKernel() {
+	t.AttentionKernel = KernelFlex
+	t.src("attention_kernel", "FlexAttention: FlexAttentionWrapper calls the compiled flex_attention (torchtitan/models/attention.py at 238fa99)")
 }
 
 func (t *Torchtitan) readModel(d *ttDoc) error {
@@ -1081,7 +1093,7 @@ func (t *Torchtitan) readParallelism(d *ttDoc) error {
 	t.Stage, t.K = 3, int(rep)
 	if shard == 1 && cp == 1 && rep > 1 {
 		t.Stage, t.K = 0, 1
-		t.note("dp_shard·cp = 1: torchtitan applies DDP under torch.autocast (fp32 parameters and gradients); modelled as ZeRO stage 0 with bf16 parameters beside an fp32 master copy and fp32 gradient all-reduces, the same bytes per parameter")
+		t.note("dp_shard·cp = 1: torchtitan applies DDP, modelled as ZeRO stage 0; maybe_enable_amp runs its forward and loss under torch.autocast(mixed_precision_param) (torchtitan/distributed/utils.py at 238fa99): the parameters, gradients and AdamW states stay in training.dtype, and fp32 weights are cast per forward (training.autocast)")
 	}
 	reshard, rsk, err := d.str("default", "parallelism.fsdp_reshard_after_forward")
 	if err != nil {
@@ -1679,8 +1691,21 @@ func (t *Torchtitan) Scenario() []byte {
 	} else {
 		w("  grad_accum: SET_GRAD_ACCUM  # training.global_batch_size %d / (local_batch_size %d × dp)\n", t.GlobalBatch, t.MicroBatch)
 	}
-	w("  param_dtype: %s  # %s\n", t.ParamDType, t.Sources["param_dtype"])
-	if t.MasterNone && t.Stage < 3 {
+	autocast := t.Stage == 0 && !t.MasterNone && t.ParamDType != FP32
+	if autocast {
+		// maybe_enable_amp (torchtitan/distributed/utils.py lines
+		// 243-263 at 238fa9953e4aec2a62582121564273d7cbb1e9f1) returns
+		// torch.autocast(dtype=mixed_precision_param) when FSDP is not
+		// enabled: DDP keeps the fp32 model and all-reduces its fp32
+		// gradients (mixed_precision_reduce applies under FSDP only).
+		w("  param_dtype: fp32  # training.dtype float32: DDP keeps the fp32 model (maybe_enable_amp)\n")
+		w("  autocast: %s  # %s: maybe_enable_amp's torch.autocast without FSDP\n", t.ParamDType, t.Sources["param_dtype"])
+	} else {
+		w("  param_dtype: %s  # %s\n", t.ParamDType, t.Sources["param_dtype"])
+	}
+	if autocast {
+		w("  reduce_dtype: param_dtype  # DDP all-reduces the fp32 gradients (mixed_precision_reduce applies under FSDP only)\n")
+	} else if t.MasterNone && t.Stage < 3 {
 		// mixed_precision_reduce "only takes effect when
 		// data_parallel_shard_degree > 1" (job_config.py at 238fa99):
 		// DDP reduces the bf16 gradients in their dtype.

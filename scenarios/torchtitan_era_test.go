@@ -159,7 +159,7 @@ func TestImportTorchtitanCuDNNEra(t *testing.T) {
 		{"llama4", "[job]\nprint_args = false\n[model]\nname = \"llama4\"\nflavor = \"debugmodel\"\n",
 			KernelFA2, AttentionSDPA, false, "no key of the file dates it that recent: the kernel stays fa2 (if yours is, set training.attention_kernel: cudnn)"},
 		{"gpt_oss", "[job]\nprint_args = false\n[model]\nname = \"gpt_oss\"\nflavor = \"debugmodel\"\n",
-			KernelFA2, AttentionFlash, false, "runs FlexAttention"},
+			KernelFlex, AttentionFlash, false, "runs FlexAttention"},
 	} {
 		checkImportedAttention(t, c.name, c.name+".toml", []byte(c.toml), "B200", c.kernel, c.attention, c.opAtt, c.note)
 	}
@@ -360,10 +360,10 @@ func checkImportedAttention(t *testing.T, name, file string, toml []byte, gpu st
 // (deepseek_v3's MLA) it is flash either way (TestImportTorchtitanDSV3SDPA).
 func TestImportTorchtitanFlexBeforeGQA(t *testing.T) {
 	toml := ttFile(t, "llama3_8b.toml", "[job]", "[job]\nprint_args = false", `flavor = "8B"`, `flavor = "8B_flex"`)
-	checkImportedAttention(t, "8B_flex print_args", "llama3_8b.toml", toml, "H100-80GB", KernelFA2, AttentionSDPA, false,
+	checkImportedAttention(t, "8B_flex print_args", "llama3_8b.toml", toml, "H100-80GB", KernelFlex, AttentionSDPA, false,
 		"model.flavor 8B_flex runs FlexAttention, and job.print_args dates the file before b39377f (2025-12-01), so before ff0829c (2026-01-27): k and v were repeated from 8 to 32 heads before it (repeat_kv), as stack torchtitan's training.attention: sdpa keeps them")
 	// Without the old key: 238fa99's FlexAttention with enable_gqa.
-	checkImportedAttention(t, "8B_flex", "llama3_8b.toml", ttFile(t, "llama3_8b.toml", `flavor = "8B"`, `flavor = "8B_flex"`), "H100-80GB", KernelFA2, AttentionFlash, false,
+	checkImportedAttention(t, "8B_flex", "llama3_8b.toml", ttFile(t, "llama3_8b.toml", `flavor = "8B"`, `flavor = "8B_flex"`), "H100-80GB", KernelFlex, AttentionFlash, false,
 		"model.flavor 8B_flex runs FlexAttention with enable_gqa: written as training.attention: flash")
 }
 

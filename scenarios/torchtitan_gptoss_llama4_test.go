@@ -78,8 +78,9 @@ func TestImportTorchtitanGptOssLlama4(t *testing.T) {
 			t.Errorf("%s: ep %d dp %d k %d stage %d, want ep %d dp 128 k 1 stage 3", c.name, p.EP, p.DP, p.K, p.Stage, c.ep)
 		}
 		// Every flavor attends with enable_gqa at 238fa99: flash (the SDPA
-		// flavors with attention_kernel cudnn, gqaAttention).
-		wantK := AttentionKernel("")
+		// flavors with attention_kernel cudnn, gqaAttention; the
+		// FlexAttention ones with flex, Torchtitan.flexKernel).
+		wantK := KernelFlex
 		if c.attention == "" {
 			wantK = KernelCuDNN
 		}

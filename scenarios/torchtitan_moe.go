@@ -229,12 +229,13 @@ func (t *Torchtitan) readHFModel(d *ttDoc, name, nk string) error {
 		// FlexAttentionWrapper (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1)
 		// calls flex_attention with enable_gqa and the layer's BlockMask.
 		t.Attention = AttentionFlash
+		t.flexKernel()
 		t.src("attention", fmt.Sprintf("%s flavor %s runs FlexAttention (attn_type \"flex\"), which skips the blocks its mask leaves empty", name, flavor))
 		local := fmt.Sprintf("dims.window %d", hm.SlidingWindow)
 		if hm.Chunked {
 			local = fmt.Sprintf("dims.attention_chunk %d", hm.SlidingWindow)
 		}
-		t.note("model.flavor %s runs FlexAttention (attn_type \"flex\") with %s; %d of the %d blocks carry it as %s. Written as training.attention: flash, the kernel class FlexAttention is in: it takes the kv heads without repeating them (enable_gqa), keeps the log-sum-exp and no s² scores, and skips the blocks its BlockMask leaves empty (docs/compute-model.md, \"Sliding windows and attention chunks\"); its speed is taken as attention_kernel fa2's",
+		t.note("model.flavor %s runs FlexAttention (attn_type \"flex\") with %s; %d of the %d blocks carry it as %s. Written as training.attention: flash, the kernel class FlexAttention is in: it takes the kv heads without repeating them (enable_gqa), keeps the log-sum-exp and no s² scores, and skips the blocks its BlockMask leaves empty (docs/compute-model.md, \"Sliding windows and attention chunks\"), timed as attention_kernel flex",
 			flavor, f.flex, hm.WindowLayers, hm.Layers, local)
 	}
 	for _, n := range f.notes {

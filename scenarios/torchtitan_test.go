@@ -135,9 +135,16 @@ func TestImportTorchtitan(t *testing.T) {
 		if strings.Contains(c.file, "9dec370") || strings.Contains(c.file, "e7c0cae") || c.stage != 3 {
 			wantB = BoundaryFSDP2
 		}
-		if s.Communication.Boundary != wantB || tr.ReduceDType != ReduceFP32 || tr.ShardDType != ShardFP32 ||
-			tr.Optimizer != OptimizerAdamW || tr.WeightDecay != 0.1 || tr.GradClip != GradClipNorm || tr.ParamDType != BF16 {
-			t.Errorf("%s: stack keys %s %s %s %s %g %s %s", c.name, s.Communication.Boundary, tr.ReduceDType, tr.ShardDType, tr.Optimizer, tr.WeightDecay, tr.GradClip, tr.ParamDType)
+		// DDP (stage 0) keeps the fp32 model under maybe_enable_amp's
+		// torch.autocast and all-reduces its fp32 gradients; FSDP2 gathers
+		// bf16 and reduces in fp32.
+		wantP, wantAC, wantR := BF16, DType(""), ReduceFP32
+		if c.stage == 0 {
+			wantP, wantAC, wantR = FP32, BF16, ReduceParamDType
+		}
+		if s.Communication.Boundary != wantB || tr.ReduceDType != wantR || tr.ShardDType != ShardFP32 ||
+			tr.Optimizer != OptimizerAdamW || tr.WeightDecay != 0.1 || tr.GradClip != GradClipNorm || tr.ParamDType != wantP || tr.Autocast != wantAC {
+			t.Errorf("%s: stack keys %s %s %s %s %g %s %s %q", c.name, s.Communication.Boundary, tr.ReduceDType, tr.ShardDType, tr.Optimizer, tr.WeightDecay, tr.GradClip, tr.ParamDType, tr.Autocast)
 		}
 		// 238fa9953e4aec2a62582121564273d7cbb1e9f1's attention for the same files (gqaAttention): SDPA
 		// with enable_gqa under cuDNN's priority, one note; the older

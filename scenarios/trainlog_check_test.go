@@ -77,7 +77,7 @@ func TestTrainLogRunFacts(t *testing.T) {
 }
 
 // TestTrainLogCheckRun: a log whose stated run differs from the scenario
-// (the default example: 2 nodes × 8 H100-80GB of 81,559 MiB, dp 16, micro_batch
+// (the default example: 2 nodes × 8 H100-80GB of 79.11 GiB usable, dp 16, micro_batch
 // 1, grad_accum 1, seq_len 4096) is refused, naming both values and the
 // --set that makes the scenario the logged run; a matching one passes.
 func TestTrainLogCheckRun(t *testing.T) {
@@ -101,7 +101,7 @@ func TestTrainLogCheckRun(t *testing.T) {
 		{"seq", RunFacts{SeqLen: 8192, SeqLenLine: 3, SeqLenWhat: "sequence length"},
 			"log:3: the log's sequence length is 8192 tokens, the scenario's model.seq_len 4096: the log is of another run; --set model.seq_len=8192"},
 		{"device 95", RunFacts{DeviceGiB: 49.66 / 52.28 * 100, DeviceLine: 5, DeviceWhat: "memory 49.66GiB is 52.28% of it"},
-			"log:5: the logged GPU has 94.99 GiB (torch's total_memory; memory 49.66GiB is 52.28% of it), the scenario's H100-80GB 79.65 GiB (cluster.gpu_memory): the log is of another GPU; set the scenario's cluster.gpu to it, or --set cluster.gpu_memory=95GiB"},
+			"log:5: the logged GPU has 94.99 GiB (torch's total_memory; memory 49.66GiB is 52.28% of it), the scenario's H100-80GB 79.11 GiB (cluster.gpu_memory): the log is of another GPU; set the scenario's cluster.gpu to it, or --set cluster.gpu_memory=95GiB"},
 		{"device 40", RunFacts{DeviceGiB: 39.39, DeviceLine: 1, DeviceWhat: "capacity"}, "the logged GPU has 39.39 GiB"},
 		{"params", RunFacts{Params: 70553706496, ParamsLine: 9},
 			"log:9: the logged model has 70,553,706,496 parameters, the scenario's "},
@@ -116,7 +116,7 @@ func TestTrainLogCheckRun(t *testing.T) {
 		}
 	}
 	// The bounds themselves: a device within 0.90–1.02 of the scenario's
-	// 81,559 MiB (79.65 GiB) and a count within 2 % of its parameters pass, just outside
+	// 79.11 GiB (the H100's CUDA capacity, scenarios.cudaCapacity) and a count within 2 % of its parameters pass, just outside
 	// them not.
 	p := s.Model.TotalParams()
 	for _, c := range []struct {
@@ -128,10 +128,10 @@ func TestTrainLogCheckRun(t *testing.T) {
 		{"1.9 % fewer parameters", RunFacts{Params: p - p*19/1000, ParamsLine: 1}, true},
 		{"2.1 % more parameters", RunFacts{Params: p + p*21/1000, ParamsLine: 1}, false},
 		{"2.1 % fewer parameters", RunFacts{Params: p - p*21/1000, ParamsLine: 1}, false},
-		{"71.7 GiB (0.9002)", RunFacts{DeviceGiB: 71.7, DeviceLine: 1, DeviceWhat: "capacity"}, true},
-		{"71.6 GiB (0.8990)", RunFacts{DeviceGiB: 71.6, DeviceLine: 1, DeviceWhat: "capacity"}, false},
-		{"81.2 GiB (1.0195)", RunFacts{DeviceGiB: 81.2, DeviceLine: 1, DeviceWhat: "capacity"}, true},
-		{"81.3 GiB (1.0207)", RunFacts{DeviceGiB: 81.3, DeviceLine: 1, DeviceWhat: "capacity"}, false},
+		{"71.2 GiB (0.90001)", RunFacts{DeviceGiB: 71.2, DeviceLine: 1, DeviceWhat: "capacity"}, true},
+		{"71.1 GiB (0.8987)", RunFacts{DeviceGiB: 71.1, DeviceLine: 1, DeviceWhat: "capacity"}, false},
+		{"80.6 GiB (1.0188)", RunFacts{DeviceGiB: 80.6, DeviceLine: 1, DeviceWhat: "capacity"}, true},
+		{"80.7 GiB (1.0201)", RunFacts{DeviceGiB: 80.7, DeviceLine: 1, DeviceWhat: "capacity"}, false},
 	} {
 		if err := (&TrainLog{File: "log", Run: c.run}).CheckRun(s); (err == nil) != c.ok {
 			t.Errorf("%s: %v, want passing %v", c.name, err, c.ok)

@@ -393,6 +393,12 @@ type Training struct {
 	// MixedPrecisionPolicy reduce_dtype: an fp32 reduce-scatter input per
 	// unit at stage 3); scenarios/stack.go.
 	ReduceDType ReduceDType `yaml:"reduce_dtype,omitempty"`
+	// Autocast is the dtype torch.autocast runs an fp32 model's matmuls
+	// in: none (unset) or bf16 or fp16 with param_dtype fp32 at ZeRO stage
+	// 0 (torch DDP). The fp32 parameters are the optimizer's own (no
+	// master copy); each weight's 16-bit cast lives from its forward to
+	// its backward (scenarios/autocast.go).
+	Autocast DType `yaml:"autocast,omitempty"`
 	// OptimizerImpl is how the optimizer's update runs on the GPU: seed
 	// (unset: seed 000's traffic), fused, foreach or composer; it sets the
 	// optimizer's HBM bytes per shard element (zero.OptimizerBytesPerElem).

@@ -361,6 +361,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 func fsdpCopies(s *scenarios.Scenario, out []unitPlan, opt Options) ([]unitPlan, error) {
 	kept := memory.KeptAcrossBoundary(s)
 	flat := flatGradCopyBytes(s)
+	casts, rebuilt := memory.AutocastCastElems(s), memory.AutocastRebuilt(s)
 	bw := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
 	for u, l := range s.Model.LayerList {
 		var f, b int64
@@ -373,6 +374,13 @@ func fsdpCopies(s *scenarios.Scenario, out []unitPlan, opt Options) ([]unitPlan,
 		var c flopCalc
 		if b = c.Add(b, c.Mul(flat, rankParams(s, l))); c.Err != nil {
 			return nil, fmt.Errorf("zero: layer %q: flat-parameter gradient copy bytes overflow: %w", l.Name, c.Err)
+		}
+		if casts != nil {
+			cf, cb := autocastCastBytes(casts[u], rebuilt[u])
+			f, b = c.Add(f, cf), c.Add(b, cb)
+			if c.Err != nil {
+				return nil, fmt.Errorf("zero: layer %q: autocast cast bytes overflow: %w", l.Name, c.Err)
+			}
 		}
 		if f == 0 && b == 0 {
 			continue
@@ -725,6 +733,26 @@ func flatGradCopyBytes(s *scenarios.Scenario) int64 {
 		return 4 + 4
 	}
 	return 2 + 2
+}
+
+// autocastCastBytes is the HBM traffic of torch.autocast's casts of a
+// unit's fp32 weights (elems, memory.AutocastCastElems) to the 16-bit
+// dtype of training.autocast in one micro-step: each cast reads the fp32
+// weight and writes its 16-bit copy (4 + 2 B per element) on the compute
+// stream, once in the forward (autocast's cache then serves every further
+// use until the forward's autocast exits: scenarios/autocast.go cites
+// cached_cast) and again in the backward of a unit whose checkpointed
+// recomputation re-enters autocast (rebuilt, memory.AutocastRebuilt).
+// Not charged: the cast's backward upcast of the 16-bit weight gradient
+// to the fp32 parameter's dtype, which no source here pins to a commit.
+func autocastCastBytes(elems []int64, rebuilt bool) (fwd, bwd int64) {
+	for _, n := range elems {
+		fwd += (4 + 2) * n // one unit's weights: far inside int64 at 6 B each
+	}
+	if rebuilt {
+		bwd = fwd
+	}
+	return fwd, bwd
 }
 
 // fsdp2CopyBytes is the HBM traffic that PyTorch FSDP2 (communication.boundary

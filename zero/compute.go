@@ -99,6 +99,11 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // set implementation beside a 16-bit shard adds only the copy back of the
 // master into the 16-bit params (4 + 2; _copy_main_params_to_model_params).
 //
+// Under training.autocast (scenarios/autocast.go) the optimizer steps the
+// fp32 parameters with their fp32 gradients: nothing is cast or copied
+// back, seed 000's count is 16 + 12 and a set implementation's is its
+// fp32 kernels alone.
+//
 // Under training.master_dtype none (scenarios.MasterNone) the optimizer
 // steps the param_dtype parameters with gradients and moments in the same
 // dtype, so every tensor access above moves param-dtype elements (2 B for
@@ -125,11 +130,17 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 		if fp32Grads {
 			n -= 2 + 4 // no cast of the gradient shard
 		}
+		if t.Autocasts() {
+			// The fp32 parameters are the optimizer's own, their
+			// gradients fp32: seed 000's count without the gradient's
+			// cast and the 16-bit parameters' write.
+			n -= 2 + 4 + 2
+		}
 	}
 	if t.WeightDecay > 0 && (t.OptimizerImpl == scenarios.OptimizerForeach || t.OptimizerImpl == scenarios.OptimizerComposer) {
 		n += 8
 	}
-	if t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed && t.ShardDType != scenarios.ShardFP32 {
+	if t.OptimizerImpl != "" && t.OptimizerImpl != scenarios.OptimizerSeed && t.ShardDType != scenarios.ShardFP32 && !t.Autocasts() {
 		if fp32Grads {
 			n += 4 + 2 // the copy back only
 		} else {

@@ -253,13 +253,69 @@ const (
 	BlackwellTritonAttentionEfficiency     = 1613e12 / 2.7 / 2250e12
 )
 
+// FlexAttention (training.attention_kernel: flex; torch.compile's Triton
+// flex_attention template), each rate a published comparison with
+// FlashAttention-2 on the same GPU, made a forward-plus-backward fraction
+// of FlashAttention-2's as above (3.5/(1/f + 2.5/b) with f and b FA2's
+// multiples):
+//
+//   - FlexAmpereOverFA2: "FlexAttention achieves 90% of FlashAttention2's
+//     performance in the forward pass and 85% in the backward pass",
+//     causal attention on an A100 against FlashAttention-2 (Team PyTorch,
+//     "FlexAttention: The Flexibility of PyTorch with the Performance of
+//     FlashAttention", 2024-08-07, https://pytorch.org/blog/flexattention/,
+//     section "Performance", its figures fg15 and fg16;
+//     pytorch/pytorch.github.io _posts/2024-08-07-flexattention.md at
+//     67fc54cfbce7): 0.864 of FlashAttention-2's rate, 0.518 of the A100's
+//     peak. A GPU without a figure of its own (no Hopper or Blackwell
+//     part: the A100, AMD's, the consumer cards) takes this fraction of its
+//     FlashAttention-2 rate.
+//   - HopperFlexAttentionEfficiency: "On H100 GPUs, FlexAttention's
+//     forward performance averages 85% of FlashAttention3 and is ~25%
+//     faster than FlashAttention2, while backward performance averages 76%
+//     of FlashAttention3 and is ~3% faster than FlashAttention2" (Driss
+//     Guessous's GTC 2025 session "FlexAttention: The Flexibility of PyTorch
+//     With the Performance of FlashAttention", its abstract in "PyTorch at
+//     GTC 2025", https://pytorch.org/blog/pytorch-at-gtc/,
+//     pytorch/pytorch.github.io _posts/2025-03-16-pytorch-at-gtc.md at
+//     5b5db1e88883): 1.25 and 1.03 of FlashAttention-2, 1.085 of
+//     HopperAttentionEfficiency, 0.380.
+//   - Blackwell: no FlexAttention figure is published against a kernel
+//     zerosim times there. FlexAttention "is nearly as performant as a
+//     handwritten Triton kernel, which is unsurprising, as we heavily
+//     leverage a handwritten Triton kernel" (the 2024 blog, "Performance"),
+//     so a Blackwell part takes the Triton kernel's rate,
+//     BlackwellTritonAttentionEfficiency, 0.266.
+const (
+	FlexAmpereOverFA2             = 3.5 / (1/0.90 + 2.5/0.85)
+	HopperFlexAttentionEfficiency = HopperAttentionEfficiency * 3.5 / (1/1.25 + 2.5/1.03)
+)
+
+// MI300XAttentionEfficiency is FlashAttention-2 (ROCm/flash-attention's
+// Composable Kernel backend, the kernel PyTorch's ROCm SDPA also
+// dispatches to with the CK preference) on an MI300X, bf16, head_dim 128,
+// 16,384 tokens, not causal: forward 353.22 and backward 194.43 TFLOPS,
+// "fwd + bwd: 223.08 TFLOPs/s" (benchmarks/benchmark_flash_attention.py on
+// ROCm 6.3.2, ROCm/flash-attention issue 142, "SDPA outperforms Flash
+// Attention on MI300x", 2025-05-18; its batch 2, 4 and 8 rows give
+// 229-232): 223 of the MI300X's dense 1,307.4, 0.171. The MI325X (the same
+// gfx942 CDNA3 die at the same peak) takes it. No causal figure was found;
+// a causal kernel skips half the tiles at some loss, so this may be
+// slightly above a causal training step's rate.
+const MI300XAttentionEfficiency = 3.5 / (1/353.22e12 + 2.5/194.43e12) / 1307.4e12
+
+// cdna3 reports whether a GPU preset is an AMD CDNA3 (gfx942) part.
+func cdna3(gpu string) bool { return gpu == "MI300X" || gpu == "MI325X" }
+
 // AttentionEfficiency is the default attention efficiency of kernel on a
 // GPU preset (gemm is the GEMM efficiency, which eager attention's
 // matmuls reach): FlashAttention-2 0.6 (0.35 on Hopper, 0.141 on
 // Blackwell), FlashAttention-3 0.61, cuDNN 0.573 on Hopper, 0.557 on
 // Blackwell (0.614 on Blackwell Ultra), 0.51 on Ampere, the Triton kernel
-// 0.325 (0.175 on Hopper, 0.266 on Blackwell); te and the empty kernel are
-// the kernel they run as (RunsAs).
+// 0.325 (0.175 on Hopper, 0.266 on Blackwell), FlexAttention 0.864 of
+// FlashAttention-2's rate (0.380 on Hopper, the Triton kernel's 0.266 on
+// Blackwell); FlashAttention-2 on the MI300X and MI325X 0.171; te and the
+// empty kernel are the kernel they run as (RunsAs).
 //
 // A rate measured on another GPU (the A100's, taken for an AMD part) is
 // capped at the GPU's own GEMM default (GEMMCeiling): attention is two
@@ -319,12 +375,28 @@ func publishedAttentionRate(gpu string, kernel scenarios.AttentionKernel) float6
 			return BlackwellTritonAttentionEfficiency
 		}
 		return TritonAttentionEfficiency
+	case scenarios.KernelFlex:
+		switch {
+		case hopper(gpu):
+			return HopperFlexAttentionEfficiency
+		case blackwell(gpu):
+			return BlackwellTritonAttentionEfficiency
+		}
+		return FlexAmpereOverFA2 * fa2Rate(gpu)
 	}
+	return fa2Rate(gpu)
+}
+
+// fa2Rate is FlashAttention-2's published rate on gpu, or the one it
+// borrows (the A100's).
+func fa2Rate(gpu string) float64 {
 	switch {
 	case hopper(gpu):
 		return HopperAttentionEfficiency
 	case blackwell(gpu):
 		return BlackwellAttentionEfficiency
+	case cdna3(gpu):
+		return MI300XAttentionEfficiency
 	}
 	return DefaultAttentionEfficiency
 }
@@ -337,8 +409,12 @@ func publishedAttentionRate(gpu string, kernel scenarios.AttentionKernel) float6
 // BlackwellTritonAttentionEfficiency's FlashAttention-4 figure also is);
 // cuDNN on the A100, the H200, the GB200 and the GB300. A GPU of another
 // part of the same family (GB200 for FlashAttention-2, B200 for cuDNN, H100
-// for cuDNN) takes that part's rate; a GPU of no family (AttentionRateOwn)
-// the A100's. "" for eager, which runs at the GEMM efficiency.
+// for cuDNN) takes that part's rate; FlashAttention-2 and FlexAttention on
+// the MI300X and MI325X the MI300X's; a GPU of no family (AttentionRateOwn)
+// the A100's. FlexAttention's rate is named by the GPU its comparison
+// with FlashAttention-2 was measured on (the A100, the H100) and on
+// Blackwell by the B200's Triton figure. "" for eager, which runs at the
+// GEMM efficiency.
 func AttentionRatePart(gpu string, kernel scenarios.AttentionKernel) string {
 	k := RunsAs(gpu, kernel)
 	switch {
@@ -356,6 +432,8 @@ func AttentionRatePart(gpu string, kernel scenarios.AttentionKernel) string {
 		return "H100"
 	case blackwell(gpu):
 		return "B200"
+	case cdna3(gpu) && (k == scenarios.KernelFA2 || k == scenarios.KernelFlex):
+		return "MI300X"
 	}
 	return "A100"
 }
@@ -385,7 +463,8 @@ func RunsAs(gpu string, kernel scenarios.AttentionKernel) scenarios.AttentionKer
 // (AttentionEfficiency) have a figure of the GPU's own family: A100-class,
 // Hopper or Blackwell datacenter parts. Every other preset (V100, the
 // consumer and PCIe cards, AMD's) takes the A100's, the table's "A100 (and
-// other GPUs)" column of docs/compute-model.md.
+// other GPUs)" column of docs/compute-model.md, except FlashAttention-2
+// and FlexAttention on the MI300X and MI325X (AttentionRatePart "MI300X").
 func AttentionRateOwn(gpu string) bool { return ampere(gpu) || hopper(gpu) || blackwell(gpu) }
 
 // ampere reports whether a GPU preset is an A100-class part (GA100).

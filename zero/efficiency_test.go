@@ -350,7 +350,7 @@ func TestPublishedRange(t *testing.T) {
 		{"H100-80GB", false, 0.3617, 0.6983, 13, true},
 		{"A100-40GB", false, 0.7285, 0.7931, 4, true},
 		{"H200", true, 0.5979, 0.5979, 1, true},
-		{"B200", false, 0.2456, 0.8475, 29, false},
+		{"B200", false, 0.2919, 0.8475, 29, false},
 		{"GB200", false, 0.6210, 0.6210, 1, true},
 		{"", true, 0.3072, 0.5979, 3, false},
 	} {

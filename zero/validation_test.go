@@ -128,6 +128,13 @@ type validationRow struct {
 	// OptimizerImpl is training.optimizer_impl for a source whose rows
 	// differ by it (torchtitan 40f8fd007: foreach and fused AdamW).
 	OptimizerImpl string `json:"optimizer_impl"`
+	// MasterDType and OptimizerStateDType are training.master_dtype and
+	// training.optimizer_state_dtype for a row that ran another master or
+	// optimizer-state precision than its template (DeepSpeedExamples'
+	// bf16_master_weight: bf16.bf16_master_weights_and_grads and
+	// bf16.bf16_optimizer_states beside its fp32-master baseline).
+	MasterDType         string `json:"master_dtype"`
+	OptimizerStateDType string `json:"optimizer_state_dtype"`
 	// MemoryMiss, when set, names a known gap of the memory model that
 	// puts this row's memory beyond 10 % (what the stack does that zerosim
 	// does not model). The row is reported with the reason and asserted
@@ -258,6 +265,12 @@ func (r validationRow) sets(gpusPerNode int) []string {
 	if r.OptimizerImpl != "" {
 		sets = append(sets, "training.optimizer_impl="+r.OptimizerImpl)
 	}
+	if r.MasterDType != "" {
+		sets = append(sets, "training.master_dtype="+r.MasterDType)
+	}
+	if r.OptimizerStateDType != "" {
+		sets = append(sets, "training.optimizer_state_dtype="+r.OptimizerStateDType)
+	}
 	if r.FP8 != "" {
 		sets = append(sets, "training.fp8="+r.FP8)
 	}
@@ -306,6 +319,12 @@ func (r validationRow) name() string {
 	}
 	if r.OptimizerImpl != "" {
 		n += ", optimizer " + r.OptimizerImpl
+	}
+	if r.MasterDType != "" {
+		n += ", master " + r.MasterDType
+	}
+	if r.OptimizerStateDType != "" {
+		n += ", optimizer states " + r.OptimizerStateDType
 	}
 	if r.FP8 != "" {
 		n += ", fp8 " + r.FP8
@@ -819,9 +838,14 @@ func TestValidation(t *testing.T) {
 	// their figures make.
 	var body strings.Builder
 	var summaries []sourceSummary
-	worst, worstMem, worstFit := 0.0, 0.0, 0.0
+	worst, worstFit := 0.0, 0.0
+	// The issue's memory criterion is the peak (the published peak, and
+	// the peak active against the allocated peak); the allocated memory
+	// at rest is reported apart. Each over every row, known misses
+	// included, and over the rows held to 10 %.
+	var worstPeak, worstPeakHeld, worstRest, worstRestHeld worstErr
 	var predictedErrs []float64 // |token error| of every predicted row
-	worstCase, worstMemCase, worstFitCase := "", "", ""
+	worstCase, worstFitCase := "", ""
 	var sharedWorst [2]float64 // without, with gradient accumulation
 	var sharedCase [2]string
 	var tokenMisses strings.Builder
@@ -905,14 +929,20 @@ func TestValidation(t *testing.T) {
 			if g := min(max(c.row.GradAccum-1, 0), 1); filepath.Base(base) == sharedSource && !c.calibrated && math.Abs(c.tokenErr) > math.Abs(sharedWorst[g]) {
 				sharedWorst[g], sharedCase[g] = c.tokenErr, c.row.name()
 			}
-			if !math.IsNaN(c.memoryErr) && math.Abs(c.memoryErr) > math.Abs(worstMem) {
-				worstMem, worstMemCase = c.memoryErr, filepath.Base(base)+": "+c.row.name()
-			}
-			if !math.IsNaN(c.activeErr) && math.Abs(c.activeErr) > math.Abs(worstMem) {
-				worstMem, worstMemCase = c.activeErr, filepath.Base(base)+": "+c.row.name()+", peak active"
-			}
-			if !math.IsNaN(c.restErr) && math.Abs(c.restErr) > math.Abs(worstMem) {
-				worstMem, worstMemCase = c.restErr, filepath.Base(base)+": "+c.row.name()+", allocated at rest"
+			for _, m := range []struct {
+				err        float64
+				what, miss string
+				all, held  *worstErr
+			}{
+				{c.memoryErr, "", c.row.MemoryMiss, &worstPeak, &worstPeakHeld},
+				{c.activeErr, ", peak active", c.row.ActiveMiss, &worstPeak, &worstPeakHeld},
+				{c.restErr, "", c.row.RestMiss, &worstRest, &worstRestHeld},
+			} {
+				what := filepath.Base(base) + ": " + c.row.name() + m.what
+				m.all.see(m.err, what)
+				if m.miss == "" {
+					m.held.see(m.err, what)
+				}
 			}
 			// Issue 16's acceptance: every published memory within 10 %
 			// (the peak active against the allocated peak too); every
@@ -993,7 +1023,8 @@ func TestValidation(t *testing.T) {
 	fmt.Fprintf(&b, "Over the suite: %d sources, %d predicted rows; median |throughput error| %.1f %%, %d rows within 5 %%, %d within 10 %%.\n",
 		len(files), n, 100*median, within(0.05), within(0.10))
 	fmt.Fprintf(&b, "Worst throughput error over the predicted rows: %+.1f %% (%s).\n", 100*worst, worstCase)
-	fmt.Fprintf(&b, "Worst memory error: %+.1f %% (%s).\n", 100*worstMem, worstMemCase)
+	fmt.Fprintf(&b, "Worst peak memory error: %s, known misses included; of the peaks held to 10 %%: %s.\n", worstPeak, worstPeakHeld)
+	fmt.Fprintf(&b, "Worst allocated-at-rest error: %s, known misses included; of those held to 10 %%: %s.\n", worstRest, worstRestHeld)
 	fmt.Fprintf(&b, "Fullest GPU (what the device needs over its memory): %.1f %% (%s).\n", 100*worstFit, worstFitCase)
 	writeSummaryTable(&b, summaries)
 	b.WriteString(body.String())
@@ -1033,6 +1064,27 @@ func publishedSource(t *testing.T, ps []PublishedEfficiency, cps []PublishedCP) 
 	return out
 }
 
+// worstErr is the relative error of the largest magnitude seen, and
+// what it is of.
+type worstErr struct {
+	err  float64
+	what string
+}
+
+// see keeps err (NaN: not published) if it is the worst so far.
+func (w *worstErr) see(err float64, what string) {
+	if !math.IsNaN(err) && (w.what == "" || math.Abs(err) > math.Abs(w.err)) {
+		w.err, w.what = err, what
+	}
+}
+
+func (w worstErr) String() string {
+	if w.what == "" {
+		return "none published"
+	}
+	return fmt.Sprintf("%+.1f %% (%s)", 100*w.err, w.what)
+}
+
 // sourceSummary is one source's line in docs/validation.md's summary.
 type sourceSummary struct {
 	source     string
@@ -1041,7 +1093,7 @@ type sourceSummary struct {
 	median     float64 // median |throughput error| of the predicted rows
 	worst      validationCase
 	memRows    int              // rows that publish memory
-	worstMem   float64          // relative; NaN when no row publishes memory
+	worstMem   float64          // the worst peak, relative; NaN when no row publishes a peak
 	off        []validationCase // predicted rows more than 10 % off
 	memoryOnly bool             // the source's throughput is no evidence (MemoryOnly)
 }
@@ -1054,7 +1106,9 @@ func summarize(source string, eff float64, cases []validationCase, memoryOnly bo
 		if !math.IsNaN(c.memoryErr) || !math.IsNaN(c.activeErr) || !math.IsNaN(c.restErr) {
 			s.memRows++
 		}
-		for _, e := range []float64{c.memoryErr, c.activeErr, c.restErr} {
+		// The peaks only (the issue's criterion): the allocated memory
+		// at rest has its own table per source.
+		for _, e := range []float64{c.memoryErr, c.activeErr} {
 			if !math.IsNaN(e) && (math.IsNaN(s.worstMem) || math.Abs(e) > math.Abs(s.worstMem)) {
 				s.worstMem = e
 			}
@@ -1192,7 +1246,7 @@ func medianOf(xs []float64) float64 {
 // writeSummaryTable writes one line per source and then every predicted
 // row more than 10 % off, worst first.
 func writeSummaryTable(b *strings.Builder, ss []sourceSummary) {
-	b.WriteString("\n| source | predicted rows | fitted efficiency | median \\|error\\| | worst throughput error | memory rows | worst memory error |\n")
+	b.WriteString("\n| source | predicted rows | fitted efficiency | median \\|error\\| | worst throughput error | memory rows | worst peak memory error |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | --- | ---: | ---: |\n")
 	type offRow struct {
 		source string

@@ -224,8 +224,8 @@ func TestCalibrateMemoryBadInput(t *testing.T) {
 		// QA2 finding 2: the default example's H100-80GB has 80 GiB (the
 		// H100 SXM5 datasheet); 200 GiB reserved fitted an overhead of 6.68,
 		// and 81 GiB of device memory one of 2.05.
-		{[]string{"--reserved", "200GiB", "default"}, "--reserved 200GiB: above the 79.65 GiB GPU memory of default's H100-80GB (cluster.gpu_memory)"},
-		{[]string{"--device", "81GiB", "default"}, "--device 81GiB: above the 79.65 GiB GPU memory of default's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the device peak"},
+		{[]string{"--reserved", "200GiB", "default"}, "--reserved 200GiB: above the 79.11 GiB GPU memory of default's H100-80GB (cluster.gpu_memory)"},
+		{[]string{"--device", "81GiB", "default"}, "--device 81GiB: above the 79.11 GiB GPU memory of default's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the device peak"},
 		{[]string{"--reserved", "82.4", "default"}, "--reserved 82.4: a size needs a unit: use 82.4GiB or 82.4GB (the measured torch.cuda.max_memory_reserved of one step)"},
 		{[]string{"--device", "lots", "default"}, `--device "lots" is not a size: use the device memory nvidia-smi showed during one step with its unit, e.g. --device 82.4GiB`},
 		{[]string{"--reserved", "-1GiB", "default"}, `--reserved "-1GiB" is negative: use the measured torch.cuda.max_memory_reserved`},

@@ -280,7 +280,7 @@ func TestCalibrateTrainLogOtherRun(t *testing.T) {
 		{"batch", []string{"--train-log", trainLogs + "megatron-llm-issue11.log", "default"},
 			trainLogs + "megatron-llm-issue11.log:4: the log's global batch size is 1024 sequences, the scenario's 16 (micro_batch 1 × grad_accum 1 × dp 16): the log is of another run; --set training.grad_accum=64"},
 		{"device", []string{"--train-log", trainLogs + "torchtitan-pr1287-llama3-8b.log", "default"},
-			trainLogs + "torchtitan-pr1287-llama3-8b.log:2: the logged GPU has 94.99 GiB (torch's total_memory; memory 49.66GiB is 52.28% of it), the scenario's H100-80GB 79.65 GiB (cluster.gpu_memory)"},
+			trainLogs + "torchtitan-pr1287-llama3-8b.log:2: the logged GPU has 94.99 GiB (torch's total_memory; memory 49.66GiB is 52.28% of it), the scenario's H100-80GB 79.11 GiB (cluster.gpu_memory)"},
 	} {
 		file := filepath.Join(t.TempDir(), "cal.yaml")
 		out, errOut, code := runCLI(append(append([]string{"calibrate"}, c.args...), "--file", file)...)

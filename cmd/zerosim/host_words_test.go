@@ -46,8 +46,8 @@ func TestOffloadHostWords(t *testing.T) {
 // exceeds the GPU (device_fits false); run's table warns, and its JSON
 // mode carries the same text in warnings and on stderr, as memory's JSON
 // mode prints it on stderr. The warning's figures are the replay's device
-// need and device peak (73.40 and 84.27 GiB of the H100's 81,559 MiB =
-// 79.65 GiB), whose allocated part is worked by hand (byhand.Peak at 7,168
+// need and device peak (73.40 and 84.27 GiB of the 79.11 GiB CUDA exposes
+// on the H100, byhand.H100Memory), whose allocated part is worked by hand (byhand.Peak at 7,168
 // tokens, 72.41 GiB) and whose rest is the CUDA context and NCCL's buffers.
 func TestRunJSONCarriesDeviceWarning(t *testing.T) {
 	r := replayDefault(t, "model.seq_len=7168")

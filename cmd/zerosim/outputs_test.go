@@ -256,8 +256,9 @@ func TestVersion(t *testing.T) {
 
 // --require-fit makes a step that does not fit exit 1 after its report; the
 // verdict is in the report's header either way. The peaks are worked by
-// hand (byhand): at ZeRO-0 20P = 125.51 GiB, over the H100's 81,559 MiB =
-// 79.65 GiB by 45.87 GiB; at ZeRO-1 54.15 GiB, 68.0 % of it.
+// hand (byhand): at ZeRO-0 20P = 125.51 GiB, over the 79.11 GiB CUDA
+// exposes on the H100 (byhand.H100Memory) by 46.40 GiB; at ZeRO-1 54.15
+// GiB, 68.4 % of it.
 func TestRequireFit(t *testing.T) {
 	const gib, capB = 1 << 30, byhand.H100Memory
 	p0, p1 := byhand.DefaultStage0Peak(), byhand.DefaultPeak()

@@ -159,6 +159,8 @@ func DefaultStage0Peak() int64 {
 	return 16*P + max(DefaultActivationPeak(), 4*P)
 }
 
-// H100Memory is the H100-80GB's memory as CUDA reports it, in bytes:
-// nvidia-smi's "81559MiB" (scenarios/presets.go cites it).
-const H100Memory = 81559 << 20
+// H100Memory is the H100-80GB's memory as CUDA exposes it, in bytes: the
+// caching allocator's "GPU 0 has a total capacity of 79.11 GiB"
+// (vllm-project/vllm#27508, as scenarios/presets.go cites it), 79.11 ×
+// 2^30 B, not nvidia-smi's 81,559 MiB.
+const H100Memory = 7911 << 30 / 100

@@ -1,0 +1,114 @@
+package memory
+
+import (
+	"fmt"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// AutocastCastElems lists, per unit of s, the elements of each weight
+// torch.autocast casts to training.autocast's dtype in the unit's forward
+// (scenarios.Training.Autocasts; nil without autocast): the unit's tensors
+// of two or more dimensions (scenarios.Model.UnitShapes), the matmul
+// weights autocast's lower-precision ops take, or the whole unit as one
+// tensor where its shapes are not known; none of the embedding's
+// (nn.Embedding is on no autocast list) or of the one-dimensional norm
+// weights and biases (scenarios/autocast.go cites the cast policy). Under
+// a tied output head (no lm_head unit, a vocabulary) the head unit's
+// projection casts the embedding's vocab × hidden weight, which the
+// embedding's own forward did not.
+func AutocastCastElems(s *scenarios.Scenario) [][]int64 {
+	if !s.Training.Autocasts() {
+		return nil
+	}
+	m := &s.Model
+	out := make([][]int64, len(m.LayerList))
+	lmHead := false
+	for u, l := range m.LayerList {
+		if l.Name == "lm_head" {
+			lmHead = true
+		}
+		if l.Name == "embedding" || l.Params == 0 {
+			continue
+		}
+		shapes := m.UnitShapes(l)
+		if shapes == nil {
+			out[u] = []int64{int64(l.Params)}
+			continue
+		}
+		for _, sh := range shapes {
+			if len(sh) < 2 {
+				continue
+			}
+			n := int64(1)
+			for _, d := range sh {
+				n *= d // UnitShapes checked the unit's total
+			}
+			out[u] = append(out[u], n)
+		}
+	}
+	if head, why := s.HeadUnit(); why == "" && !lmHead && m.Vocab > 0 && m.Hidden > 0 {
+		for _, l := range m.LayerList {
+			if l.Name == "embedding" {
+				out[head] = append(out[head], m.Vocab*m.Hidden)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// autocastDTypeBytes is the element size of training.autocast's dtype.
+func autocastDTypeBytes(s *scenarios.Scenario) int64 {
+	if s.Training.Autocasts() {
+		return 2 // bf16 and fp16
+	}
+	return 0
+}
+
+// unitCasts fills the units' autocast weight casts (UnitInfo.Casts,
+// CastTensors, CastsRebuilt) under convention zerosim.
+func unitCasts(s *scenarios.Scenario, r *Report, out []UnitInfo) error {
+	elems := AutocastCastElems(s)
+	if elems == nil || r.Convention.modelStatesOnly() {
+		return nil
+	}
+	b := autocastDTypeBytes(s)
+	rebuilt := AutocastRebuilt(s)
+	var c calc
+	for u := range out {
+		for _, n := range elems[u] {
+			t := c.Mul(n, b)
+			out[u].CastTensors = append(out[u].CastTensors, t)
+			out[u].Casts = c.Add(out[u].Casts, t)
+		}
+		out[u].CastsRebuilt = out[u].Casts > 0 && rebuilt[u]
+	}
+	if c.Err != nil {
+		return fmt.Errorf("autocast casts overflow int64: %w", c.Err)
+	}
+	return nil
+}
+
+// AutocastRebuilt marks the units of s whose weights torch.autocast casts
+// again in their backward: those torch.utils.checkpoint wraps whole, the
+// units under recompute full or op (UnitPolicies), whose recomputation
+// re-enters autocast and reruns the block's matmuls (scenarios/autocast.go
+// cites checkpoint.py). Their forward casts, which autograd did not save,
+// go when the forward's autocast exits. Under selective (Korthikanti et
+// al.'s core-attention recompute, which reruns no weight) and none the
+// forward's casts, saved by autograd, live to the unit's backward. nil
+// without autocast.
+func AutocastRebuilt(s *scenarios.Scenario) []bool {
+	if !s.Training.Autocasts() {
+		return nil
+	}
+	pol := UnitPolicies(s)
+	out := make([]bool, len(pol))
+	for u, p := range pol {
+		l := s.Model.LayerList[u]
+		out[u] = (l.Block || l.Group == scenarios.GroupExpert) &&
+			(p == string(scenarios.RecomputeFull) || p == string(scenarios.RecomputeOp))
+	}
+	return out
+}

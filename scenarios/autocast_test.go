@@ -1,0 +1,53 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAutocast: training.autocast loads over fp32 parameters at ZeRO stage
+// 0 and is refused, at the key with the fix, beside every setting whose
+// engine does not run torch.autocast over an fp32 model.
+func TestAutocast(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want DType  // the loaded value when err is ""
+		err  string // "": loads
+	}{
+		{nil, BF16, ""},
+		{[]string{"training.autocast=fp16"}, FP16, ""},
+		{[]string{"training.autocast=none"}, AutocastNone, ""},
+		{[]string{"stack=torchtitan"}, BF16, ""},
+		{[]string{"stack=llm-foundry"}, BF16, ""},
+		{[]string{"training.autocast=fp8"}, "", "autocast"},
+		{[]string{"training.param_dtype=bf16"}, "", "set param_dtype: fp32"},
+		{[]string{"parallelism.zero_stage=3"}, "", "zero_stage 3"},
+		{[]string{"parallelism.zero_stage=1"}, "", "zero_stage 1"},
+		{[]string{"stack=deepspeed"}, "", "DeepSpeed"},
+		{[]string{"communication.boundary=deepspeed"}, "", "DeepSpeed"},
+		{[]string{"stack=megatron"}, "", "megatron"},
+		{[]string{"model.groups=[{name: dense, precision: bf16}]"}, "", `group "dense" in bf16`},
+		{[]string{"model.groups=[{name: dense, precision: fp32}]"}, BF16, ""},
+	} {
+		sets := append([]string{"parallelism.zero_stage=0", "training.param_dtype=fp32", "training.autocast=bf16"}, c.sets...)
+		s, err := Load("s.yaml", []byte(baseYAML), sets)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%v: %v", c.sets, err)
+		case c.err == "" && (s.Training.Autocast != c.want || s.Training.Autocasts() != (c.want != AutocastNone)):
+			t.Errorf("%v: autocast %q (Autocasts %t), want %q", c.sets, s.Training.Autocast, s.Training.Autocasts(), c.want)
+		case c.err != "" && err == nil:
+			t.Errorf("%v: loads, want an error naming %q", c.sets, c.err)
+		case c.err != "" && (!strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "training.autocast")):
+			t.Errorf("%v: %v, want it to name %q and training.autocast", c.sets, err, c.err)
+		}
+	}
+	// Unset, nothing autocasts.
+	s, err := Load("s.yaml", []byte(baseYAML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Training.Autocasts() {
+		t.Errorf("unset autocast: Autocasts true (%q)", s.Training.Autocast)
+	}
+}
