@@ -13,8 +13,8 @@ import (
 // "GPU memory" line across variants on GPUs of different memory, and raw
 // step times for steps of different tokens. On the default example
 // (Llama 2 7B on 16 GPUs):
-//   - varying cluster.gpu over H100-80GB (79.65 GiB) and H200
-//     (140.40 GiB) gives each bar its own capacity and no shared line;
+//   - varying cluster.gpu over H100-80GB (79.11 GiB usable) and H200
+//     (139.81 GiB) gives each bar its own capacity and no shared line;
 //     the same GPU keeps the one line;
 //   - varying training.grad_accum over 1 and 2 (the second step trains
 //     twice the tokens) plots time per token, step time / tokens per step

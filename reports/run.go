@@ -578,7 +578,7 @@ func defaultBrief(gpu string) string {
 }
 
 // rangeText is the published runs' range as run's headline quotes it:
-// "the 0.45–0.85 that 22 published bf16 runs on other GPUs fitted
+// "the 0.29–0.85 that 29 published bf16 runs on other GPUs fitted
 // (docs/validation.md)".
 func (c published) rangeText() string {
 	return fmt.Sprintf("the %s that %s fitted (docs/validation.md)", c.fitted, c.runs)
@@ -679,7 +679,7 @@ func attentionText(s *scenarios.Scenario) string {
 		from = fmt.Sprintf("%s does not run on %s, where PyTorch's SDPA runs its memory-efficient kernel: the A100's rate, taken for want of one; "+
 			"set training.attention_efficiency, or attention: eager for unfused attention; docs/compute-model.md", t.AttentionKernel, s.Cluster.GPU)
 	case !zero.AttentionRateOwn(s.Cluster.GPU) && zero.AttentionRatePart(s.Cluster.GPU, t.AttentionKernel) == "A100":
-		// V100, MI300X, RTX4090 …: the rate is the A100's, not one
+		// V100, MI355X, RTX4090, triton on an MI300X …: the rate is the A100's, not one
 		// published for this GPU (FlashAttention-2 does not even run on
 		// a V100).
 		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)

@@ -38,7 +38,9 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 	}
 	for _, w := range []string{"algorithm:           auto (RCCL's cost model, gfx950)\n", ", amd host CPU (the GPU's system)\n",
 		"; with the HIP context and RCCL's buffers ", "│ xgmi wire  │",
-		// The attention rate is the A100's, as on the MI300X preset (final read LOW-5).
+		// The attention rate is the A100's, as on the MI350X and MI355X presets
+		// (final read LOW-5; the MI300X and MI325X now have FlashAttention-2's
+		// own MI300X rate, 0.1706).
 		"fa2 at 0.6 of the dense peak (the kernel's published rate on the A100, taken for this gfx950 GPU (cluster.gfx), which has none; docs/compute-model.md)"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("run with gfx: no %q", w)

@@ -221,9 +221,9 @@ func TestCalibrateMemoryBadInput(t *testing.T) {
 		// gives; on a (fictional) 2 TiB GPU it is over the overhead's bound.
 		{[]string{"--reserved", "1TiB", torchtitanTemplate}, "--reserved 1TiB: above the 95.00 GiB GPU memory of torchtitan-llama3.1-8b-h100's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the reserved peak of one step of this run, or set cluster.gpu and cluster.gpu_memory"},
 		{[]string{"--reserved", "1TiB", "--set", "cluster.gpu_memory=2TiB", torchtitanTemplate}, fmt.Sprintf("--reserved 1TiB: the fitted allocator overhead %.2f is over 10, memory.allocator_overhead's largest", float64(1<<40)/float64(peak)-1)},
-		// QA2 finding 2: the default example's H100-80GB has 80 GiB (the
-		// H100 SXM5 datasheet); 200 GiB reserved fitted an overhead of 6.68,
-		// and 81 GiB of device memory one of 2.05.
+		// QA2 finding 2 (when the default example's H100-80GB had the
+		// datasheet's 80 GiB; now 79.11 GiB usable): 200 GiB reserved
+		// fitted an overhead of 6.68, and 81 GiB of device memory one of 2.05.
 		{[]string{"--reserved", "200GiB", "default"}, "--reserved 200GiB: above the 79.11 GiB GPU memory of default's H100-80GB (cluster.gpu_memory)"},
 		{[]string{"--device", "81GiB", "default"}, "--device 81GiB: above the 79.11 GiB GPU memory of default's H100-80GB (cluster.gpu_memory), so not measured on its GPU: give the device peak"},
 		{[]string{"--reserved", "82.4", "default"}, "--reserved 82.4: a size needs a unit: use 82.4GiB or 82.4GB (the measured torch.cuda.max_memory_reserved of one step)"},

@@ -270,7 +270,7 @@ func TestCalibrateTrainLogErrors(t *testing.T) {
 // Megatron-LLM issue #11's iterations print "global batch size: 1024",
 // the default runs 1 × 1 × 16; torchtitan pull request #1287's metrics
 // lines put 49.66 GiB at 52.28 % of a 94.99 GiB device, the default's
-// H100-80GB has 80 GiB.
+// H100-80GB has 79.11 GiB usable.
 func TestCalibrateTrainLogOtherRun(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -328,7 +328,8 @@ func TestCalibrateTrainLogMemoryNotFitted(t *testing.T) {
 		t.Errorf("calibration %+v", c)
 	}
 	// 150,000 MB reserved cannot have been measured on the default's
-	// 80 GiB H100: the log is of another run, refused, nothing written.
+	// H100 (79.11 GiB usable): the log is of another run, refused, nothing
+	// written.
 	above := strings.Replace(log.String(), "max reserved: 1000.0", "max reserved: 150000.0", 1)
 	other := filepath.Join(t.TempDir(), "other.yaml")
 	out, errOut, code = runCLIStdin(above, "calibrate", "--train-log", "-", "default", "--file", other)

@@ -48,7 +48,7 @@ import (
 // and three embedded examples: seed000-k4 (K=4, cp=2, a slow network),
 // seed002-7b (ZeRO-3, a bare parameter count on 24 GiB GPUs) and
 // llama2-13b-a100-eth (gradient accumulation 4, does not fit at its own
-// ZeRO-1 on 40 GiB). Plans are narrowed by their flags and the grids are
+// ZeRO-1 on 39.39 GiB usable). Plans are narrowed by their flags and the grids are
 // small so that the whole test stays fast.
 var consistencyCases = []struct {
 	name string

@@ -820,8 +820,8 @@ func TestPlanNetworkStackStages(t *testing.T) {
 // device peak fits the GPU (QA7 F3's --require-device-fit): the default
 // ranking less its † rows, which it ranks last (QA34 M2), in the same
 // order. On llama2-13b-a100-eth both pick K=1 at the same tokens/s, and
-// the default lists the faster HSDP K=4 rows (40.5 GiB on a 40 GiB
-// device) after it.
+// the default lists the faster HSDP K=4 rows (a device peak of 40.5 GiB
+// on the A100-40GB's 39.39 GiB usable) after it.
 func TestPlanRequireDeviceFit(t *testing.T) {
 	type rowT struct {
 		K          int     `json:"k"`
