@@ -33,6 +33,15 @@ func TestRingGraphChannels(t *testing.T) {
 			t.Errorf("%s: %v ring graph channels, want %v", c.name, got, c.want)
 		}
 	}
+	// RCCL (an AMD GPU's gfx target) has no ncclTopoDupChannels exception:
+	// the cap takes the model's channels, whatever arch the hardware
+	// carries.
+	amd := hw(Hopper, 50e9)
+	amd.GFX = "gfx950"
+	sh := Shape{Ranks: 16, Nodes: 2}
+	if m := NewModel(amd); m.ringGraphChannels(sh) != m.channels(sh) {
+		t.Errorf("gfx950 with 8 NDR NICs: %v ring graph channels, want the model's %v", m.ringGraphChannels(sh), m.channels(sh))
+	}
 }
 
 // TestRingLL128CapSwitch: on 4 × 8 H100 with eight 400 Gb/s NICs (the

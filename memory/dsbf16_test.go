@@ -122,3 +122,41 @@ func TestDeepSpeedBF16MasterOffload(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSpeedBF16MasterStages: the per-stage tables of a bf16-master
+// scenario leave stage 0 out, saying why (DeepSpeed refuses
+// bf16_master_weights_and_grads there: config.py at edaa7221, "only
+// supported with ZeRO Stage 1, 2, or 3"), and give stage 1 its bf16
+// master and bf16 moments, 2 B per shard element each.
+func TestDeepSpeedBF16MasterStages(t *testing.T) {
+	file := filepath.Join(dsBF16Dir, "dsx_bf16mw_6.86b_4gpu_ckpt.yaml")
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenarios.Load(file, src, []string{"training.master_dtype=bf16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := memory.EstimateStages(s, []int{0, 1}, []memory.Estimator{memory.EstimatorZerosim}, memory.Options{},
+		func(int, error) string { return "unlaid" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("%d reports, want 2", len(rs))
+	}
+	if r := rs[0]; !r.NotLaidOut || !strings.Contains(r.NotApplicable, "stages 1, 2 and 3 only") {
+		t.Errorf("stage 0: not laid out %v (%q), want refused for bf16_master_weights_and_grads", r.NotLaidOut, r.NotApplicable)
+	}
+	const shard = 6_855_902_032 / 4
+	r := rs[1]
+	if r.NotLaidOut {
+		t.Fatalf("stage 1 left out: %s", r.NotApplicable)
+	}
+	for _, c := range []memory.Comp{memory.CompMaster, memory.CompAdamM, memory.CompAdamV} {
+		if got := r.Component(c).AtRest; got != 2*shard {
+			t.Errorf("stage 1: %s at rest %d, want 2 × %d", c, got, shard)
+		}
+	}
+}

@@ -127,3 +127,25 @@ func TestMemoryEfficientLinearRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSavedGatheredWeightsGPT2Conv1D: GPT-2's blocks are Conv1D, whose
+// forward hands addmm the weight itself, a leaf (transformers
+// pytorch_utils.py Conv1D.forward at 04ae7571: torch.addmm(self.bias,
+// x.view(-1, x.size(-1)), self.weight)), so DeepSpeed's swap frees it:
+// the same model named GPT2LMHeadModel keeps nothing, while any other
+// architecture name keeps its blocks' 12·h² bf16 elements.
+func TestSavedGatheredWeightsGPT2Conv1D(t *testing.T) {
+	const perBlock = int64(12 * 4096 * 4096 * 2)
+	for _, c := range []struct {
+		arch string
+		want int64
+	}{
+		{"GPT2LMHeadModel", 0},
+		{"OPTForCausalLM", 6 * perBlock}, // nn.Linear blocks
+	} {
+		r := savedWeightsReport(t, "model.architecture="+c.arch)
+		if got := r.Component(CompSavedWeights).Peak; got != c.want {
+			t.Errorf("architecture %s: saved gathered weights peak %d, want %d", c.arch, got, c.want)
+		}
+	}
+}

@@ -58,6 +58,8 @@ func TestTiedHeadGradient(t *testing.T) {
 		{"fp32 params", []string{"training.param_dtype=fp32"}, ConventionZerosim, fp32},
 		{"untied llama", []string{"model.arch=llama", "model.ffn=1536"}, ConventionZerosim, 0},
 		{"megatron", []string{"stack=megatron", "parallelism.zero_stage=1"}, ConventionZerosim, 0},
+		// Megatron-LM's fusion, not its padding, hands autograd the dummy.
+		{"megatron toy padding", []string{"stack=megatron", "parallelism.zero_stage=1", "communication.padding=toy"}, ConventionZerosim, 0},
 		{"seed 002", nil, ConventionSeed002, 0},
 		{"whole-model compile", []string{"cluster.gpus_per_node=1", "parallelism.dp=1", "parallelism.zero_stage=0", "training.compile=model"}, ConventionZerosim, 0},
 	} {

@@ -78,3 +78,19 @@ func TestCompareAttentionNote(t *testing.T) {
 		t.Errorf("H100 and MI300X: note %q", c.AttentionNote)
 	}
 }
+
+// TestCompareAttentionNoteNeedsTwoGPUs: the note is about comparing GPUs;
+// variants on one GPU that differ in the kernel (fa2 at 0.35 against
+// cuDNN's 0.5732 on an H100, more than a quarter apart, attention a fifth
+// of the compute) get none: the kernel is the variable they compare.
+func TestCompareAttentionNoteNeedsTwoGPUs(t *testing.T) {
+	const base = "version: 1\nstack: torchtitan\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
+		"model: {preset: llama3.1-8b, seq_len: 8192}\nparallelism: {dp: 8, zero_stage: 3}\n"
+	runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "tt.yaml", Data: []byte(base)}, "training.attention_kernel", []string{"fa2", "cudnn"}), sweep.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := NewComparison("tt.yaml, varying training.attention_kernel", runs, false); c.AttentionNote != "" {
+		t.Errorf("one GPU, two kernels: note %q, want none", c.AttentionNote)
+	}
+}

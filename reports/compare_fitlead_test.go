@@ -45,6 +45,11 @@ func TestCompareVerdictLeadsWithTheFitting(t *testing.T) {
 	if want := "NDR and RoCE400 are a near tie: NDR's step (42.829s) is 0.01 % shorter than RoCE400's (42.834s)"; !strings.HasPrefix(got, want) || strings.Contains(got, "is fastest") {
 		t.Errorf("verdict:\n%s\nwant it to begin %q and name no fastest", got, want)
 	}
+	// Half a percent apart is still a tie: 995 ms against 1,000.
+	got = compareVerdict([]compareVariant{v("a", 995, 10, true), v("b", 1000, 10, true)})
+	if want := "a and b are a near tie: a's step (995.000ms) is 0.50 % shorter than b's (1.000s)"; !strings.HasPrefix(got, want) {
+		t.Errorf("verdict:\n%s\nwant it to begin %q", got, want)
+	}
 	// At 1 % apart it names the fastest again: 99 against 100.
 	got = compareVerdict([]compareVariant{v("p", 99, 10, true), v("q", 100, 10, true)})
 	if !strings.HasPrefix(got, "p is fastest: its step (99.000ms) is 1.0 % shorter than q's (100.000ms)") {

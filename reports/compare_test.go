@@ -674,7 +674,7 @@ func TestSlowLinkPlotSeriesAligned(t *testing.T) {
 // baseline's column and holding at least one variant.
 func TestCompareSplitKeepsAVariantBesideTheBaseline(t *testing.T) {
 	long := strings.Repeat("x", 45)
-	for _, n := range []int{2, 5} {
+	for _, n := range []int{2, 3, 5} {
 		c := &Comparison{}
 		for i := range n {
 			c.Variants = append(c.Variants, compareVariant{Label: fmt.Sprintf("%s=%d", long, i)})

@@ -417,3 +417,28 @@ func TestPlanTableTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanHeaderUsableCapacity: on a GPU whose preset gives the capacity
+// CUDA exposes (an A100-40GB: 39.39 GiB, scenarios' cudaCapacity), the
+// plan's header says "usable"; on one given its datasheet size it does not.
+func TestPlanHeaderUsableCapacity(t *testing.T) {
+	for _, c := range []struct {
+		usable bool
+		mem    int64
+		want   string
+	}{
+		{true, 3939 * int64(units.GiB) / 100, "(39.4 GiB usable each)"},
+		{false, 80 * int64(units.GiB), "(80.0 GiB each)"},
+	} {
+		pr := &PlanReport{Plan: &sweep.Plan{Model: "m", Params: 1e9, Nodes: 1, GPUsPerNode: 8, GPU: "A100-40GB", N: 8,
+			GPUMemory: c.mem, GPUMemoryUsable: c.usable}}
+		var b strings.Builder
+		if err := writePlanSummary(&b, pr); err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(b.String(), "\n")
+		if !strings.HasSuffix(first, c.want) {
+			t.Errorf("usable %v: header %q, want it to end %q", c.usable, first, c.want)
+		}
+	}
+}

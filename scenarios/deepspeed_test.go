@@ -682,4 +682,15 @@ func TestDeepSpeedMemoryEfficientLinear(t *testing.T) {
 			t.Errorf("stage %d, memory_efficient_linear %q, outside %v: note %v, want %v (%q)", tc.stage, tc.mel, tc.outside, noted, tc.note, d.Notes)
 		}
 	}
+	// The config's own false is the reason, whatever --outside-zero-init
+	// says: the wrapper is off before the model is built at all.
+	d, err := ImportDeepSpeed("ds.json", cfg(2, "false"), DeepSpeedOptions{DP: 4, OutsideZeroInit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(d.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "zero_optimization.memory_efficient_linear false: only DeepSpeed's ZeRO-3 installs")
+	}) {
+		t.Errorf("memory_efficient_linear false with --outside-zero-init at stage 2: notes %q, want the config's key named", d.Notes)
+	}
 }

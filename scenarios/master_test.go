@@ -120,6 +120,9 @@ func TestMasterBF16(t *testing.T) {
 		{[]string{"training.param_dtype=fp16"}, "", "param_dtype fp16"},
 		{[]string{"stack=megatron", "parallelism.zero_stage=1", "communication.boundary=reshard"}, "", "modelled under DeepSpeed's ZeRO only"},
 		{[]string{"model.groups=[{name: dense, precision: fp32}]"}, "", "model group \"dense\" in fp32"},
+		// DeepSpeed's bf16 mode casts every parameter to bf16: an fp16
+		// group is refused as an fp32 one is.
+		{[]string{"model.groups=[{name: dense, precision: fp16}]"}, "", "model group \"dense\" in fp16"},
 		{[]string{"training.optimizer_impl=seed"}, "", "optimizer_impl seed"},
 	} {
 		sets := append([]string{"stack=deepspeed", "parallelism.zero_stage=3", "training.master_dtype=bf16"}, c.sets...)

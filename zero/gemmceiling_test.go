@@ -86,3 +86,27 @@ func TestOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionCeilingAtGEMMCeiling: a fitted attention efficiency is
+// bounded by 1.5× the kernel's rate and by the GPU's own GEMM ceiling, not
+// the H100's 0.8: an MI355X has no FlashAttention-2 figure of its own and
+// borrows the A100's 0.6, below its GEMM default 0.8 × (1565 / 2516.6) /
+// (794.5 / 989) ≈ 0.619 (ml-engineering's MAMF row against the preset's
+// peak), and 1.5 × 0.6 = 0.9 is above that, so the GEMM ceiling is the
+// bound. On an A100 1.5 × 0.6 = 0.9 is cut to 0.8 (its measured 271.2 of
+// 312 TFLOPS is above the H100's fraction, so it keeps 0.8).
+func TestAttentionCeilingAtGEMMCeiling(t *testing.T) {
+	const h100 = 794.5 / 989.0
+	for _, c := range []struct {
+		gpu        string
+		rate, want float64
+	}{
+		{"MI355X", 0.6, 0.8 * (1565.0 / 2516.6) / h100},
+		{"A100-80GB", 0.6, 0.8},
+	} {
+		ceiling, rate, ok := AttentionCeiling(c.gpu, scenarios.KernelFA2)
+		if !ok || math.Abs(rate-c.rate) > 1e-12 || math.Abs(ceiling-c.want) > 1e-12 {
+			t.Errorf("%s fa2: ceiling %.6f rate %.6f ok %v, want %.6f, %.6f, true", c.gpu, ceiling, rate, ok, c.want, c.rate)
+		}
+	}
+}
