@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
@@ -129,7 +130,7 @@ func TestDeepSpeedBF16MasterOffload(t *testing.T) {
 // supported with ZeRO Stage 1, 2, or 3"), and give stage 1 its bf16
 // master and bf16 moments, 2 B per shard element each.
 func TestDeepSpeedBF16MasterStages(t *testing.T) {
-	file := filepath.Join(dsBF16Dir, "dsx_bf16mw_6.86b_4gpu_ckpt.yaml")
+	file := dsBF16Template
 	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
