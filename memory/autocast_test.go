@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -90,5 +92,36 @@ func TestAutocastStatesAndCasts(t *testing.T) {
 	r := mustAnalyze(t, s, Options{})
 	if p, m, cs := r.Component(CompParams).AtRest, r.Component(CompMaster).AtRest, r.Component(CompCasts).Peak; p != 2*P || m != 4*P || cs != 0 {
 		t.Errorf("bf16 beside a master: params %d, master %d, casts %d B, want %d, %d, 0", p, m, cs, 2*P, 4*P)
+	}
+}
+
+// TestAutocastOtherStagesRefused: the loader takes training.autocast at
+// zero_stage 0 only (scenarios.resolveAutocast: the stacks zerosim models
+// at stages 1–3 run their own mixed precision), so the per-stage tables of
+// an autocast scenario say why stages 1–3 have no figures, as they do for
+// master_dtype bf16 at stage 0, instead of laying out fp32 parameters and
+// autocast casts at a stage the loader refuses.
+func TestAutocastOtherStagesRefused(t *testing.T) {
+	s, err := scenarios.Load("s.yaml", []byte(autocastYAML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := EstimateStages(s, []int{0, 1, 2, 3}, []Estimator{EstimatorZerosim}, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		switch {
+		case r.Stage == 0 && r.NotApplicable != "":
+			t.Errorf("stage 0: not applicable (%s), want figures", r.NotApplicable)
+		case r.Stage != 0 && !strings.Contains(r.NotApplicable, "autocast"):
+			t.Errorf("stage %d: peak %d B, not applicable %q, want the stage refused for training.autocast", r.Stage, r.Peak, r.NotApplicable)
+		}
+	}
+	// The scenario's own stage is an error, not a row.
+	c := *s
+	c.Parallelism.Stage = 3
+	if _, err := Analyze(&c, Options{}); !errors.As(err, new(*StageRefusedError)) {
+		t.Errorf("stage 3 as the scenario's own: %v, want a *StageRefusedError", err)
 	}
 }

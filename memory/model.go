@@ -299,7 +299,8 @@ func (e *TooManyBucketsError) Error() string {
 
 // StageRefusedError is a ZeRO stage the scenario's stack refuses for its
 // other settings (training.master_dtype bf16 at stage 0: DeepSpeed takes
-// bf16_master_weights_and_grads at stages 1–3 only, scenarios.MasterBF16).
+// bf16_master_weights_and_grads at stages 1–3 only, scenarios.MasterBF16;
+// training.autocast at stages 1–3, scenarios/autocast.go).
 // The loader refuses it at the scenario's own stage; the per-stage tables
 // leave another stage out, saying why.
 type StageRefusedError struct {
@@ -705,6 +706,12 @@ func analyzeSetup(s *scenarios.Scenario, opt Options) (*Report, error) {
 func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if s != nil && s.Training.MasterDType == scenarios.MasterBF16 && s.Parallelism.Stage == 0 {
 		return nil, &StageRefusedError{Stage: 0, Reason: "DeepSpeed takes bf16_master_weights_and_grads (training.master_dtype bf16) at ZeRO stages 1, 2 and 3 only (deepspeed/runtime/config.py)"}
+	}
+	if s != nil && s.Training.Autocasts() && s.Parallelism.Stage != 0 {
+		// The loader's rule (scenarios/autocast.go, resolveAutocast): at
+		// stages 1–3 the stacks zerosim models run their own mixed
+		// precision, 16-bit parameters gathered from an fp32 shard.
+		return nil, &StageRefusedError{Stage: s.Parallelism.Stage, Reason: "training.autocast (torch.autocast over fp32 parameters) is modelled at zero_stage 0 (torch DDP) only"}
 	}
 	r, err := analyzeSetup(s, opt)
 	if err != nil {

@@ -56,6 +56,17 @@ const (
 	KeepLogitsFP32 KeepLogits = "fp32"
 )
 
+// LogitsDType is the dtype the model returns its logits in: param_dtype,
+// or under training.autocast over fp32 parameters autocast's dtype (the
+// output projection's F.linear is on autocast's lower-precision list,
+// scenarios/autocast.go).
+func (t *Training) LogitsDType() DType {
+	if t.ParamDType == FP32 && (t.Autocast == BF16 || t.Autocast == FP16) {
+		return t.Autocast
+	}
+	return t.ParamDType
+}
+
 // KeptLogitsBytes is the element size of the logits the training loop
 // keeps (training.keep_logits): 0 for none, 4 for fp32, 2 for param_dtype.
 func (t *Training) KeptLogitsBytes() int64 {
@@ -199,8 +210,8 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 	}
 	if l.has("training.keep_logits") {
 		allowed := []KeepLogits{KeepLogitsNone}
-		if t.ParamDType != FP32 {
-			allowed = append(allowed, KeepLogits(t.ParamDType))
+		if d := t.LogitsDType(); d != FP32 {
+			allowed = append(allowed, KeepLogits(d))
 		}
 		allowed = append(allowed, KeepLogitsFP32)
 		if err := oneOf(l, "training.keep_logits", t.KeepLogits, allowed...); err != nil {

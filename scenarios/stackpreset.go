@@ -317,26 +317,48 @@ func (l *loader) applyStack(root *yaml.Node) error {
 const stackParamDType = "\x00param_dtype"
 
 // presetParamDType is the file's (or --set's) training.param_dtype for a
-// stackParamDType value, bf16 when unset (the loader's default); "" for
-// fp32 or a value the loader refuses, where the preset leaves the key
+// stackParamDType value, bf16 when unset (the loader's default), or
+// training.autocast's bf16 or fp16 over fp32 parameters (the dtype the
+// model returns its logits in: Training.LogitsDType); "" for fp32 without
+// autocast or a value the loader refuses, where the preset leaves the key
 // unset: training.keep_logits fp32 does not go with the fused loss
 // (resolveStack).
 func presetParamDType(root *yaml.Node) string {
+	sixteen := func(n *yaml.Node) bool {
+		return n != nil && n.Kind == yaml.ScalarNode && (n.Value == string(BF16) || n.Value == string(FP16))
+	}
+	pd, ok := trainingKey(root, "param_dtype")
+	switch {
+	case !ok:
+		return ""
+	case pd == nil:
+		return string(BF16)
+	case sixteen(pd):
+		return pd.Value
+	case pd.Kind == yaml.ScalarNode && pd.Value == string(FP32):
+		if ac, _ := trainingKey(root, "autocast"); sixteen(ac) {
+			return ac.Value
+		}
+	}
+	return ""
+}
+
+// trainingKey is the value node of training.key in root, nil when the
+// file (or --set) does not give it; ok is false when root or its training
+// is not a mapping.
+func trainingKey(root *yaml.Node, key string) (n *yaml.Node, ok bool) {
 	cur := root
-	for _, part := range []string{"training", "param_dtype"} {
+	for _, part := range []string{"training", key} {
 		if cur.Kind != yaml.MappingNode {
-			return ""
+			return nil, false
 		}
 		i := findKey(cur, part)
 		if i < 0 {
-			return string(BF16)
+			return nil, true
 		}
 		cur = cur.Content[i+1]
 	}
-	if cur.Kind == yaml.ScalarNode && (cur.Value == string(BF16) || cur.Value == string(FP16)) {
-		return cur.Value
-	}
-	return ""
+	return cur, true
 }
 
 // presetStage is the file's (or --set's) parallelism.zero_stage for the

@@ -114,9 +114,10 @@ func TestStackPresetStages(t *testing.T) {
 // TestStackKeepLogits: stack llm-foundry keeps the logits Composer holds in
 // self.state.outputs through the backward (trainer.py lines 2398-2470 at
 // 784f50be) in the dtype the model returns them: param_dtype's bf16 or
-// fp16, 2 bytes an element; with fp32 parameters it leaves the key unset
-// (keep_logits fp32 does not go with the preset's fused loss), and the
-// file's own value wins.
+// fp16, 2 bytes an element, or under training.autocast autocast's dtype;
+// with fp32 parameters and no autocast it leaves the key unset (keep_logits
+// fp32 does not go with the preset's fused loss), and the file's own value
+// wins.
 func TestStackKeepLogits(t *testing.T) {
 	for _, c := range []struct {
 		sets  []string
@@ -128,6 +129,13 @@ func TestStackKeepLogits(t *testing.T) {
 		{[]string{"training.param_dtype=fp16"}, "fp16", 2},
 		{[]string{"training.param_dtype=fp32", "training.shard_dtype=fp32"}, "", 0},
 		{[]string{"training.keep_logits=none"}, "none", 0},
+		// Composer's DDP under amp_bf16: fp32 parameters, but the model
+		// runs under torch.autocast and returns its logits in bf16 (the
+		// head's F.linear is on autocast's lower-precision list), which
+		// Composer keeps all the same.
+		{[]string{"parallelism.zero_stage=0", "training.param_dtype=fp32", "training.autocast=bf16"}, "bf16", 2},
+		{[]string{"parallelism.zero_stage=0", "training.param_dtype=fp32", "training.autocast=fp16"}, "fp16", 2},
+		{[]string{"parallelism.zero_stage=0", "training.param_dtype=fp32", "training.autocast=bf16", "training.keep_logits=bf16"}, "bf16", 2},
 	} {
 		s, err := Load("s.yaml", []byte(stackYAML+"stack: llm-foundry\n"), c.sets)
 		if err != nil {
