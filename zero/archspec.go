@@ -137,9 +137,15 @@ func blockFlags(s *scenarios.Scenario) (blocks []bool, head int) {
 // block), the efficiencies and context parallelism's ring timed by net
 // (nil: on s's topology, built if a ring is timed; ringSpec).
 func planContext(s *scenarios.Scenario, net *RingNet) (GPUShape, Efficiency, RingSpec) {
+	gpu, eff := planGPU(s)
+	return gpu, eff, ringSpec(s, net)
+}
+
+// planGPU is planContext's GPU and efficiencies, without the ring.
+func planGPU(s *scenarios.Scenario) (GPUShape, Efficiency) {
 	gpu := GPUShape{Peak: float64(s.Cluster.PeakBF16), HBM: float64(s.Cluster.HBMBandwidth), SMs: SMCount(s.Cluster.GPU)}
 	eff := Efficiency{GEMM: efficiency(s), Attention: AttentionEfficiencyOf(s), HBM: DefaultHBMEfficiency}
-	return gpu, eff, ringSpec(s, net)
+	return gpu, eff
 }
 
 // unitPlan is one unit's compute from the per-operation model; ok is false
@@ -357,12 +363,13 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 // explicit fwd_flops, other models) beside its memory-bound work (Costs
 // adds copyFwd and copyBwd after recompute, which does not rerun them).
 // Options.noFSDP2Copies leaves FSDP2's out. Timed at the roofline the
-// other memory-bound work uses (planContext's HBM × DefaultHBMEfficiency).
+// other memory-bound work uses (planGPU's HBM × its HBM efficiency).
 func fsdpCopies(s *scenarios.Scenario, out []unitPlan, opt Options) ([]unitPlan, error) {
 	kept := memory.KeptAcrossBoundary(s)
 	flat := flatGradCopyBytes(s)
 	casts, rebuilt := memory.AutocastCastElems(s), memory.AutocastRebuilt(s)
-	bw := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
+	gpu, eff := planGPU(s)
+	bw := gpu.HBM * eff.HBM
 	for u, l := range s.Model.LayerList {
 		var f, b int64
 		var err error
