@@ -23,11 +23,7 @@ func AutocastCastElems(s *scenarios.Scenario) [][]int64 {
 	}
 	m := &s.Model
 	out := make([][]int64, len(m.LayerList))
-	lmHead := false
 	for u, l := range m.LayerList {
-		if l.Name == "lm_head" {
-			lmHead = true
-		}
 		if l.Name == "embedding" || l.Params == 0 {
 			continue
 		}
@@ -37,25 +33,37 @@ func AutocastCastElems(s *scenarios.Scenario) [][]int64 {
 			continue
 		}
 		for _, sh := range shapes {
-			if len(sh) < 2 {
-				continue
+			if len(sh) >= 2 {
+				out[u] = append(out[u], shapeElems(sh))
 			}
-			n := int64(1)
-			for _, d := range sh {
-				n *= d // UnitShapes checked the unit's total
-			}
-			out[u] = append(out[u], n)
 		}
 	}
-	if head, why := s.HeadUnit(); why == "" && !lmHead && m.Vocab > 0 && m.Hidden > 0 {
-		for _, l := range m.LayerList {
-			if l.Name == "embedding" {
-				out[head] = append(out[head], m.Vocab*m.Hidden)
-				break
-			}
-		}
+	if head, why := s.HeadUnit(); why == "" && tiedEmbedding(m) >= 0 && m.Vocab > 0 && m.Hidden > 0 {
+		out[head] = append(out[head], m.Vocab*m.Hidden)
 	}
 	return out
+}
+
+// shapeElems is the elements of one tensor of scenarios.Model.UnitShapes,
+// whose shapes the loader checked fit in int64.
+func shapeElems(sh []int64) int64 {
+	n, _ := scenarios.ShapesNumel([][]int64{sh})
+	return n
+}
+
+// tiedEmbedding is the index of m's embedding unit when the model ties
+// its output head to it (no lm_head unit; layer names are unique), else -1.
+func tiedEmbedding(m *scenarios.Model) int {
+	emb := -1
+	for i, l := range m.LayerList {
+		switch l.Name {
+		case "lm_head":
+			return -1
+		case "embedding":
+			emb = i
+		}
+	}
+	return emb
 }
 
 // autocastDTypeBytes is the element size of training.autocast's dtype.

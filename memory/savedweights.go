@@ -111,7 +111,7 @@ func savedWeightElems(s *scenarios.Scenario, u int, policy string) int64 {
 	var n int64
 	for _, sh := range m.UnitShapes(l) {
 		if len(sh) == 2 {
-			n += sh[0] * sh[1]
+			n += shapeElems(sh)
 		}
 	}
 	return n

@@ -704,15 +704,7 @@ func tiedHeadGrad(s *scenarios.Scenario, r *Report, groups []*group) (head, emb 
 		len(ls) < 2 || s.OneGraph() || s.Stack == "megatron" || s.Communication.Padding == scenarios.PaddingMegatron {
 		return -1, -1, 0
 	}
-	head, emb = len(ls)-1, -1
-	for i, l := range ls {
-		switch l.Name {
-		case "lm_head":
-			return -1, -1, 0
-		case "embedding":
-			emb = i
-		}
-	}
+	head, emb = len(ls)-1, tiedEmbedding(m)
 	if emb < 0 || emb == head || ls[head].Name != "final_norm" {
 		return -1, -1, 0
 	}
