@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/collectives"
+	"github.com/zerosim/zerosim/internal/golden"
 )
 
 // TestCalibrateWarnsPoorFit (QA17 M5): the A3 Mega TCPXO log read as the
@@ -49,6 +50,9 @@ func TestCalibrateWarnsPoorFit(t *testing.T) {
 	if model, _ := strconv.ParseFloat(m[2], 64); m[1] != fmt.Sprintf("%.1f", 100*math.Abs(model/measured-1)) {
 		t.Errorf("the miss %s %%, want |%s / %.2f − 1|", m[1], m[2], measured)
 	}
+	// docs/collectives.md quotes the miss and the fit.
+	golden.CheckQuotes(t, "../../docs/collectives.md", "TestCalibrateWarnsPoorFit (zerosim calibrate of the A3 Mega log without its preset)",
+		"(the A3 Mega log without its preset: "+m[1]+" % at 16 MiB, intra efficiency 0.484, +23.22 µs per inter hop)")
 	for _, args := range [][]string{{tcpxo, "--set", "cluster.inter.preset=TCPXO"},
 		{filepath.Join(logs, "h100_2node_allreduce_default_xe9680_nccltests309.log"), filepath.Join(logs, "h100_4node_allreduce_default_nccltests309.log")},
 		{filepath.Join(logs, "h100_4node_allreduce_default_nccltests309.log")}} {
