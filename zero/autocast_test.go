@@ -31,15 +31,7 @@ training: {micro_batch: 1, param_dtype: fp32}
 	casts := map[string]int64{"embedding": 0, "block.0": block, "block.1": block, "final_norm": 0, "lm_head": vocab * h}
 	for _, recompute := range []string{"none", "full"} {
 		load := func(autocast string) []LayerCost {
-			s, err := scenarios.Load("s.yaml", []byte(yaml), []string{"training.autocast=" + autocast, "training.recompute=" + recompute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Costs(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
+			return docCosts(t, yaml, "training.autocast="+autocast, "training.recompute="+recompute)
 		}
 		s, _ := scenarios.Load("s.yaml", []byte(yaml), nil)
 		bw := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
