@@ -110,8 +110,13 @@ func TestAutocastOtherStagesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rs {
+	if len(rs) != 4 {
+		t.Fatalf("%d rows for stages 0–3 with one estimator, want 4", len(rs))
+	}
+	for i, r := range rs {
 		switch {
+		case r.Stage != i:
+			t.Errorf("row %d is stage %d, want stage %d", i, r.Stage, i)
 		case r.Stage == 0 && r.NotApplicable != "":
 			t.Errorf("stage 0: not applicable (%s), want figures", r.NotApplicable)
 		case r.Stage != 0 && !strings.Contains(r.NotApplicable, "autocast"):

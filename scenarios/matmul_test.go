@@ -78,45 +78,57 @@ func TestMatmulCeilingsAreTheTablesRows(t *testing.T) {
 	}
 }
 
+// mamfOf is mamfTable's MAMF TFLOPS of the row named row.
+func mamfOf(t *testing.T, row string) float64 {
+	t.Helper()
+	for _, r := range mamfTable {
+		if r.row == row {
+			return r.mamf
+		}
+	}
+	t.Fatalf("mamfTable has no row %q", row)
+	return 0
+}
+
 // The default GEMM efficiency of a GPU is 0.8 × its measured maximum
 // matmul fraction over the H100's (794.5 of 989), the fraction of the
 // preset's own peak, so that two GPUs' GEMMs stand to each other as their
 // measured TFLOPS do, and at most 0.8; a GPU without a row keeps 0.8 and
 // says why.
 func TestDefaultComputeEfficiencyOf(t *testing.T) {
-	const h100 = 794.5 / 989.0
+	h100 := mamfOf(t, "NVIDIA H100 SXM") / 989
 	for _, c := range []struct {
 		gpu      string
-		mamf     float64 // the table's TFLOPS
+		row      string  // mamfTable's row, whose TFLOPS the GPU measures
 		peak     float64 // the dense bf16 peak it is a fraction of, TFLOPS
 		want     float64 // 0 to compute 0.8 × mamf/peak / h100
 		fromHas  string
 		fromNone bool
 	}{
-		{"H100-80GB", 794.5, 989, 0.8, "794.5 of 989 TFLOPS (0.8033)", false},
-		{"H200", 794.5, 989, 0.8, `"H200 is the same"`, false},
+		{"H100-80GB", "NVIDIA H100 SXM", 989, 0.8, "794.5 of 989 TFLOPS (0.8033)", false},
+		{"H200", "NVIDIA H100 SXM", 989, 0.8, `"H200 is the same"`, false},
 		// Above the H100's: not raised.
-		{"A100-80GB", 271.2, 312, 0.8, "not raised to its measured bf16 matmul maximum, 271.2 of 312 TFLOPS (0.8692)", false},
-		{"A800-80GB", 271.2, 312, 0.8, "NVIDIA A100 SXM", false},
-		{"GH200-96GB", 828.6, 989, 0.8, "900W 141GiB HBM3e", false},
-		{"B200", 1745, 2250, 0, "1745 of 2250 TFLOPS (0.7756)", false},
-		{"GB200", 1822, 2500, 0, "1822 of 2500 TFLOPS (0.7288)", false},
-		{"B300", 1769, 2250, 0, "1769 of 2250 TFLOPS (0.7862)", false},
-		{"GB300", 1769, 2250, 0, "no GB300 row", false},
+		{"A100-80GB", "NVIDIA A100 SXM", 312, 0.8, "not raised to its measured bf16 matmul maximum, 271.2 of 312 TFLOPS (0.8692)", false},
+		{"A800-80GB", "NVIDIA A100 SXM", 312, 0.8, "NVIDIA A100 SXM", false},
+		{"GH200-96GB", "NVIDIA GH200 SXM", 989, 0.8, "900W 141GiB HBM3e", false},
+		{"B200", "NVIDIA B200 SXM", 2250, 0, "1745 of 2250 TFLOPS (0.7756)", false},
+		{"GB200", "NVIDIA GB200 SXM", 2500, 0, "1822 of 2500 TFLOPS (0.7288)", false},
+		{"B300", "NVIDIA B300 SXM", 2250, 0, "1769 of 2250 TFLOPS (0.7862)", false},
+		{"GB300", "NVIDIA B300 SXM", 2250, 0, "no GB300 row", false},
 		// AMD: the fraction of the preset's 1,307.4 and 2,516.6, so that
 		// the GEMMs run at the measured TFLOPS (the table divides by 1,300
 		// and 2,300).
-		{"MI300X", 668.4, 1307.4, 0, "668.4 of 1307.4 TFLOPS (0.5112)", false},
-		{"MI325X", 784.9, 1307.4, 0, "784.9 of 1307.4 TFLOPS (0.6004)", false},
-		{"MI355X", 1565, 2516.6, 0, "1565 of 2516.6 TFLOPS (0.6219)", false},
-		{"MI350X", 1565, 2516.6, 0, "note 22", false},
-		{"L40S", 0, 0, 0.8, "", true},
-		{"H100-PCIe", 0, 0, 0.8, "", true},
-		{"", 0, 0, 0.8, "", true},
+		{"MI300X", "AMD MI300X", 1307.4, 0, "668.4 of 1307.4 TFLOPS (0.5112)", false},
+		{"MI325X", "AMD MI325X", 1307.4, 0, "784.9 of 1307.4 TFLOPS (0.6004)", false},
+		{"MI355X", "AMD MI355X", 2516.6, 0, "1565 of 2516.6 TFLOPS (0.6219)", false},
+		{"MI350X", "AMD MI355X", 2516.6, 0, "note 22", false},
+		{"L40S", "", 0, 0.8, "", true},
+		{"H100-PCIe", "", 0, 0.8, "", true},
+		{"", "", 0, 0.8, "", true},
 	} {
 		want := c.want
 		if want == 0 {
-			want = 0.8 * (c.mamf / c.peak) / h100
+			want = 0.8 * (mamfOf(t, c.row) / c.peak) / h100
 		}
 		got, from, ok := DefaultComputeEfficiencyOf(c.gpu)
 		if math.Abs(got-want) > 1e-12 {
@@ -134,8 +146,9 @@ func TestDefaultComputeEfficiencyOf(t *testing.T) {
 	// both made MI300X's 1.32× the H200's).
 	mi, _, _ := DefaultComputeEfficiencyOf("MI300X")
 	h, _, _ := DefaultComputeEfficiencyOf("H200")
-	if r := mi * 1307.4 / (h * 989); math.Abs(r-668.4/794.5) > 1e-9 {
-		t.Errorf("MI300X over H200 GEMM rate %.6f, want the measured %.6f", r, 668.4/794.5)
+	measured := mamfOf(t, "AMD MI300X") / mamfOf(t, "NVIDIA H100 SXM")
+	if r := mi * 1307.4 / (h * 989); math.Abs(r-measured) > 1e-9 {
+		t.Errorf("MI300X over H200 GEMM rate %.6f, want the measured %.6f", r, measured)
 	}
 }
 
@@ -146,7 +159,7 @@ func TestLoadTakesTheGPUsDefaultEfficiency(t *testing.T) {
 		sets []string
 		want float64
 	}{
-		{[]string{"cluster.gpu=MI300X"}, 0.8 * (668.4 / 1307.4) / (794.5 / 989)},
+		{[]string{"cluster.gpu=MI300X"}, 0.8 * (mamfOf(t, "AMD MI300X") / 1307.4) / (mamfOf(t, "NVIDIA H100 SXM") / 989)},
 		{[]string{"cluster.gpu=A100-80GB"}, 0.8},
 		{[]string{"cluster.gpu=H100-80GB"}, 0.8},
 		{[]string{"cluster.gpu=L40S"}, 0.8},

@@ -24,22 +24,21 @@ model: {kind: transformer, arch: llama, hidden: 64, layers: 2, heads: 4, kv_head
 parallelism: {dp: 2, zero_stage: 0}
 training: {micro_batch: 1, param_dtype: fp32}
 `
-	casts := map[string]int64{"embedding": 0, "block.0": 36_864, "block.1": 36_864, "final_norm": 0, "lm_head": 16_384}
+	// The model line's shapes: q and o h×h, k and v h×kv, gate, up and
+	// down h×ffn; lm_head vocab×h.
+	const h, kv, ffn, vocab = 64, 32, 128, 256
+	const block = h*h*2 + h*kv*2 + h*ffn*3 // 36,864
+	casts := map[string]int64{"embedding": 0, "block.0": block, "block.1": block, "final_norm": 0, "lm_head": vocab * h}
 	for _, recompute := range []string{"none", "full"} {
 		load := func(autocast string) []LayerCost {
-			s, err := scenarios.Load("s.yaml", []byte(yaml), []string{"training.autocast=" + autocast, "training.recompute=" + recompute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Costs(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
+			return docCosts(t, yaml, "training.autocast="+autocast, "training.recompute="+recompute)
 		}
 		s, _ := scenarios.Load("s.yaml", []byte(yaml), nil)
 		bw := float64(s.Cluster.HBMBandwidth) * DefaultHBMEfficiency
 		off, on := load("none"), load("bf16")
+		if len(on) != len(casts) || len(off) != len(on) {
+			t.Fatalf("recompute %s: %d units with autocast, %d without, want the hand count's %d", recompute, len(on), len(off), len(casts))
+		}
 		for u := range on {
 			n, ok := casts[on[u].Name]
 			if !ok {

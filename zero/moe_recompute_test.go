@@ -62,12 +62,7 @@ func TestRecomputeRerunsExpertAllToAll(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, ph := range r.Phases {
-					want := map[Phase]int{PhaseForwardA2A: 2 * layers, PhaseBackwardA2A: c.bwdA2As}
-					if n, ok := want[ph.Phase]; ok && (ph.Collectives != n || ph.Logical != int64(n)*a2a) {
-						t.Errorf("%s: %d all-to-alls of %d B, want %d of %d B", ph.Phase, ph.Collectives, ph.Logical, n, int64(n)*a2a)
-					}
-				}
+				checkAllToAlls(t, "", r, 2*layers, c.bwdA2As, a2a)
 				costs := r.Schedule.Costs
 				for i, rerun := range c.rerun {
 					u := unitNamed(t, s, fmt.Sprintf("experts.%d", i))
@@ -149,4 +144,27 @@ func ancestors(sc *Schedule, t int32) map[int32]bool {
 		}
 	}
 	return seen
+}
+
+// checkAllToAlls fails unless the replay has a forward and a backward
+// all-to-all phase, of fwd and bwd all-to-alls of each bytes.
+func checkAllToAlls(t *testing.T, label string, r *Result, fwd, bwd int, each int64) {
+	t.Helper()
+	want := map[Phase]int{PhaseForwardA2A: fwd, PhaseBackwardA2A: bwd}
+	seen := map[Phase]bool{}
+	for _, ph := range r.Phases {
+		n, ok := want[ph.Phase]
+		if !ok {
+			continue
+		}
+		seen[ph.Phase] = true
+		if ph.Collectives != n || ph.Logical != int64(n)*each {
+			t.Errorf("%s%s: %d all-to-alls of %d B, want %d of %d B", label, ph.Phase, ph.Collectives, ph.Logical, n, int64(n)*each)
+		}
+	}
+	for ph := range want {
+		if !seen[ph] {
+			t.Errorf("%sno %s phase", label, ph)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/zerosim/zerosim/memory"
@@ -47,12 +48,7 @@ func TestOpAllToAllSavedOrResent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ph := range r.Phases {
-			want := map[Phase]int{PhaseForwardA2A: 2 * layers, PhaseBackwardA2A: c.bwd}
-			if n, ok := want[ph.Phase]; ok && (ph.Collectives != n || ph.Logical != int64(n)*a2a) {
-				t.Errorf("%q %s: %d all-to-alls of %d B, want %d of %d B", c.key, ph.Phase, ph.Collectives, ph.Logical, n, int64(n)*a2a)
-			}
-		}
+		checkAllToAlls(t, fmt.Sprintf("%q ", c.key), r, 2*layers, c.bwd, a2a)
 		m, err := memory.Analyze(s, memory.Options{})
 		if err != nil {
 			t.Fatal(err)

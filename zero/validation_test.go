@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -253,44 +254,39 @@ func (r validationRow) sets(gpusPerNode int) []string {
 			sets = append(sets, fmt.Sprintf("%s=%d", d.key, d.v))
 		}
 	}
-	if r.Recompute != "" {
-		sets = append(sets, "training.recompute="+r.Recompute)
+	// The rows' settings as --set values, "" for a setting the row leaves
+	// at its template's.
+	given := func(p any) string {
+		switch v := p.(type) {
+		case *bool:
+			if v != nil {
+				return strconv.FormatBool(*v)
+			}
+		case *int:
+			if v != nil {
+				return strconv.Itoa(*v)
+			}
+		}
+		return ""
 	}
-	if r.RecomputeFraction != "" {
-		sets = append(sets, "training.recompute_fraction="+r.RecomputeFraction)
-	}
-	if r.NormImpl != "" {
-		sets = append(sets, "training.norm_impl="+r.NormImpl)
-	}
-	if r.OptimizerImpl != "" {
-		sets = append(sets, "training.optimizer_impl="+r.OptimizerImpl)
-	}
-	if r.MasterDType != "" {
-		sets = append(sets, "training.master_dtype="+r.MasterDType)
-	}
-	if r.OptimizerStateDType != "" {
-		sets = append(sets, "training.optimizer_state_dtype="+r.OptimizerStateDType)
-	}
-	if r.FP8 != "" {
-		sets = append(sets, "training.fp8="+r.FP8)
-	}
-	if r.FP8AllGather != nil {
-		sets = append(sets, fmt.Sprintf("training.fp8_all_gather=%t", *r.FP8AllGather))
-	}
-	if r.Compile != "" {
-		sets = append(sets, "training.compile="+r.Compile)
-	}
-	if r.ZeroStage != nil {
-		sets = append(sets, fmt.Sprintf("parallelism.zero_stage=%d", *r.ZeroStage))
-	}
-	if r.Boundary != "" {
-		sets = append(sets, "communication.boundary="+r.Boundary)
-	}
-	if r.ModelPreset != "" {
-		sets = append(sets, "model.preset="+r.ModelPreset)
-	}
-	if r.OpSaveAllToAll != nil {
-		sets = append(sets, fmt.Sprintf("training.op_save_all_to_all=%t", *r.OpSaveAllToAll))
+	for _, o := range []struct{ key, v string }{
+		{"training.recompute", r.Recompute},
+		{"training.recompute_fraction", r.RecomputeFraction},
+		{"training.norm_impl", r.NormImpl},
+		{"training.optimizer_impl", r.OptimizerImpl},
+		{"training.master_dtype", r.MasterDType},
+		{"training.optimizer_state_dtype", r.OptimizerStateDType},
+		{"training.fp8", r.FP8},
+		{"training.fp8_all_gather", given(r.FP8AllGather)},
+		{"training.compile", r.Compile},
+		{"parallelism.zero_stage", given(r.ZeroStage)},
+		{"communication.boundary", r.Boundary},
+		{"model.preset", r.ModelPreset},
+		{"training.op_save_all_to_all", given(r.OpSaveAllToAll)},
+	} {
+		if o.v != "" {
+			sets = append(sets, o.key+"="+o.v)
+		}
 	}
 	return append(part, sets...)
 }
