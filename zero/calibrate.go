@@ -262,6 +262,20 @@ func tokensPerGPU(s *scenarios.Scenario) int64 {
 	return max(s.Training.MicroBatch, 1) * max(s.RankSeqLen(), 1)
 }
 
+// cpCopies is how many GPUs run each sample's whole work. Context
+// parallelism splits a sequence over a replica's cp ranks; a model without
+// one (seq_len 0: an MLP, a bare parameter count) has nothing to split, so
+// each cp rank runs its whole micro-batch (tokensPerGPU, Costs) and a
+// sample's work is done cp times. A sample is still trained once, so
+// throughput, MFU and HFU count 1/cpCopies of each rank's work; the
+// executed utilization (Utilization.Executed) counts what the rank runs.
+func cpCopies(s *scenarios.Scenario) int64 {
+	if s.RankSeqLen() > 0 {
+		return 1
+	}
+	return int64(max(s.Parallelism.CP, 1))
+}
+
 // mfuStep is the step time at which a step reaches the model FLOPs
 // utilization mfu: each GPU's tokens times ModelFLOPsPerToken over
 // peak·mfu.
@@ -286,9 +300,9 @@ func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
 		if model == 0 {
 			return 0, fmt.Errorf("zero: training.mfu: the model executes no FLOPs (use training.compute_efficiency)")
 		}
-		return mfuSeconds(float64(model)/(float64(s.Cluster.PeakBF16)*mfu), mfu)
+		return mfuSeconds(float64(model)/float64(cpCopies(s))/(float64(s.Cluster.PeakBF16)*mfu), mfu)
 	}
-	secs := float64(tokensPerGPU(s)*ga) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
+	secs := float64(tokensPerGPU(s)*ga) / float64(cpCopies(s)) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
 	return mfuSeconds(secs, mfu)
 }
 
