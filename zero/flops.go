@@ -38,6 +38,12 @@ type FLOPDims struct {
 	// Chunk tokens (AttentionFLOPs); 0: none. Set only where the kernel
 	// skips the key blocks the mask removes (blockMask).
 	Window, Chunk int64
+	// Document is model.document_len under a kernel that confines each
+	// query to its own packed document (documentMask); 0: one causal
+	// sequence. FlexBlock is the tile FlexAttention's BlockMask skips
+	// or computes whole (documentMask), 0 for kernels that compute each
+	// document exactly (PackedAttentionFLOPs).
+	Document, FlexBlock int64
 	// QKVBias, OBias and MLPBias mark the block's biased linears
 	// (memory.BlockDims): under the op policy they run aten.addmm, which
 	// it neither counts nor keeps (RecomputeFLOPs).
@@ -107,7 +113,12 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 	if d.KVSeq > 0 {
 		kvSeq = d.KVSeq
 	}
-	if f.Attention, err = AttentionFLOPs(d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim, d.HeadDim, d.Causal, d.Window, d.Chunk); err != nil {
+	if d.Causal && d.Document > 0 && d.Document < d.Seq && d.Seq == kvSeq {
+		f.Attention, err = PackedAttentionFLOPs(d.Batch, d.Heads, d.Seq, d.HeadDim, d.HeadDim, d.Window, d.Chunk, d.Document, d.FlexBlock)
+	} else {
+		f.Attention, err = AttentionFLOPs(d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim, d.HeadDim, d.Causal, d.Window, d.Chunk)
+	}
+	if err != nil {
 		return BlockFLOPs{}, err
 	}
 	if _, err := units.Add(f.GEMM, f.Attention); err != nil {
