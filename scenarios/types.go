@@ -190,7 +190,7 @@ type Model struct {
 	// SeqLen. Documents are taken as equal-length: seq_len/document_len
 	// whole documents and the remainder one shorter document, so a mean
 	// length stands for a varied mix only as far as Σd² over the sequence
-	// equals s·d (zero.AttentionFLOPs). Resolve refuses it above SeqLen,
+	// equals s·d (zero.PackedAttentionFLOPs). Resolve refuses it above SeqLen,
 	// with context parallelism and with training.attention sdpa.
 	DocumentLen int64 `yaml:"document_len,omitempty"`
 	// LargestLayer is the largest single module's own parameter count

@@ -165,14 +165,7 @@ func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool, wi
 	var c flopCalc
 	if causal && seq == kvSeq && (window > 0 && window < seq || chunk > 0 && chunk < seq) {
 		// 2·pairs: w·(2s − w) for the window, n·c² + r² for the chunks.
-		var pairs2 int64
-		if window > 0 && window < seq {
-			pairs2 = c.Mul(window, c.Add(c.Mul(2, seq), -window))
-		} else {
-			n, r := seq/chunk, seq%chunk
-			pairs2 = c.Add(c.Mul(n, chunk, chunk), c.Mul(r, r))
-		}
-		v := c.Mul(batch, heads, pairs2, c.Add(qkDim, vDim))
+		v := c.Mul(batch, heads, localPairs2(&c, seq, window, chunk), c.Add(qkDim, vDim))
 		if c.Err != nil {
 			return 0, fmt.Errorf("zero: attention FLOPs overflow (b·a·2·pairs·(d_qk+d_v) for micro_batch %d, heads %d, seq_len %d): %w", batch, heads, seq, c.Err)
 		}
