@@ -1301,9 +1301,13 @@ func (l *loader) resolveCPAttention(s *Scenario) *Error {
 //     k/v chunk around all cp ranks and counts each rank's queries over
 //     all keys; under a document mask a rank skips the chunks of other
 //     documents, and how depends on the stack (Transformer Engine's THD
-//     splits each document into 2·cp chunks of its own, PyTorch's CP
-//     shards a FlexAttention BlockMask by its load balancer), which is
-//     not modelled.
+//     splits each document into 2·cp chunks of its own:
+//     get_batch_on_this_cp_rank, total_slices_of_any_sequence = 2 *
+//     cp_size, in transformer_engine/pytorch/attention/dot_product_attention/
+//     context_parallel.py, NVIDIA/TransformerEngine @
+//     d0067d0da6cb01811b8072a7d304f0e00344ce2b; PyTorch's CP shards a
+//     FlexAttention BlockMask by its load balancer), which is not
+//     modelled.
 //   - training.attention sdpa: torchtune without FlexAttention hands SDPA
 //     a materialised s×s block-causal mask (packed_block_causal_mask in
 //     torchtune/modules/attention_utils.py, pytorch/torchtune @
