@@ -182,6 +182,17 @@ type Model struct {
 	KVHeads int64 `yaml:"kv_heads,omitempty"`
 	Vocab   int64 `yaml:"vocab,omitempty"`
 	SeqLen  int64 `yaml:"seq_len,omitempty"`
+	// DocumentLen is the length of the documents packed into each
+	// sequence when attention is confined to each document (packed
+	// sequences: NeMo's packed SFT with THD/cu_seqlens, torchtune's packed
+	// datasets, torchtitan's block-causal document mask, transformers'
+	// padding_free with flash varlen); 0 (default): one causal sequence of
+	// SeqLen. Documents are taken as equal-length: seq_len/document_len
+	// whole documents and the remainder one shorter document, so a mean
+	// length stands for a varied mix only as far as Σd² over the sequence
+	// equals s·d (zero.PackedAttentionFLOPs). Resolve refuses it above SeqLen,
+	// with context parallelism and with training.attention sdpa.
+	DocumentLen int64 `yaml:"document_len,omitempty"`
 	// LargestLayer is the largest single module's own parameter count
 	// (DeepSpeed's model_to_params, memory.DeepSpeedLargestModule): with
 	// params, the first unit "embedding"; always DeepSpeed's ZeRO-3 L when
