@@ -406,9 +406,11 @@ type Training struct {
 	ReduceDType ReduceDType `yaml:"reduce_dtype,omitempty"`
 	// Autocast is the dtype torch.autocast runs an fp32 model's matmuls
 	// in: none (unset) or bf16 or fp16 with param_dtype fp32 at ZeRO stage
-	// 0 (torch DDP). The fp32 parameters are the optimizer's own (no
-	// master copy); each weight's 16-bit cast lives from its forward to
-	// its backward (scenarios/autocast.go).
+	// 0 (torch DDP) or under PyTorch FSDP (zero_stage 2 or 3 with
+	// communication.boundary fsdp1, fsdp2 or fsdp2_head). The fp32
+	// parameters are the optimizer's own (no master copy); each weight's
+	// 16-bit cast lives from its forward to its backward
+	// (scenarios/autocast.go, scenarios/autocast_fsdp.go).
 	Autocast DType `yaml:"autocast,omitempty"`
 	// OptimizerImpl is how the optimizer's update runs on the GPU: seed
 	// (unset: seed 000's traffic), fused, foreach or composer; it sets the
