@@ -517,17 +517,18 @@ const tileM, tileN = 256, 128
 // Multiplication Background User's Guide" (DU-09799-001_v001, February
 // 2023, §3 "Dimension Quantization Effects",
 // https://docs.nvidia.com/deeplearning/performance/pdf/Matrix-Multiplication-Background-User-Guide.pdf):
-// tile quantization (§3.1: the output is cut into whole tiles, a tile
-// only partly inside the matrix does a whole tile's work, and the
-// execution time stays constant while the number of tiles does; the
-// section read through a reader's notes of the guide, whose contents the
-// PDF confirms) and wave quantization (§3.2: the tiles run in waves of one
-// per SM, and the last wave takes as long as a full one). So the compute is waves·SMs
-// whole tiles of 2·256·128·k FLOPs at the GEMM efficiency: for m and n
-// multiples of the tile, 2mnk over the efficiency scaled by the wave
-// fill tiles/(waves·SMs), as before; otherwise the same as for m and n
-// rounded up to the tile, never less. Small micro-batches make m small,
-// the matmul short of a full last wave and memory-bound sooner.
+// tile quantization (§3.1: the output is cut into whole tiles, a tile only
+// partly inside the matrix does a whole tile's work, and the execution
+// time stays constant while the number of tiles does; the section read
+// through a reader's notes of the guide, whose contents the PDF confirms)
+// and wave quantization (§3.2: the tiles run in waves of one per SM, and
+// the last wave takes as long as a full one). So the compute is
+// waves·SMs whole tiles of 2·256·128·k FLOPs at the GEMM efficiency: for m
+// and n multiples of the tile, 2mnk over the efficiency scaled by the wave
+// fill tiles/(waves·SMs), as before; otherwise the time of m and n rounded
+// up to the tile, never less (a dimension below one tile counts as it is:
+// groupedGEMMSeconds). Small micro-batches make m small, the matmul short
+// of a full last wave and memory-bound sooner.
 func GEMMSeconds(m, n, k int64, g GPUShape, e Efficiency) (float64, error) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return 0, nil
