@@ -313,7 +313,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
 		NormFused: s.Training.NormImpl == scenarios.NormFused,
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
-		LossChunks: s.Training.LossChunks}
+		LossChunks: s.Training.LossChunks, Autocast: s.Training.AutocastOps()}
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the

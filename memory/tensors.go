@@ -179,6 +179,24 @@ type BlockDims struct {
 	// Korthikanti et al. 2022). AttnSoftcap: the scores pass through
 	// cap·tanh(scores/cap) first (scenarios.BlockDims.AttnSoftcap).
 	SoftmaxFP32, AttnSoftcap bool
+	// Autocast: the block runs under torch.autocast over parameters of
+	// the autocast dtype (scenarios.Training.AutocastOps: DeepSpeed's
+	// torch_autocast beside bf16.enabled). Autocast's fp32 policies
+	// (AT_FORALL_FP32: layer_norm, native_layer_norm;
+	// AT_FORALL_FP32_SET_OPT_DTYPE: softmax; aten/src/ATen/autocast_mode.h
+	// at pytorch/pytorch 008ec6b1840c94ff6d0f685bc10fbf585167c673) run
+	// them on fp32 copies of their 16-bit inputs (cached_cast(at::kFloat,
+	// ...), never cached: the cache keeps only lower-precision casts of
+	// fp32 leaves), and autograd sees the cast before the op: a GPT
+	// block's LayerNorm saves the fp32 copy of its input, 4·t·h in place
+	// of 2·t·h (its fp32 output is a temporary the next linear casts back
+	// to bf16 and saves, 2·t·h as before), and eager attention's softmax
+	// writes fp32 probabilities, which softmax saves, and the bmm with v
+	// saves their bf16 cast (the tensors of SoftmaxFP32). The
+	// lower-precision ops (linear, bmm, baddbmm: AT_FORALL_LOWER_PRECISION_FP)
+	// find bf16 inputs and cast nothing. An eager Llama block's RMSNorm
+	// already works in fp32 (x.float()) and is unchanged.
+	Autocast bool
 	// LogitSoftcap: the head passes the logits through
 	// cap·tanh(logits/cap) before the loss (scenarios.Model.LogitSoftcap;
 	// HeadActivation).
@@ -423,7 +441,13 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			if first {
 				name = "block input (" + which + " input)"
 			}
-			add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
+			if d.Autocast {
+				// Autocast's fp32 copy of the input, which
+				// native_layer_norm saves (BlockDims.Autocast).
+				add(name+" cast to fp32 (autocast)", "layer_norm", "4·t·h", c.Mul(4, t, h), false, first)
+			} else {
+				add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
+			}
 			add(which+" mean and rstd (fp32)", "layer_norm", "8·t", c.Mul(8, t), false, false)
 		}
 	}
@@ -793,7 +817,9 @@ func eagerScores(d BlockDims, c *calc, add addFunc) {
 		add("tanh(scores / softcap) output (attn_logit_softcapping)", "tanh", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
 	}
 	switch {
-	case d.SoftmaxFP32:
+	case d.SoftmaxFP32 || d.Autocast:
+		// Under autocast (BlockDims.Autocast) softmax runs on the fp32
+		// policy and the bmm with v casts its output back to 16 bits.
 		add("softmax output (fp32)", "softmax", "4·a·s²·b", c.Mul(4, a, s, s, b), true, false)
 		if !d.Dropout {
 			add("softmax output cast to 16 bits (.to(query.dtype))", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
@@ -1408,6 +1434,10 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(4, t))
 	case d.Arch == "llama":
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
+	case d.Autocast:
+		// The final LayerNorm saves autocast's fp32 copy of its input
+		// (BlockDims.Autocast).
+		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(8, t))
 	default:
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}

@@ -163,7 +163,7 @@ var verifyKeys = map[string]keyRule{
 	"training.shard_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ShardDType != scenarios.ShardFP32 }),
 	// torch.autocast over fp32 parameters casts per op; the toy trains
 	// bf16 parameters beside an fp32 master.
-	"training.autocast":     toy(func(s *scenarios.Scenario) bool { return !s.Training.Autocasts() }),
+	"training.autocast":     toy(func(s *scenarios.Scenario) bool { return !s.Training.Autocasts() && !s.Training.AutocastOps() }),
 	"training.reduce_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ReduceDType != scenarios.ReduceFP32 }),
 	"training.optimizer":    followed(),
 	"training.lr":           followed(),
