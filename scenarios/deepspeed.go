@@ -576,16 +576,36 @@ func (d *dsReader) torchAutocast(m map[string]any, dtype dsDType, stage int64) e
 	if z, _ := m["zero_optimization"].(map[string]any); z != nil && z["zero_quantized_weights"] == true {
 		return d.errorf("%s.enabled true with zero_optimization.zero_quantized_weights true, which DeepSpeed refuses (\"Cannot enable both torch autocast and zero quantized weights\", torch_autocast.py at %s): drop one", k, dsCommit)
 	}
-	raw, _ := s["dtype"].(string)
+	raw, isStr := s["dtype"].(string)
+	if v, ok := s["dtype"]; ok && v != nil && !isStr {
+		return d.errorf("%s.dtype is %s, not a dtype name, which DeepSpeed refuses (\"Invalid dtype for torch autocast\", config.py at %s): use \"torch.bfloat16\"", k, describeJSON(v), dsCommit)
+	}
 	switch raw {
 	case "torch.bfloat16", "bf16", "bfloat16":
 	case "":
 		return d.errorf("%s.dtype absent: DeepSpeed passes None and torch.autocast runs CUDA's default, fp16, which zerosim does not model (set \"dtype\": \"torch.bfloat16\")", k)
-	default:
+	case "torch.float16", "fp16", "float16", "half", "torch.float32", "fp32", "float32", "float", "torch.int8", "int8":
+		// DtypeEnum's other names (config.py at dsCommit).
 		return d.errorf("%s.dtype %q is not modelled: zerosim models torch_autocast bf16 beside bf16.enabled (set \"dtype\": \"torch.bfloat16\")", k, clip(raw))
+	default:
+		return d.errorf("%s.dtype %q is no dtype DeepSpeed knows (\"Invalid dtype for torch autocast\", config.py at %s): use \"torch.bfloat16\"", k, clip(raw), dsCommit)
 	}
 	if dtype.v != BF16 {
 		return d.errorf("%s.enabled true over %s parameters (%s.enabled not true) is not modelled: DeepSpeed then keeps the parameters %s and gathers and reduces the Linear weights in bf16 (their comm_dtype, torch_autocast.py at %s); enable %s, or drop %s", k, dtype.v, dtype.bfKey, dtype.v, dsCommit, dtype.bfKey, k)
+	}
+	if v, ok := s["lower_precision_safe_modules"]; ok && v != nil {
+		// get_lower_precision_safe_modules (config.py at dsCommit)
+		// wants a list of class names; over bf16 parameters the comm_dtype
+		// it gives their weights is their own dtype, which changes nothing.
+		l, isList := v.([]any)
+		for _, e := range l {
+			if _, str := e.(string); !str {
+				isList = false
+			}
+		}
+		if !isList {
+			return d.errorf("%s.lower_precision_safe_modules is %s, not a list of class names, which DeepSpeed refuses (\"Invalid module names for torch autocast\", config.py at %s): use [\"torch.nn.Linear\", ...]", k, describeJSON(v), dsCommit)
+		}
 	}
 	if stage == 0 {
 		return d.errorf("%s.enabled true at zero_optimization.stage 0 is not modelled: zerosim models torch_autocast with the ZeRO optimizers of stages 1, 2 and 3 (use one, or drop %s)", k, k)
