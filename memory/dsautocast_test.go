@@ -65,3 +65,45 @@ func TestAutocastOpsTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastLoss: cross-entropy on the bf16 logits inside
+// torch.autocast (BlockDims.LossAutocast, scenarios.CrossEntropyAutocast)
+// keeps log_softmax's bf16 output, 2·t·V, and the fp32 copy nll_loss
+// (on autocast's fp32 list) saves, 4·t·V; its backward starts with
+// nll_loss's dense fp32 gradient, 4·t·V, and there is no upcast
+// temporary beside them (the copy is the saved one). The 254M model's
+// head: t = 2048 tokens, V = 50,000: t·V = 102,400,000; beside the bf16
+// loss (2·t·V saved, two 2·t·V gradients).
+func TestAutocastLoss(t *testing.T) {
+	const tv = 2048 * 50000
+	d := BlockDims{Arch: "gpt", Seq: 512, Batch: 4, Hidden: 1024, Heads: 16, Vocab: 50000, KeepLogits: 2}
+	for _, c := range []struct {
+		name              string
+		autocast          bool
+		loss, transient   int64
+		logitTemp, upcast int64
+	}{
+		{"bf16 loss", false, 2 * tv, 4 * tv, 0, 0},
+		{"autocast loss", true, 6 * tv, 4 * tv, 0, 0},
+	} {
+		d.LossAutocast = c.autocast
+		_, loss, grads, err := headParts(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr int64
+		for _, g := range grads {
+			tr += g
+		}
+		if loss != c.loss || tr != c.transient {
+			t.Errorf("%s: saves %d B, backward %d B; want %d, %d", c.name, loss, tr, c.loss, c.transient)
+		}
+		logits, upcast, err := HeadLossTemps(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if logits != c.logitTemp || upcast != c.upcast {
+			t.Errorf("%s: temporaries %d, %d B; want %d, %d", c.name, logits, upcast, c.logitTemp, c.upcast)
+		}
+	}
+}

@@ -78,6 +78,12 @@ type BlockDims struct {
 	// loss): HeadActivation keeps the 16-bit logits instead of the fp32
 	// log-probabilities (see HeadActivation).
 	LossCompiled bool
+	// LossAutocast: the loss is cross-entropy on the 16-bit logits
+	// inside torch.autocast (training.cross_entropy: autocast,
+	// scenarios.CrossEntropyAutocast): it saves 16-bit log-probabilities
+	// and nll_loss's fp32 copy of them, and its backward starts with an
+	// fp32 dense gradient (headParts).
+	LossAutocast bool
 	// LossFused: the loss is flash-attn's fused cross-entropy
 	// (training.cross_entropy: fused): see HeadActivation.
 	LossFused bool
@@ -1483,6 +1489,16 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 			loss = c.Add(loss, c.Mul(2, tl, d.Vocab))
 		}
 		grads = []int64{c.Mul(2, tl, d.Vocab)}
+	case d.LossAutocast:
+		// scenarios.CrossEntropyAutocast: log_softmax saves its bf16
+		// output, 2·t·V, and nll_loss the fp32 copy autocast makes of
+		// it, 4·t·V. NllLossBackward0 writes the dense fp32 gradient,
+		// 4·t·V, with both alive; it then releases its copy, so the
+		// bf16 cast of the gradient (ToCopyBackward0, 2·t·V) and
+		// log_softmax's bf16 input gradient (2·t·V) come while less is
+		// held: the fp32 gradient is the loss backward's peak.
+		loss = c.Add(c.Mul(2, tl, d.Vocab), c.Mul(4, tl, d.Vocab))
+		grads = []int64{c.Mul(4, tl, d.Vocab)}
 	default:
 		lossElem := int64(2)
 		if d.LossFP32 {

@@ -87,3 +87,33 @@ func TestAutocastOps(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossEntropyAutocast: training.cross_entropy autocast (the loss on
+// the 16-bit logits inside torch.autocast, CrossEntropyAutocast) needs
+// training.autocast, and does not go with keep_logits fp32 (the loss
+// would then see fp32 logits).
+func TestCrossEntropyAutocast(t *testing.T) {
+	ds := []string{"stack=deepspeed", "parallelism.zero_stage=3", "training.param_dtype=bf16", "training.autocast=bf16"}
+	for _, c := range []struct {
+		sets []string
+		key  string // "": loads
+	}{
+		{append(ds, "training.cross_entropy=autocast"), ""},
+		{append(ds, "training.cross_entropy=autocast", "training.keep_logits=bf16"), ""},
+		{[]string{"parallelism.zero_stage=0", "training.param_dtype=fp32", "training.autocast=bf16", "training.cross_entropy=autocast"}, ""},
+		{[]string{"training.cross_entropy=autocast"}, "training.cross_entropy"},
+		{append(ds, "training.cross_entropy=autocast", "training.keep_logits=fp32"), "training.keep_logits"},
+	} {
+		s, err := Load("s.yaml", []byte(baseYAML), c.sets)
+		switch {
+		case c.key == "" && err != nil:
+			t.Errorf("%v: %v", c.sets, err)
+		case c.key == "" && !s.Training.LossAutocast():
+			t.Errorf("%v: LossAutocast false", c.sets)
+		case c.key != "" && err == nil:
+			t.Errorf("%v: loads, want an error at %s", c.sets, c.key)
+		case c.key != "" && !strings.Contains(err.Error(), c.key):
+			t.Errorf("%v: %v, want it at %s", c.sets, err, c.key)
+		}
+	}
+}

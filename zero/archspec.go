@@ -309,8 +309,14 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 			// DeepSeek-V3's MTP modules each add one more pass through
 			// the shared head and a loss (scenarios.Model.MTPModules).
 			perLogit := int64(14)
-			if s.Training.Loss16() {
+			switch {
+			case s.Training.Loss16():
 				perLogit = 4
+			case s.Training.LossAutocast():
+				// log_softmax reads and writes bf16, 4 B; autocast's
+				// fp32 copy for nll_loss reads 2 and writes 4
+				// (scenarios.CrossEntropyAutocast): 10 B.
+				perLogit = 10
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
 				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
