@@ -7,7 +7,8 @@ import "testing"
 // BlockDims.Autocast) keeps autocast's fp32 copies where layer_norm and
 // softmax sit on autocast's fp32 lists (AT_FORALL_FP32: layer_norm,
 // native_layer_norm; AT_FORALL_FP32_SET_OPT_DTYPE: softmax;
-// aten/src/ATen/autocast_mode.h at pytorch/pytorch 008ec6b1): each
+// registered by aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
+// 008ec6b1): each
 // LayerNorm saves its input's fp32 copy, 4·t·h in place of 2·t·h, and
 // eager softmax saves fp32 probabilities, 4·a·s²·b, beside the bf16 cast
 // the bmm with v saves, 2·a·s²·b, in place of one 2·a·s²·b; the head's

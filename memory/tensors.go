@@ -189,8 +189,9 @@ type BlockDims struct {
 	// the autocast dtype (scenarios.Training.AutocastOps: DeepSpeed's
 	// torch_autocast beside bf16.enabled). Autocast's fp32 policies
 	// (AT_FORALL_FP32: layer_norm, native_layer_norm;
-	// AT_FORALL_FP32_SET_OPT_DTYPE: softmax; aten/src/ATen/autocast_mode.h
-	// at pytorch/pytorch 008ec6b1840c94ff6d0f685bc10fbf585167c673) run
+	// AT_FORALL_FP32_SET_OPT_DTYPE: softmax; the lists
+	// aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
+	// 008ec6b1840c94ff6d0f685bc10fbf585167c673 registers) run
 	// them on fp32 copies of their 16-bit inputs (cached_cast(at::kFloat,
 	// ...), never cached: the cache keeps only lower-precision casts of
 	// fp32 leaves), and autograd sees the cast before the op: a GPT

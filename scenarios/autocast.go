@@ -65,9 +65,10 @@ func (t *Training) Autocasts() bool {
 // the same param dtype at edaa72212), so autocast casts no weight and
 // its cache holds nothing: its lower-precision ops (linear, bmm, baddbmm)
 // find their inputs bf16 already. What changes is the ops on autocast's
-// fp32 lists (AT_FORALL_FP32 and AT_FORALL_FP32_SET_OPT_DTYPE in
-// aten/src/ATen/autocast_mode.h at pytorch/pytorch
-// 008ec6b1840c94ff6d0f685bc10fbf585167c673): layer_norm casts its bf16
+// fp32 lists (AT_FORALL_FP32 and AT_FORALL_FP32_SET_OPT_DTYPE, which
+// aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
+// 008ec6b1840c94ff6d0f685bc10fbf585167c673 registers with the fp32 and
+// fp32_set_opt_dtype policies): layer_norm casts its bf16
 // input to fp32 and saves that copy for backward, and softmax without a
 // dtype writes fp32 probabilities, which the next bmm casts back to
 // bf16 (memory/tensors.go, BlockDims.Autocast). The engine enters

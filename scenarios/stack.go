@@ -210,13 +210,18 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 		if t.ParamDType != FP32 {
 			allowed = append(allowed, CrossEntropy(t.ParamDType))
 		}
-		allowed = append(allowed, CrossEntropyAutocast)
+		if t.autocastSet() {
+			allowed = append(allowed, CrossEntropyAutocast)
+		} else if t.LossAutocast() {
+			use := "fp32"
+			if t.ParamDType != FP32 {
+				use = string(t.ParamDType) + " or fp32"
+			}
+			return l.errPath("training.cross_entropy", "cross_entropy=autocast is the loss inside torch.autocast, but training.autocast is unset (set autocast, or use cross_entropy: "+use+")")
+		}
 		if err := oneOf(l, "training.cross_entropy", t.CrossEntropy, allowed...); err != nil {
 			err.Alone = false // the names follow training.param_dtype
 			return err
-		}
-		if t.LossAutocast() && !t.autocastSet() {
-			return l.errPath("training.cross_entropy", "cross_entropy=autocast is the loss inside torch.autocast, but training.autocast is unset (set autocast, or use cross_entropy: "+string(t.LogitsDType())+" or fp32)")
 		}
 	}
 	if l.has("training.optimizer_impl") {
