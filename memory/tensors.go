@@ -1421,6 +1421,33 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 // tensor (HeadActivation's transient is their sum): nll_loss's dense
 // gradient and log_softmax's input gradient under the eager loss, the
 // logits' one 16-bit gradient under a compiled or fused loss.
+//
+// Megatron's loss (d.LossSavesUpcast) makes one gradient, 2·t·V, the
+// 16-bit one. _VocabParallelCrossEntropy.backward
+// (megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553, file last changed in
+// 4a47b160c0d17e81c1d569980a6148e93d580d51) writes the gradient in place
+// into the fp32 softmax its forward saved: prepare_gradient_calculation_
+// operands sets grad_input = softmax, and calculate_gradients subtracts at
+// the targets and runs grad_input.mul_(grad_output). So the fp32 gradient
+// is the loss's own 4·t·V, already counted. The .float() upcast runs inside
+// the Function's forward, which autograd does not record. The Function
+// returns an fp32 gradient for the 16-bit logits, and the engine casts it
+// to the input's dtype (validate_outputs: grad =
+// grad.to(metadata.options().dtype()), torch/csrc/autograd/engine.cpp at
+// pytorch/pytorch e1253a956f6866469eafd88cc3bfb4627f4b1efc). That 16-bit
+// copy, 2·t·V, is alive beside the saved softmax until the node releases
+// its saved variables. --cross-entropy-loss-fusion's native kernel
+// (megatron/core/fusions/fused_cross_entropy.py at d98e8a64, last changed
+// in 57deb435477fd6dc275242cff94fce1c5055a936) calls the same
+// VocabParallelCrossEntropy steps. It makes the same cast in its
+// calculate_gradients (grad_input.to(torch.bfloat16)), so under bf16 it
+// costs the same (under fp16 the engine casts that bf16 copy again, one
+// more 2·t·V transient, not counted). The 16-bit logits are the output projection's output. A linear
+// saves its input, not its output, so nothing saves them. They are
+// gpt_model.py _postprocess's local `logits`
+// (megatron/core/models/gpt/gpt_model.py at d98e8a64), freed when the
+// forward returns: HeadLossTemps' logits.
 func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 	if err := d.check(); err != nil {
 		return 0, 0, nil, err
@@ -1507,6 +1534,9 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		}
 		loss = c.Mul(lossElem, tl, d.Vocab)
 		grads = []int64{loss, loss}
+		if d.LossFP32 && d.LossSavesUpcast {
+			grads = []int64{c.Mul(2, tl, d.Vocab)}
+		}
 	}
 	if c.Err != nil {
 		return 0, 0, nil, fmt.Errorf("activation size overflows: %w", c.Err)

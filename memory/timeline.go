@@ -659,9 +659,9 @@ func (m *model) atRest() {
 }
 
 // tiedHeadGrad is, for a model whose output projection is the embedding's
-// weight (a layer list of embedding, blocks and final_norm, no lm_head:
-// GPT's, and a Hugging Face config with tie_word_embeddings), the head
-// unit, the embedding unit and the bytes of the projection's weight
+// weight (tiedHead: no lm_head, as GPT's layer list and a Hugging Face
+// config with tie_word_embeddings have; the head runs in the last unit,
+// final_norm there), the head unit, the embedding unit and the bytes of the projection's weight
 // gradient, vocab × hidden in the parameters' dtype, unsharded: what the
 // head's backward makes and autograd holds until the embedding's backward
 // (-1, -1, 0 otherwise). The tied weight is one tensor with two consumers,
@@ -699,13 +699,10 @@ func (m *model) atRest() {
 // model-state conventions count no gradient of this kind.
 func tiedHeadGrad(s *scenarios.Scenario, r *Report, groups []*group) (head, emb int, bytes int64) {
 	m := &s.Model
-	ls := m.LayerList
-	if r.Convention.modelStatesOnly() || m.Kind != scenarios.KindTransformer || m.Vocab <= 0 || m.Hidden <= 0 ||
-		len(ls) < 2 || s.OneGraph() || s.Stack == "megatron" || s.Communication.Padding == scenarios.PaddingMegatron {
+	if r.Convention.modelStatesOnly() || s.OneGraph() || s.Stack == "megatron" || s.Communication.Padding == scenarios.PaddingMegatron {
 		return -1, -1, 0
 	}
-	head, emb = len(ls)-1, tiedEmbedding(m)
-	if emb < 0 || emb == head || ls[head].Name != "final_norm" {
+	if head, emb = tiedHead(s); head < 0 {
 		return -1, -1, 0
 	}
 	for _, g := range groups {

@@ -187,9 +187,22 @@ func (l *loader) warnKeepLogits(s *Scenario) {
 	}
 }
 
+// OutputUnit is the layer whose forward runs the output head's projection
+// and the loss: lm_head, else the last layer (a tied head has no layer of
+// its own and runs in the last, final_norm in every preset and import,
+// with the embedding's weight); -1 for an empty list.
+func (m *Model) OutputUnit() int {
+	head := len(m.LayerList) - 1
+	for i, x := range m.LayerList {
+		if x.Name == "lm_head" {
+			head = i
+		}
+	}
+	return head
+}
+
 // HeadUnit is the layer that carries the output head and the loss, whose
-// activations memory derives tensor by tensor: lm_head, else the last
-// layer; -1 and why for a scenario that derives none (not a transformer
+// activations memory derives tensor by tensor: OutputUnit; -1 and why for a scenario that derives none (not a transformer
 // with hidden, heads and seq_len, or memory.activations false) or whose
 // head gives activation_bytes of its own.
 func (s *Scenario) HeadUnit() (int, string) {
@@ -200,12 +213,7 @@ func (s *Scenario) HeadUnit() (int, string) {
 	case s.Memory.Activations != nil && !*s.Memory.Activations:
 		return -1, "memory.activations is false"
 	}
-	head := len(m.LayerList) - 1
-	for i, x := range m.LayerList {
-		if x.Name == "lm_head" {
-			head = i
-		}
-	}
+	head := m.OutputUnit()
 	if head < 0 || m.LayerList[head].ActivationBytes != 0 {
 		return -1, "the output head's activation_bytes are given, so its activations are not derived"
 	}

@@ -122,14 +122,10 @@ func layerFLOPDims(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) FLOP
 func blockFlags(s *scenarios.Scenario) (blocks []bool, head int) {
 	m := &s.Model
 	blocks = make([]bool, len(m.LayerList))
-	head = len(m.LayerList) - 1
 	for i, l := range m.LayerList {
 		blocks[i] = l.Block
-		if l.Name == "lm_head" {
-			head = i
-		}
 	}
-	return blocks, head
+	return blocks, m.OutputUnit()
 }
 
 // planContext is what the per-operation model takes of s besides a

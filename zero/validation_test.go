@@ -77,6 +77,10 @@ type validationRow struct {
 	// compares with its midpoint.
 	TokensRange []float64 `json:"tokens_per_gpu_per_s_range"`
 	MemoryGiB   float64   `json:"memory_gib"`
+	// MemoryBytes is memory_gib published in bytes (Megatron-LM's
+	// training_log writes torch.cuda.memory_stats()
+	// ["allocated_bytes.all.peak"] as mem-max-allocated-bytes).
+	MemoryBytes int64 `json:"memory_bytes"`
 	// MemoryPct is memory_gib published as a percentage of the source's
 	// capacity_gib.
 	MemoryPct float64 `json:"memory_pct"`
@@ -220,6 +224,12 @@ func (r *validationRow) resolve(capacityGiB float64) error {
 			return fmt.Errorf("%s_pct without the source's capacity_gib", m.name)
 		}
 		*m.gib = *m.pct / 100 * capacityGiB
+	}
+	if r.MemoryBytes != 0 {
+		if r.MemoryGiB != 0 {
+			return fmt.Errorf("memory_gib and memory_bytes both set: give one")
+		}
+		r.MemoryGiB = float64(r.MemoryBytes) / (1 << 30)
 	}
 	if r.ActiveMiss != "" && r.ActiveGiB == 0 {
 		return fmt.Errorf("active_miss without an active peak")
