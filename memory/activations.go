@@ -130,6 +130,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 		// keeps the activations of its ceil(s/cp) tokens (ring attention
 		// holds one block of keys and values at a time).
 		base := baseDims(s)
+		base.InputFP32 = s.Training.Autocasts()
 		head := headUnit(s)
 		type lists struct {
 			keep, rebuild []int64

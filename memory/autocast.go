@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -100,7 +101,8 @@ func autocastDTypeBytes(s *scenarios.Scenario) int64 {
 }
 
 // unitCasts fills the units' autocast weight casts (UnitInfo.Casts,
-// CastTensors, CastsRebuilt) under convention zerosim.
+// CastTensors, CastsRebuilt, CastsPerOp, CastPeak) under convention
+// zerosim.
 func unitCasts(s *scenarios.Scenario, r *Report, out []UnitInfo) error {
 	elems := AutocastCastElems(s)
 	if elems == nil || r.Convention.modelStatesOnly() {
@@ -116,6 +118,9 @@ func unitCasts(s *scenarios.Scenario, r *Report, out []UnitInfo) error {
 			out[u].Casts = c.Add(out[u].Casts, t)
 		}
 		out[u].CastsRebuilt = out[u].Casts > 0 && rebuilt[u]
+		if out[u].CastsRebuilt && !s.AutocastCached() {
+			out[u].CastsPerOp, out[u].CastPeak = true, slices.Max(out[u].CastTensors)
+		}
 	}
 	if c.Err != nil {
 		return fmt.Errorf("autocast casts overflow int64: %w", c.Err)

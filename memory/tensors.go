@@ -100,6 +100,12 @@ type BlockDims struct {
 	// wrapper's own [T, D] gradient buffers come beside them
 	// (ChunkedLossBuffers). 0 or 1: one pass over all tokens.
 	LossChunks int64
+	// InputFP32 marks a block whose input, the residual stream, is fp32:
+	// torch.autocast over an fp32 model (training.autocast), whose fp32
+	// embedding output and fp32 residual adds keep the stream fp32
+	// (scenarios/autocast_fsdp.go). A checkpointed block (policies op and
+	// full) keeps it at 4·t·h.
+	InputFP32 bool
 	// NoFFN marks a block without a dense MLP (a MoE block whose routed
 	// experts are a unit of their own): its FFN tensors are left out.
 	NoFFN bool
@@ -1308,7 +1314,8 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 //	           (OpOutput). RoPE's q and k (torchtitan's apply_rotary_emb
 //	           returns new tensors) and repeat_kv's copies of k and v are
 //	           rebuilt though wq's and wv's outputs are kept.
-//	full:      keep the block input (2·t·h); rebuild every other tensor.
+//	full:      keep the block input (2·t·h; 4·t·h when d.InputFP32);
+//	           rebuild every other tensor.
 //
 // A compiled block (d.Compiled) applies the policy to its compiled tensor
 // list (compiledRules); its backward rebuilds only what the compiled block
@@ -1324,7 +1331,11 @@ func BlockActivationTensors(d BlockDims, policy string) (keep, rebuild []int64, 
 		return nil, nil, err
 	}
 	var c calc
-	input := c.Mul(2, d.Seq, d.Batch, d.Hidden)
+	inputBytes := int64(2)
+	if d.InputFP32 {
+		inputBytes = 4
+	}
+	input := c.Mul(inputBytes, d.Seq, d.Batch, d.Hidden)
 	if c.Err != nil {
 		return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}

@@ -936,6 +936,9 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "nn.Linear weights released in forward that autograd still holds through weight.t() views, to their backward (communication.memory_efficient_linear: false)"
 		case CompCasts:
 			m.notes[i] = "torch.autocast's " + string(m.s.Training.Autocast) + " casts of the fp32 matmul weights, each from its unit's forward to its backward (checkpointed units: dropped when the forward's autocast exits, cast anew by the recomputation)"
+			if !m.s.AutocastCached() {
+				m.notes[i] = "torch.autocast's " + string(m.s.Training.Autocast) + " casts of the fp32 matmul weights, each from its unit's forward to its backward (checkpointed units: each freed as its matmul returns, FSDP1's views escaping autocast's cache, cast anew by the recomputation)"
+			}
 		}
 	}
 }
@@ -1133,9 +1136,18 @@ func (m *model) buildEvents() {
 		// that uses it (sdpamask.go).
 		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
 		// torch.autocast's casts of the unit's weights, made as its
-		// matmuls run (UnitInfo.Casts).
-		m.ev(PhaseForward, u, OpCompute, CompCasts, units[u].Casts)
+		// matmuls run (UnitInfo.Casts); under FSDP1 a checkpointed
+		// unit's each freed as its matmul returns, the largest beside
+		// what the unit keeps (UnitInfo.CastsPerOp).
+		casts := units[u].Casts
+		if units[u].CastsPerOp {
+			casts = units[u].CastPeak
+		}
+		m.ev(PhaseForward, u, OpCompute, CompCasts, casts)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation-units[u].AfterLogits)
+		if units[u].CastsPerOp {
+			m.ev(PhaseForward, u, OpCompute, CompCasts, -casts)
+		}
 		// The chunked loss (training.loss_chunks) runs every chunk's
 		// forward and backward here; the events below are its last
 		// chunk's, the loop's peak: the wrapper's fp32 gradient buffer
@@ -1194,10 +1206,11 @@ func (m *model) buildEvents() {
 	}
 	// The forward's autocast exits with the head's loss: its cache goes,
 	// and with it the casts of the checkpointed units, which autograd
-	// did not save (UnitInfo.CastsRebuilt).
+	// did not save (UnitInfo.CastsRebuilt; those of CastsPerOp went with
+	// their ops).
 	var dropped int64
 	for u := range L {
-		if units[u].CastsRebuilt {
+		if units[u].CastsRebuilt && !units[u].CastsPerOp {
 			dropped = c.Add(dropped, units[u].Casts)
 		}
 	}

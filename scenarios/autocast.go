@@ -88,7 +88,8 @@ func (t *Training) autocastSet() bool {
 }
 
 // resolveAutocast validates training.autocast: bf16 or fp16 over fp32
-// parameters, at ZeRO stage 0 (torch DDP), outside DeepSpeed and Megatron,
+// parameters, at ZeRO stage 0 (torch DDP) or under PyTorch FSDP
+// (AutocastStageRefusal, autocast_fsdp.go), outside DeepSpeed and Megatron,
 // whose engines cast their own 16-bit parameters, and without fp8.
 func (l *loader) resolveAutocast(s *Scenario) *Error {
 	t := &s.Training
@@ -105,8 +106,8 @@ func (l *loader) resolveAutocast(s *Scenario) *Error {
 	if t.ParamDType != FP32 {
 		return l.resolveAutocastOps(s)
 	}
-	if s.Parallelism.Stage != 0 {
-		return l.errPath(key, fmt.Sprintf("autocast is modelled at zero_stage 0 (torch DDP) only, not at zero_stage %d, where the stacks zerosim models run their own mixed precision, 16-bit parameters gathered from an fp32 shard (use zero_stage 0, or drop autocast and set param_dtype: bf16)", s.Parallelism.Stage))
+	if why := AutocastStageRefusal(s); why != "" {
+		return l.errPath(key, why)
 	}
 	if s.DeepSpeed() || s.Stack == "megatron" {
 		return l.errPath(key, "autocast does not go with DeepSpeed or stack megatron: their engines keep 16-bit parameters beside an fp32 master (drop autocast and set param_dtype: bf16)")

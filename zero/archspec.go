@@ -18,7 +18,8 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	}
 	gpt := memory.BlockStyle(m) == "gpt" // the preset's biases on every matrix (memory's baseDims)
 	force, forceGiven := s.Training.OpForceJoined()
-	return FLOPDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: s.RankSeqLen(), KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
+	doc, tile := documentMask(s)
+	return FLOPDims{Document: doc, FlexBlock: tile, OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: s.RankSeqLen(), KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
 		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
 }
