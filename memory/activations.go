@@ -310,11 +310,11 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 	force, forceGiven := s.Training.OpForceJoined()
 	return BlockDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, ValueUnpadded: s.Stack == "torchtitan", QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: s.RankSeqLen(), Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
-		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16(),
+		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16() && !s.Training.LossAutocast(), LossAutocast: s.Training.LossAutocast(),
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
 		NormFused: s.Training.NormImpl == scenarios.NormFused,
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
-		LossChunks: s.Training.LossChunks,
+		LossChunks: s.Training.LossChunks, Autocast: s.Training.AutocastOps(),
 		// Transformer Engine's linear layers keep their inputs in fp8
 		// under te and te_current (BlockDims.FP8Inputs); torchao's
 		// Float8Linear keeps the high-precision input

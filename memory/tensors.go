@@ -78,6 +78,12 @@ type BlockDims struct {
 	// loss): HeadActivation keeps the 16-bit logits instead of the fp32
 	// log-probabilities (see HeadActivation).
 	LossCompiled bool
+	// LossAutocast: the loss is cross-entropy on the 16-bit logits
+	// inside torch.autocast (training.cross_entropy: autocast,
+	// scenarios.CrossEntropyAutocast): it saves 16-bit log-probabilities
+	// and nll_loss's fp32 copy of them, and its backward starts with an
+	// fp32 dense gradient (headParts).
+	LossAutocast bool
 	// LossFused: the loss is flash-attn's fused cross-entropy
 	// (training.cross_entropy: fused): see HeadActivation.
 	LossFused bool
@@ -185,6 +191,25 @@ type BlockDims struct {
 	// Korthikanti et al. 2022). AttnSoftcap: the scores pass through
 	// cap·tanh(scores/cap) first (scenarios.BlockDims.AttnSoftcap).
 	SoftmaxFP32, AttnSoftcap bool
+	// Autocast: the block runs under torch.autocast over parameters of
+	// the autocast dtype (scenarios.Training.AutocastOps: DeepSpeed's
+	// torch_autocast beside bf16.enabled). Autocast's fp32 policies
+	// (AT_FORALL_FP32: layer_norm, native_layer_norm;
+	// AT_FORALL_FP32_SET_OPT_DTYPE: softmax; the lists
+	// aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
+	// 008ec6b1840c94ff6d0f685bc10fbf585167c673 registers) run
+	// them on fp32 copies of their 16-bit inputs (cached_cast(at::kFloat,
+	// ...), never cached: the cache keeps only lower-precision casts of
+	// fp32 leaves), and autograd sees the cast before the op: a GPT
+	// block's LayerNorm saves the fp32 copy of its input, 4·t·h in place
+	// of 2·t·h (its fp32 output is a temporary the next linear casts back
+	// to bf16 and saves, 2·t·h as before), and eager attention's softmax
+	// writes fp32 probabilities, which softmax saves, and the bmm with v
+	// saves their bf16 cast (the tensors of SoftmaxFP32). The
+	// lower-precision ops (linear, bmm, baddbmm: AT_FORALL_LOWER_PRECISION_FP)
+	// find bf16 inputs and cast nothing. An eager Llama block's RMSNorm
+	// already works in fp32 (x.float()) and is unchanged.
+	Autocast bool
 	// LogitSoftcap: the head passes the logits through
 	// cap·tanh(logits/cap) before the loss (scenarios.Model.LogitSoftcap;
 	// HeadActivation).
@@ -507,7 +532,13 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			if first {
 				name = "block input (" + which + " input)"
 			}
-			add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
+			if d.Autocast {
+				// Autocast's fp32 copy of the input, which
+				// native_layer_norm saves (BlockDims.Autocast).
+				add(name+" cast to fp32 (autocast)", "layer_norm", "4·t·h", c.Mul(4, t, h), false, first)
+			} else {
+				add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
+			}
 			add(which+" mean and rstd (fp32)", "layer_norm", "8·t", c.Mul(8, t), false, false)
 		}
 	}
@@ -898,7 +929,9 @@ func eagerScores(d BlockDims, c *calc, add addFunc) {
 		add("tanh(scores / softcap) output (attn_logit_softcapping)", "tanh", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
 	}
 	switch {
-	case d.SoftmaxFP32:
+	case d.SoftmaxFP32 || d.Autocast:
+		// Under autocast (BlockDims.Autocast) softmax runs on the fp32
+		// policy and the bmm with v casts its output back to 16 bits.
 		add("softmax output (fp32)", "softmax", "4·a·s²·b", c.Mul(4, a, s, s, b), true, false)
 		if !d.Dropout {
 			add("softmax output cast to 16 bits (.to(query.dtype))", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
@@ -1546,6 +1579,10 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(4, t))
 	case d.Arch == "llama":
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
+	case d.Autocast:
+		// The final LayerNorm saves autocast's fp32 copy of its input
+		// (BlockDims.Autocast).
+		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(8, t))
 	default:
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}
@@ -1591,6 +1628,16 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 			loss = c.Add(loss, c.Mul(2, tl, d.Vocab))
 		}
 		grads = []int64{c.Mul(2, tl, d.Vocab)}
+	case d.LossAutocast:
+		// scenarios.CrossEntropyAutocast: log_softmax saves its bf16
+		// output, 2·t·V, and nll_loss the fp32 copy autocast makes of
+		// it, 4·t·V. NllLossBackward0 writes the dense fp32 gradient,
+		// 4·t·V, with both alive; it then releases its copy, so the
+		// bf16 cast of the gradient (ToCopyBackward0, 2·t·V) and
+		// log_softmax's bf16 input gradient (2·t·V) come while less is
+		// held: the fp32 gradient is the loss backward's peak.
+		loss = c.Add(c.Mul(2, tl, d.Vocab), c.Mul(4, tl, d.Vocab))
+		grads = []int64{c.Mul(4, tl, d.Vocab)}
 	default:
 		lossElem := int64(2)
 		if d.LossFP32 {

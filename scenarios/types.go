@@ -411,6 +411,10 @@ type Training struct {
 	// parameters are the optimizer's own (no master copy); each weight's
 	// 16-bit cast lives from its forward to its backward
 	// (scenarios/autocast.go, scenarios/autocast_fsdp.go).
+	// bf16 over bf16 parameters under stack deepspeed at stages 1–3 is
+	// DeepSpeed's torch_autocast beside bf16.enabled
+	// (Training.AutocastOps): no weight is cast, the ops on autocast's
+	// fp32 lists keep fp32 copies (memory/tensors.go).
 	Autocast DType `yaml:"autocast,omitempty"`
 	// OptimizerImpl is how the optimizer's update runs on the GPU: seed
 	// (unset: seed 000's traffic), fused, foreach or composer; it sets the

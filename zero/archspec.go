@@ -306,8 +306,14 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 			// DeepSeek-V3's MTP modules each add one more pass through
 			// the shared head and a loss (scenarios.Model.MTPModules).
 			perLogit := int64(14)
-			if s.Training.Loss16() {
+			switch {
+			case s.Training.Loss16():
 				perLogit = 4
+			case s.Training.LossAutocast():
+				// log_softmax reads and writes bf16, 4 B; autocast's
+				// fp32 copy for nll_loss reads 2 and writes 4
+				// (scenarios.CrossEntropyAutocast): 10 B.
+				perLogit = 10
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
 				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
@@ -702,11 +708,15 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 }
 
 // blockSaved is the tensors an eager block of s with dimensions d keeps
-// for backward (memory.BlockTensors).
+// for backward (memory.BlockTensors). Under DeepSpeed's torch_autocast
+// over bf16 parameters (scenarios.Training.AutocastOps) they include
+// autocast's fp32 copies (memory.BlockDims.Autocast), which blockTraffic's
+// rule then writes and reads as the kernels do: the LayerNorm's fp32 input
+// and the eager softmax's fp32 probabilities and their bf16 cast.
 func blockSaved(s *scenarios.Scenario, d FLOPDims) ([]memory.SavedTensor, error) {
 	return memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden,
 		Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, FFN: d.FFN, Dropout: s.Training.Dropout > 0,
-		Attention: string(s.Training.Attention)})
+		Attention: string(s.Training.Attention), Autocast: s.Training.AutocastOps()})
 }
 
 // flatGradCopyBytes is the HBM traffic per parameter of a unit's backward
