@@ -52,9 +52,10 @@ num_distributed_optimizer_instances at stage 1, HSDP / hybrid shard at
 stages 2–3), every micro-batch and gradient accumulation that make the global
 batch, the activation checkpointing policies, bucket sizes and ZeRO-3
 prefetch depths, under collective algorithm auto (NCCL's choice, what a run
-does; --algorithms ring,hierarchical,tree adds zerosim's alpha–beta
-lowerings, rows marked ‡ as bounds no NCCL setting reproduces for
-reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
+does; --algorithms lists the algorithms searched instead, auto among them
+only when listed: --algorithms auto,ring,hierarchical,tree adds zerosim's
+alpha–beta lowerings to auto, rows marked ‡ as bounds no NCCL setting
+reproduces for reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
 (ring attention over cp GPUs, each keeping seq_len/cp of a sequence: the
 lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
 global batch, a degree whose dp does not split it skipped. For a MoE model
@@ -125,7 +126,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched: none, selective, full, op (default none,selective,full)")
 	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MiB,200MB; none where the stack sets its own: docs/stacks.md)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto, what a run does; ring, hierarchical and tree are alpha–beta bounds)")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched, in place of the default auto (what a run does; list auto to keep it: auto,ring,hierarchical,tree; ring, hierarchical and tree are alpha–beta bounds)")
 	f.BoolVar(&o.deviceFit, "require-device-fit", false, "rank only configurations whose device peak (the caching allocator's reserve on top) fits the GPU: no allocator retries expected (without it they rank first, and the others after them)")
 	f.IntSliceVar(&o.ks, "k", nil, "K searched, copies of the sharded state (HSDP replicas at stage 3), each dividing N (default every divisor)")
 	f.IntSliceVar(&o.microBatches, "micro-batches", nil, "micro-batches searched, each splitting a rank's sequences of the global batch (default every one that does)")
