@@ -332,6 +332,22 @@ func ParseDuration(s string) (Duration, error) {
 	return Duration(v), err
 }
 
+// ParseDurationNearest parses a time as ParseDuration does, but rounds
+// one finer than a picosecond to the nearest picosecond (halves away from
+// zero): a measured step printed to 15 digits ("3.89006944856651s", a
+// mean over logged steps) names a time only to that precision, and
+// zerosim's clock ticks in picoseconds.
+func ParseDurationNearest(s string) (Duration, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	if n, ok := bareNumber(s); ok {
+		return 0, fmt.Errorf("%s what? use %sns, %sus, %sms or %ss (a duration needs a unit)", n, n, n, n, n)
+	}
+	v, err := parseRounding(s, "duration", `a duration such as 500ns, 2us, 1.5ms or 0`, durationSuffixes, false, true)
+	return Duration(v), err
+}
+
 // ParseCount parses a count such as "7B", "1.34B", "175B", "350M" or "260"
 // (decimal: B is 10^9), or "4Mi" (binary: 4 × 2^20).
 func ParseCount(s string) (Count, error) {
