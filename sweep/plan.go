@@ -286,7 +286,8 @@ type Plan struct {
 	Efficiency        float64
 	EfficiencyFrom    string
 	EfficiencyDefault bool
-	MFU, FP8          bool
+	MFU               bool
+	FP8               scenarios.FP8Recipe
 	N                 int
 	DP                int
 	CP                int
@@ -1103,7 +1104,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		N: s.N(), DP: s.Parallelism.DP, CP: max(s.Parallelism.CP, 1), SeqLen: max(s.Model.SeqLen, 1), GlobalBatch: sp.global}
 	p.TokensPerStep = sp.global * p.SeqLen
 	p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault = s.Training.ComputeEfficiency, s.Training.ComputeEfficiencyFrom, s.Training.ComputeEfficiencyDefault
-	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
+	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms
 	p.ZeroPP = sp.zeroPP
