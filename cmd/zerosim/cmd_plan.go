@@ -205,25 +205,26 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 		a.pending = append(a.pending, planCalibrationWarnings(src, algorithms, o.algorithms == nil)...)
 		a.flushWarnings()
 	}
-	bar := newBar(a.err, "plan: memory model")
+	bar := newBar(a.err, "plan: memory model", "configurations")
 	if bar != nil {
 		// The memory model's screen, then the replays: a bar from the
-		// start (QA s28 M1: 6 s of nothing on DeepSeek-V3).
-		opt.Screening = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+		// start (QA s28 M1: 6 s of nothing on DeepSeek-V3), each with
+		// its elapsed time, then its rate and time left, as sweep's
+		// (qauser30 M2: minutes of replays under --algorithms).
+		opt.Screening = bar.set
 		replaying := false
 		opt.Progress = func(done, total int) {
 			if !replaying {
 				replaying = true
-				bar.Reset()
-				bar.Describe("plan: replays")
+				bar.finish()
+				bar = newBar(a.err, "plan: replays", "replays")
 			}
-			bar.ChangeMax(total)
-			_ = bar.Set(done)
+			bar.set(done, total)
 		}
 	}
 	p, err := sweep.PlanSearch(ctx, src, opt)
 	if bar != nil {
-		_ = bar.Finish()
+		bar.finish()
 	}
 	if err != nil {
 		var se *scenarios.Error
@@ -247,13 +248,13 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 // a terminal as plan's search has (it ran 5-13 s with none: QA22 M6).
 func networkSearch(ctx context.Context, a *app, src sweep.Source, o planOpts, p *sweep.Plan) (*sweep.NetworkPlan, error) {
 	opt := sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: p.SearchedStages, Jobs: o.jobs, Configs: p.BestPerStage(), Closest: p.Closest}
-	bar := newBar(a.err, "network")
+	bar := newBar(a.err, "network", "replays")
 	if bar != nil {
-		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+		opt.Progress = bar.set
 	}
 	np, err := sweep.NetworkSearch(ctx, src, opt)
 	if bar != nil {
-		_ = bar.Finish()
+		bar.finish()
 	}
 	if err != nil {
 		return nil, inputError{fmt.Errorf("plan --network: %w", err)}
@@ -444,14 +445,50 @@ func writePlanDir(dir string, pr *reports.PlanReport, inputs []input) (string, e
 	return msg, nil
 }
 
-// newBar returns a progress bar on errOut when it is a terminal, else nil.
-func newBar(errOut io.Writer, what string) *progressbar.ProgressBar {
+// newBar returns a progress bar of items on errOut when it is a terminal,
+// else nil (quiet when piped).
+func newBar(errOut io.Writer, what, items string) *rateBar {
 	if !isTerminal(errOut) {
 		return nil
 	}
-	return progressbar.NewOptions(-1, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	return newRateBar(errOut, what, items, rateAfter, 100*time.Millisecond)
 }
+
+// rateBar is a bar of work whose total may grow, drawn as sweep's is
+// (newSweepBar): the count and the elapsed time, then from after on the
+// rate and the time left too (the library's first rate, taken over the
+// first item alone, read "216123 points/s": QA19 L14).
+type rateBar struct {
+	bar   *progressbar.ProgressBar
+	after time.Duration
+	rated bool
+}
+
+// newRateBar is a rateBar on w, its clock started now, drawn at most
+// once per throttle.
+func newRateBar(w io.Writer, what, items string, after, throttle time.Duration) *rateBar {
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionSetItsString(items), progressbar.OptionSetPredictTime(false), progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(throttle), progressbar.OptionClearOnFinish())
+	bar.StartWithoutRender()
+	return &rateBar{bar: bar, after: after}
+}
+
+// set draws done of total.
+func (r *rateBar) set(done, total int) {
+	if total != r.bar.GetMax() {
+		r.bar.ChangeMax(total)
+	}
+	if !r.rated && r.bar.State().SecondsSince >= r.after.Seconds() {
+		progressbar.OptionShowIts()(r.bar)
+		progressbar.OptionSetPredictTime(true)(r.bar)
+		r.rated = true
+	}
+	_ = r.bar.Set(done)
+}
+
+// finish clears the bar.
+func (r *rateBar) finish() { _ = r.bar.Finish() }
 
 func itoas(v []int) []string {
 	out := make([]string, len(v))
