@@ -134,6 +134,19 @@ func communicatorBuffers(s *scenarios.Scenario) (int64, error) {
 	return total, nil
 }
 
+// SameUnderAlgorithms reports whether the memory model's report of a
+// scenario is the same under communication.algorithm a as under b: the
+// algorithm enters it only through NCCL's NVLS buffers (runsNVLS), which
+// ring, hierarchical and tree never set up, so a report of one of them
+// serves the others (plan --algorithms ring,hierarchical,tree analyzed
+// each candidate three times).
+func SameUnderAlgorithms(a, b scenarios.Algorithm) bool {
+	never := func(x scenarios.Algorithm) bool {
+		return x == scenarios.AlgoRing || x == scenarios.AlgoHierarchical || x == scenarios.AlgoTree
+	}
+	return a == b || never(a) && never(b)
+}
+
 // runsNVLS says whether a communicator over g running ops under
 // communication.algorithm a sets up NCCL's NVLS buffers: auto asks
 // collectives.RunsNVLS; nvls and nvlstree run every collective with NVLS

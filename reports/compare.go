@@ -922,8 +922,10 @@ var compareSlowLinkColumns = []string{"k", "algorithm", "seed_bytes", "seed_x_S"
 // WriteCompareCSV writes the comparison as one rectangular CSV table, so
 // every csv reader takes it whole: its first column, table, names the table
 // a row belongs to. A "metrics" row is one row of the table: metric, unit,
-// the exact value of every variant, then the delta in % of every variant
-// after the first (empty when undefined). When varying K, "slow_link" rows
+// the exact value of every variant, delta_unit, then the change of every
+// variant after the first (empty when undefined), as the table's Δ: in
+// percent of the first (delta_unit pct), or for MFU in percentage points
+// (pts). When varying K, "slow_link" rows
 // follow with the slow-link table's columns (compareSlowLinkColumns),
 // after the metrics' columns; each kind of row leaves the other's columns
 // empty.
@@ -933,8 +935,9 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 	for _, v := range c.Variants {
 		head = append(head, v.Label)
 	}
+	head = append(head, "delta_unit")
 	for _, v := range c.Variants[1:] {
-		head = append(head, "delta_pct "+v.Label)
+		head = append(head, "delta "+v.Label)
 	}
 	metricCols := len(head)
 	sl := c.SlowLink
@@ -952,6 +955,14 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 	}
 	for _, r := range c.Rows {
 		row := make([]string, 0, len(head))
+		// The MFU row's change is in percentage points, as the table
+		// shows it (pointsCell), the others' in percent of the first
+		// variant; delta_unit says which (qauser30 L6: the CSV's 1.3
+		// beside the table's +0.7 pts).
+		deltaUnit := "pct"
+		if r.Unit == "fraction" {
+			deltaUnit = "pts"
+		}
 		row = append(row, "metrics", r.Metric, r.Unit)
 		for i, v := range r.Values {
 			switch {
@@ -967,7 +978,13 @@ func WriteCompareCSV(w io.Writer, c *Comparison) error {
 				row = append(row, exact(v))
 			}
 		}
-		for _, d := range r.DeltaPct[1:] {
+		row = append(row, deltaUnit)
+		for i, d := range r.DeltaPct[1:] {
+			if deltaUnit == "pts" {
+				// From the values the table shows (0.1 %), as pointsCell.
+				row = append(row, strconv.FormatFloat(float64(r.Values[i+1]-r.Values[0])/10, 'f', 1, 64))
+				continue
+			}
 			row = append(row, fl(d))
 		}
 		row = append(row, make([]string, len(head)-len(row))...) // the slow-link columns

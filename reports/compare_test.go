@@ -215,7 +215,7 @@ func TestCompareTokensUnrounded(t *testing.T) {
 	if i < 0 || !slices.Equal(got.Rows[i].Values, []float64{4.566, 4.508}) || got.Rows[i].DeltaPct[1] == nil || *got.Rows[i].DeltaPct[1] != -1.3 {
 		t.Errorf("JSON tokens/s row %+v; want values 4.566, 4.508 and -1.3 %%", got.Rows)
 	}
-	if !strings.Contains(csvOut.String(), "\nmetrics,tokens/s per GPU,tokens/s,4.566,4.508,-1.3,") {
+	if !strings.Contains(csvOut.String(), "\nmetrics,tokens/s per GPU,tokens/s,4.566,4.508,pct,-1.3,") {
 		t.Errorf("CSV:\n%s", csvOut.String())
 	}
 	if !regexp.MustCompile(`│ tokens/s per GPU +│ +5 │ +5 │ +-1\.3 % │`).MatchString(table.String()) {
@@ -261,14 +261,15 @@ func TestCompareMFU(t *testing.T) {
 	}
 	delta := math.Round((want[1]-want[0])/want[0]*1000) / 10
 	// The table's Δ of a percentage is in points, from the values shown
-	// (QA s28 L12: 48.5 % → 54.7 % read "+12.8 %"); the CSV keeps the
-	// relative change, delta_pct.
+	// (QA s28 L12: 48.5 % → 54.7 % read "+12.8 %"), and the CSV's too,
+	// labelled pts (qauser30 L6: it gave the relative change, 1.3 beside
+	// the table's +0.7 pts).
 	points := float64(math.Round(want[1]*1000)-math.Round(want[0]*1000)) / 10
 	row := fmt.Sprintf("│ MFU +│ +%.1f %% │ +%.1f %% │ +%+.1f pts │", want[0]*100, want[1]*100, points)
 	if !regexp.MustCompile(row).MatchString(table.String()) {
 		t.Errorf("no row %q in\n%s", row, table.String())
 	}
-	if line := fmt.Sprintf("\nmetrics,MFU,fraction,%.5f,%.5f,%.1f\n", want[0], want[1], delta); !strings.Contains(csvOut.String(), line) {
+	if line := fmt.Sprintf("\nmetrics,MFU,fraction,%.5f,%.5f,pts,%.1f\n", want[0], want[1], points); !strings.Contains(csvOut.String(), line) || points == delta {
 		t.Errorf("no %q in CSV:\n%s", line, csvOut.String())
 	}
 }

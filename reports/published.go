@@ -42,7 +42,7 @@ func publishedSpread(f *sweep.PublishedFits) spread {
 // fitsWho is the published fits and the runs that fitted them ("the
 // 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted").
 func fitsWho(f *sweep.PublishedFits) string {
-	return zero.FittedBy(f.Low.Efficiency, f.High.Efficiency, f.Runs, f.FP8, zero.OnGPU(f.GPU, f.FP8))
+	return zero.FittedBy(f.Low.Efficiency, f.High.Efficiency, f.Runs, f.FP8.FP8(), zero.OnGPU(f.GPU, f.FP8))
 }
 
 // fitsUtilization is MFU and HFU at the published fits ("MFU 30.1–38.4 %,
@@ -95,7 +95,7 @@ func planAtFits(f *sweep.PublishedFits) string {
 	return fmt.Sprintf("; %s, %s %%, %s at the %s of %s",
 		tokensRange(f), percentRange(f.Low.MFU, f.High.MFU),
 		fitsRange(planDur(f.High.StepTime), planDur(f.Low.StepTime)), zero.FittedRange(f.Low.Efficiency, f.High.Efficiency),
-		strings.TrimSpace(zero.PublishedRuns(f.Runs, f.FP8, "")))
+		strings.TrimSpace(zero.PublishedRuns(f.Runs, f.FP8.FP8(), "")))
 }
 
 // publishedFitsJSON is sweep.PublishedFits in run's result.json and
@@ -125,5 +125,5 @@ func newPublishedFitsJSON(f *sweep.PublishedFits) *publishedFitsJSON {
 	speed := func(s sweep.FitSpeed) fitSpeedJSON {
 		return fitSpeedJSON{Efficiency: s.Efficiency, StepTimePS: s.StepTime, TokensPerSecPerGPU: sweep.TokensPerSec(s.TokensPerSecPerGPU), MFU: s.MFU, HFU: s.HFU}
 	}
-	return &publishedFitsJSON{Runs: f.Runs, GPU: f.GPU, FP8: f.FP8, Low: speed(f.Low), High: speed(f.High)}
+	return &publishedFitsJSON{Runs: f.Runs, GPU: f.GPU, FP8: f.FP8.FP8(), Low: speed(f.Low), High: speed(f.High)}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	goldenfile "github.com/zerosim/zerosim/internal/golden"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
@@ -84,7 +85,7 @@ func TestFitsRange(t *testing.T) {
 // before it is TestEfficiencyLineDoc's).
 func TestComputeModelDocQuotesPublishedFits(t *testing.T) {
 	gpu := exampleRun(t, "default").Scenario.Cluster.GPU
-	lo, hi, n, onGPU := zero.PublishedRange(gpu, false)
+	lo, hi, n, onGPU := zero.PublishedRange(gpu, scenarios.FP8None)
 	if !onGPU {
 		t.Fatalf("no published bf16 run on %s", gpu)
 	}

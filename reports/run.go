@@ -431,7 +431,7 @@ func groupText(s *scenarios.Scenario, n int) string {
 // the step at the published fits too (sweep.AtPublishedFits).
 func efficiencyText(s *scenarios.Scenario, atFits bool) string {
 	t := &s.Training
-	line := efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8 != scenarios.FP8None, s.Cluster.GPU, atFits)
+	line := efficiencyLine(t.ComputeEfficiency, t.ComputeEfficiencyFrom, t.ComputeEfficiencyDefault, t.MFU > 0, t.FP8, s.Cluster.GPU, atFits)
 	if line == "" {
 		return ""
 	}
@@ -470,7 +470,7 @@ func calibratedHigh(s *scenarios.Scenario) string {
 	if t.ComputeEfficiencyFrom == "" || t.MFU > 0 || cal == nil || cal.Compute == nil {
 		return ""
 	}
-	ceiling, what, ok := zero.EfficiencyCeiling(s.Cluster.GPU, t.FP8 != scenarios.FP8None, cal.Compute.Method == scenarios.CalMethodTrace)
+	ceiling, what, ok := zero.EfficiencyCeiling(s.Cluster.GPU, t.FP8, cal.Compute.Method == scenarios.CalMethodTrace)
 	if !ok || t.ComputeEfficiency <= ceiling {
 		return ""
 	}
@@ -484,7 +484,7 @@ func calibratedHigh(s *scenarios.Scenario) string {
 // eff from a calibration (from), zerosim's default (byDefault) or the
 // scenario's training.compute_efficiency, fitted to training.mfu or not,
 // of the fp8 or the bf16 peak, on gpu; atFits as efficiencyText's.
-func efficiencyLine(eff float64, from string, byDefault, mfu, fp8 bool, gpu string, atFits bool) string {
+func efficiencyLine(eff float64, from string, byDefault, mfu bool, fp8 scenarios.FP8Recipe, gpu string, atFits bool) string {
 	switch {
 	case from != "":
 		return fmtEff(eff) + " of the dense peak for large GEMMs, from " + from
@@ -496,7 +496,7 @@ func efficiencyLine(eff float64, from string, byDefault, mfu, fp8 bool, gpu stri
 
 // efficiencyBrief is efficiencyLine in one line of plan's summary: the
 // efficiency, who set it, and the range the published runs fitted.
-func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu string) string {
+func efficiencyBrief(eff float64, from string, byDefault, mfu bool, fp8 scenarios.FP8Recipe, gpu string) string {
 	switch {
 	case from != "":
 		return "GEMMs at " + fmtEff(eff) + " of the dense peak, from " + from
@@ -510,7 +510,7 @@ func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu str
 	head := fmt.Sprintf("GEMMs at %s of peak (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
-		return fmt.Sprintf("%s; no published %s run to compare (docs/validation.md)", head, c.kind)
+		return fmt.Sprintf("%s; %s to compare (docs/validation.md)", head, c.none())
 	case c.side > 0:
 		return fmt.Sprintf("%s; %s fitted %s (expect slower)", head, c.runs, c.fitted)
 	case c.side < 0:
@@ -523,7 +523,7 @@ func efficiencyBrief(eff float64, from string, byDefault, mfu, fp8 bool, gpu str
 // published runs. With atFits (the headline's step time, tokens/s and
 // utilization lines give the step at the runs' fits too) it points at
 // those lines rather than saying which way to expect the step.
-func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string, atFits bool) string {
+func publishedEfficiencyText(eff float64, byDefault bool, fp8 scenarios.FP8Recipe, gpu string, atFits bool) string {
 	const calibrate = "calibrate: zerosim calibrate --train-log or --step-time"
 	c := comparePublished(eff, byDefault, fp8, gpu)
 	if byDefault {
@@ -532,7 +532,7 @@ func publishedEfficiencyText(eff float64, byDefault, fp8 bool, gpu string, atFit
 	head := fmt.Sprintf("%s of the dense peak for large GEMMs (%s)", fmtEff(eff), c.who)
 	switch {
 	case c.runs == "":
-		return fmt.Sprintf("%s; no published %s run in docs/validation.md to set it beside; %s", head, c.kind, calibrate)
+		return fmt.Sprintf("%s; %s in docs/validation.md to set it beside; %s", head, c.none(), calibrate)
 	case c.side != 0:
 		side, then := "above", ", so expect a slower step"
 		if c.side < 0 {
@@ -589,7 +589,7 @@ func (c published) rangeText() string {
 // run's headline (efficiencyText), for calibrate's warning on a fit
 // outside it: text is that range ("" when no published run has that
 // kind), side 1 when eff is above it, -1 below, 0 within.
-func PublishedFit(eff float64, fp8 bool, gpu string) (text string, side int) {
+func PublishedFit(eff float64, fp8 scenarios.FP8Recipe, gpu string) (text string, side int) {
 	c := comparePublished(eff, false, fp8, gpu)
 	if c.runs == "" {
 		return "", 0
@@ -602,8 +602,14 @@ func PublishedFit(eff float64, fp8 bool, gpu string) (text string, side int) {
 // which side of it the efficiency is on (1 above, -1 below, 0 within).
 type published struct {
 	who, kind, runs, fitted string
-	side                    int
+	// recipe names the fp8 recipe when no run of it was published.
+	recipe string
+	side   int
 }
+
+// none says that no published run has the efficiency's kind: "no
+// published bf16 run", "no published fp8 run with training.fp8 te".
+func (c published) none() string { return "no published " + c.kind + " run" + c.recipe }
 
 // publishedFits is zero.PublishedRange, and publishedWhere zero.OnGPU,
 // variables so that tests can give every wording its case.
@@ -615,23 +621,29 @@ var (
 // comparePublished sets eff beside the published runs; byDefault says
 // that zerosim's default set it, not training.compute_efficiency (it went
 // by the value: an explicit 0.8 was "zerosim's default", QA17 L9).
-func comparePublished(eff float64, byDefault, fp8 bool, gpu string) published {
+func comparePublished(eff float64, byDefault bool, fp8 scenarios.FP8Recipe, gpu string) published {
 	c := published{who: "training.compute_efficiency", kind: "bf16"}
 	if byDefault {
 		c.who = "zerosim's default"
 	}
-	if fp8 {
+	if fp8.FP8() {
 		c.kind = "fp8"
 	}
 	lo, hi, n, onGPU := publishedFits(gpu, fp8)
 	if n == 0 {
+		if fp8.FP8() {
+			// Only runs of the same recipe are compared
+			// (zero.PublishedRange): "no published fp8 run with
+			// training.fp8 te", though torchao's ran.
+			c.recipe = " with training.fp8 " + string(fp8)
+		}
 		return c
 	}
 	where := publishedWhere(gpu, fp8)
 	if !onGPU {
 		where = "on other GPUs"
 	}
-	c.runs, c.fitted = zero.PublishedRuns(n, fp8, where), zero.FittedRange(lo, hi)
+	c.runs, c.fitted = zero.PublishedRuns(n, fp8.FP8(), where), zero.FittedRange(lo, hi)
 	switch {
 	case eff > hi:
 		c.side = 1

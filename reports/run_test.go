@@ -645,48 +645,55 @@ func TestAttentionFinding(t *testing.T) {
 // others; above them the line says to expect a slower step, below them a
 // faster one; plan's one-line form says the same.
 func TestPublishedEfficiencyText(t *testing.T) {
-	defer func(f func(string, bool) (float64, float64, int, bool)) { publishedFits = f }(publishedFits)
-	defer func(f func(string, bool) string) { publishedWhere = f }(publishedWhere)
-	publishedWhere = func(gpu string, _ bool) string { return "on " + gpu }
+	defer func(f func(string, scenarios.FP8Recipe) (float64, float64, int, bool)) { publishedFits = f }(publishedFits)
+	defer func(f func(string, scenarios.FP8Recipe) string) { publishedWhere = f }(publishedWhere)
+	publishedWhere = func(gpu string, _ scenarios.FP8Recipe) string { return "on " + gpu }
+	const bf16, torchao, te = scenarios.FP8None, scenarios.FP8TorchAO, scenarios.FP8TE
 	for _, tc := range []struct {
 		name        string
 		eff         float64
-		def, fp8    bool
+		def         bool
+		fp8         scenarios.FP8Recipe
 		gpu         string
 		lo, hi      float64
 		n           int
 		onGPU       bool
 		want, brief string
 	}{
-		{"default above, on the GPU", 0.8, true, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+		{"default above, on the GPU", 0.8, true, bf16, "H100-80GB", 0.4213, 0.6201, 5, true,
 			"0.8 of the dense peak for large GEMMs (zerosim's default): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
-		{"within", 0.7, false, false, "A100-80GB", 0.63, 0.78, 3, true,
+		{"within", 0.7, false, bf16, "A100-80GB", 0.63, 0.78, 3, true,
 			"0.7 of the dense peak for large GEMMs (training.compute_efficiency): 3 published bf16 runs on A100-80GB fitted 0.63–0.78 (docs/validation.md); calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.7 of peak (training.compute_efficiency); 3 published bf16 runs on A100-80GB fitted 0.63–0.78"},
-		{"below", 0.3, false, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+		{"below", 0.3, false, bf16, "H100-80GB", 0.4213, 0.6201, 5, true,
 			"0.3 of the dense peak for large GEMMs (training.compute_efficiency): below the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a faster step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.3 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect faster)"},
-		{"0.8 given", 0.8, false, false, "H100-80GB", 0.4213, 0.6201, 5, true,
+		{"0.8 given", 0.8, false, bf16, "H100-80GB", 0.4213, 0.6201, 5, true,
 			"0.8 of the dense peak for large GEMMs (training.compute_efficiency): above the 0.42–0.62 that 5 published bf16 runs on H100-80GB fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (training.compute_efficiency); 5 published bf16 runs on H100-80GB fitted 0.42–0.62 (expect slower)"},
-		{"one run", 0.8, true, true, "H200", 0.5108, 0.5108, 1, true,
+		{"one run", 0.8, true, torchao, "H200", 0.5108, 0.5108, 1, true,
 			"0.8 of the dense peak for large GEMMs (zerosim's default for H200: the H100 SXM row's 0.8: its note says \"H200 is the same\"; stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default from H200's measured matmul maximum); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
-		{"other GPUs", 0.8, true, false, "B200", 0.42, 0.79, 14, false,
+		{"other GPUs", 0.8, true, bf16, "B200", 0.42, 0.79, 14, false,
 			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
-		{"none", 0.8, true, true, "B200", 0, 0, 0, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table); no published fp8 run in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); no published fp8 run to compare (docs/validation.md)"},
+		{"none", 0.8, true, torchao, "B200", 0, 0, 0, false,
+			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table); no published fp8 run with training.fp8 torchao in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); no published fp8 run with training.fp8 torchao to compare (docs/validation.md)"},
+		// Transformer Engine's fp8 on H100, whose published fp8 runs are
+		// torchao's: not set beside them (qatput30 finding 7b).
+		{"another recipe", 0.55, false, te, "H100-80GB", 0, 0, 0, false,
+			"0.55 of the dense peak for large GEMMs (training.compute_efficiency); no published fp8 run with training.fp8 te in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.55 of peak (training.compute_efficiency); no published fp8 run with training.fp8 te to compare (docs/validation.md)"},
 		// No row in the MAMF table: the H100's 0.8, said so (QA s29).
-		{"no row", 0.8, true, false, "L40S", 0.42, 0.79, 14, false,
+		{"no row", 0.8, true, bf16, "L40S", 0.42, 0.79, 14, false,
 			"0.8 of the dense peak for large GEMMs (zerosim's default: the H100's 0.8, kept: stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table has no row for L40S): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default, the H100's: no measured matmul maximum for L40S); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
 	} {
-		publishedFits = func(gpu string, fp8 bool) (float64, float64, int, bool) {
+		publishedFits = func(gpu string, fp8 scenarios.FP8Recipe) (float64, float64, int, bool) {
 			if gpu != tc.gpu || fp8 != tc.fp8 {
-				t.Errorf("%s: asked for %q, fp8 %t", tc.name, gpu, fp8)
+				t.Errorf("%s: asked for %q, fp8 %q", tc.name, gpu, fp8)
 			}
 			return tc.lo, tc.hi, tc.n, tc.onGPU
 		}
@@ -706,7 +713,7 @@ func TestPublishedEfficiencyText(t *testing.T) {
 // default efficiency on an H100 (up to its calibrate hint), as run prints
 // it: with the step at the published fits on the lines below.
 func TestEfficiencyLineDoc(t *testing.T) {
-	line := publishedEfficiencyText(scenarios.DefaultComputeEfficiency, true, false, "H100-80GB", true)
+	line := publishedEfficiencyText(scenarios.DefaultComputeEfficiency, true, scenarios.FP8None, "H100-80GB", true)
 	quote, _, ok := strings.Cut(line, "; calibrate:")
 	if !ok {
 		t.Fatalf("line %q has no calibrate hint", line)
@@ -717,7 +724,7 @@ func TestEfficiencyLineDoc(t *testing.T) {
 // fitsWhoDefault is the published bf16 runs on the default example's
 // H100 and the range they fitted, as run's lines quote them.
 func fitsWhoDefault(t *testing.T) string {
-	lo, hi, n, onGPU := zero.PublishedRange("H100-80GB", false)
+	lo, hi, n, onGPU := zero.PublishedRange("H100-80GB", scenarios.FP8None)
 	if !onGPU {
 		t.Fatal("no published bf16 run on H100-80GB")
 	}
@@ -736,10 +743,10 @@ func TestEfficiencyLine(t *testing.T) {
 		// and the line points at them (not "so expect a slower step").
 		{nil, "compute efficiency:  0.8 of the dense peak for large GEMMs (zerosim's default): above " + fitsWhoDefault(t) +
 			" (docs/validation.md): the lines below give the step at those fits; calibrate: zerosim calibrate --train-log or --step-time\n"},
-		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, false, "H100-80GB", false) + "\n"},
+		{[]string{"training.compute_efficiency=0.5"}, "compute efficiency:  " + publishedEfficiencyText(0.5, false, scenarios.FP8None, "H100-80GB", false) + "\n"},
 		// 0.8 given is the scenario's, not the default (it said "zerosim's
 		// default", QA17 L9).
-		{[]string{"training.compute_efficiency=0.8"}, "compute efficiency:  " + publishedEfficiencyText(0.8, false, false, "H100-80GB", false) + "\n"},
+		{[]string{"training.compute_efficiency=0.8"}, "compute efficiency:  " + publishedEfficiencyText(0.8, false, scenarios.FP8None, "H100-80GB", false) + "\n"},
 		{[]string{"training.mfu=0.4"}, ""},
 	} {
 		data, _ := scenarios.Example("default")

@@ -41,6 +41,9 @@ const (
 // step.
 func (r FP8Recipe) TE() bool { return r == FP8TE || r == FP8TECurrent }
 
+// FP8 reports whether r is an fp8 recipe: set, and not none.
+func (r FP8Recipe) FP8() bool { return r != "" && r != FP8None }
+
 // FP8Gather reports whether the ZeRO-3 all-gathers move the block weights
 // in fp8, one byte per parameter: torchao with enable_fsdp_float8_all_gather
 // (training.fp8_all_gather, default true), which casts the weight shards

@@ -488,11 +488,72 @@ func (c *hfConfig) kvHeads(def, heads int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if heads%kv != 0 {
-		return 0, c.errorf("%snum_key_value_heads=%d does not divide num_attention_heads=%d (use a divisor of %d)", c.prefix, kv, heads, heads)
+	if heads%kv == 0 {
+		return kv, nil
 	}
-	return kv, nil
+	// Name the key to change (qauser30 L4: num_attention_heads edited
+	// 64 → 60 was blamed on the num_key_value_heads=8 beside it): the
+	// query heads when the file gives no num_key_value_heads (the default
+	// is not the user's) or when they do not divide hidden_size either
+	// (no head_dim given), the key-value heads otherwise; the other key's
+	// position is named too.
+	_, _, kvGiven := c.lookup([]string{"num_key_value_heads"})
+	hidden, headDim := c.peekInt("hidden_size"), c.peekInt("head_dim")
+	if !kvGiven || headDim == 0 && hidden > 0 && hidden%heads != 0 {
+		fix := fmt.Sprintf("a multiple of %d", kv)
+		if m := nearestMultipleDividing(heads, kv, hidden); m > 0 {
+			fix = fmt.Sprintf("a multiple of %d dividing hidden_size=%d, such as %d", kv, hidden, m)
+		}
+		if !kvGiven {
+			return 0, c.errorf("%snum_attention_heads=%d is not a multiple of the %d key-value heads num_key_value_heads defaults to (use %s, or give num_key_value_heads dividing %d)", c.prefix, heads, kv, fix, heads)
+		}
+		return 0, c.errorf("%snum_attention_heads=%d is not a multiple of num_key_value_heads=%d%s (change num_attention_heads to %s, or num_key_value_heads to a divisor of %d)", c.prefix, heads, kv, c.keyAt("num_key_value_heads"), fix, heads)
+	}
+	return 0, c.errorf("%snum_key_value_heads=%d does not divide num_attention_heads=%d%s (use a divisor of %d, or change num_attention_heads to a multiple of %d)", c.prefix, kv, heads, c.keyAt("num_attention_heads"), heads, kv)
 }
+
+// peekInt is key's integer value in c, 0 when absent or not an integer;
+// for choosing an error's wording, not for reading the model.
+func (c *hfConfig) peekInt(key string) int64 {
+	n, ok := c.m[key].(json.Number)
+	if !ok {
+		return 0
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0
+	}
+	return i
+}
+
+// keyAt is " (at LINE:COL)" for key of c, "" when the file's positions
+// are unknown.
+func (c *hfConfig) keyAt(key string) string {
+	if c.keys == nil {
+		return ""
+	}
+	off, ok := c.keys.at[c.prefix+key]
+	if !ok {
+		return ""
+	}
+	line, col := lineCol(c.keys.data, off)
+	return fmt.Sprintf(" (at %d:%d)", line, col)
+}
+
+// nearestMultipleDividing is the multiple of step nearest heads that
+// divides hidden (the smaller at a tie), 0 when none does or hidden is
+// unknown.
+func nearestMultipleDividing(heads, step, hidden int64) int64 {
+	best := int64(0)
+	for m := step; hidden > 0 && m <= min(hidden, 2*heads+step); m += step {
+		if hidden%m == 0 && (best == 0 || abs64(m-heads) < abs64(best-heads)) {
+			best = m
+		}
+	}
+	return best
+}
+
+func abs64(x int64) int64 { return max(x, -x) }
 
 func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
 	k, v, ok := c.lookup(keys)
@@ -514,6 +575,17 @@ func (c *hfConfig) intOpt(lo, hi int64, keys ...string) (int64, bool, error) {
 	}
 	if i < lo || i > hi {
 		return 0, true, c.errorf("%s=%d is out of range (use %d to %d)", k, i, lo, hi)
+	}
+	if _, err := strconv.ParseInt(n.String(), 10, 64); err != nil {
+		// A whole float (2.8672e4, 28672.0) is a Python float after
+		// json.load, and the modeling code builds its layers from these
+		// keys as given: nn.Linear's torch.empty((out_features,
+		// in_features)) refuses a float size with a TypeError
+		// (torch/nn/modules/linear.py, Linear.__init__, pytorch at
+		// f2889c83d0672bf95de5c57f770dcbdf07ebee61), as range() does a
+		// float layer count (qauser30 L4: intermediate_size 2.8672e4 was
+		// read as 28672).
+		return 0, true, c.errorf("%s=%s is a float, where transformers builds the model from an integer (nn.Linear and range() refuse a float; write %d)", k, clip(n.String()), i)
 	}
 	return i, true, nil
 }

@@ -286,7 +286,8 @@ type Plan struct {
 	Efficiency        float64
 	EfficiencyFrom    string
 	EfficiencyDefault bool
-	MFU, FP8          bool
+	MFU               bool
+	FP8               scenarios.FP8Recipe
 	N                 int
 	DP                int
 	CP                int
@@ -1103,7 +1104,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		N: s.N(), DP: s.Parallelism.DP, CP: max(s.Parallelism.CP, 1), SeqLen: max(s.Model.SeqLen, 1), GlobalBatch: sp.global}
 	p.TokensPerStep = sp.global * p.SeqLen
 	p.Efficiency, p.EfficiencyFrom, p.EfficiencyDefault = s.Training.ComputeEfficiency, s.Training.ComputeEfficiencyFrom, s.Training.ComputeEfficiencyDefault
-	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8 != scenarios.FP8None
+	p.MFU, p.FP8 = s.Training.MFU > 0, s.Training.FP8
 	p.NoSeqLen = s.Model.SeqLen == 0
 	p.SearchedStages, p.SearchedRecompute, p.SearchedAlgorithms = sp.stages, sp.recompute, sp.algorithms
 	p.ZeroPP = sp.zeroPP
@@ -1403,9 +1404,9 @@ func parallel(ctx context.Context, n, j int, f func(i int) error) error {
 // model works out the reserve only where the candidate fits (the
 // simulated allocator's out-of-memory is then part of its verdict:
 // memory.ReserveWhereFits), and screened gives the report of a candidate
-// whose scenario it analyzed as it stands (the first algorithm searched),
-// for its replay to take instead of analyzing it again; nil for the
-// others.
+// whose scenario it analyzed as it stands (the first algorithm searched,
+// or another whose report is the same: memory.SameUnderAlgorithms), for
+// its replay to take instead of analyzing it again; nil for the others.
 func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, opt PlanOptions, p *Plan) (out []Candidate, modelPeak func(Candidate) (int64, bool), screened func(Candidate) *memory.Report, err error) {
 	var keys []Candidate
 	index := map[Candidate]int{}
@@ -1456,7 +1457,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		return peaks[ki], true
 	}
 	screened = func(c Candidate) *memory.Report {
-		if ki, ok := index[c.memoryKey()]; ok && c.Algorithm == sp.algorithms[0] {
+		if ki, ok := index[c.memoryKey()]; ok && memory.SameUnderAlgorithms(scenarios.Algorithm(c.Algorithm), scenarios.Algorithm(sp.algorithms[0])) {
 			return reps[ki]
 		}
 		return nil

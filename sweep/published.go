@@ -20,7 +20,7 @@ type PublishedFits struct {
 	// setting (FP8).
 	Runs int
 	GPU  string
-	FP8  bool
+	FP8  scenarios.FP8Recipe
 	// Default is the scenario's own efficiency, zerosim's default for the
 	// GPU, that the headline's figures are at.
 	Default float64
@@ -55,7 +55,7 @@ func AtPublishedFits(s *scenarios.Scenario, res *zero.Result) (*PublishedFits, e
 	if !UncalibratedDefault(s) {
 		return nil, nil
 	}
-	fp8 := s.Training.FP8 != scenarios.FP8None
+	fp8 := s.Training.FP8
 	lo, hi, n, onGPU := zero.PublishedRange(s.Cluster.GPU, fp8)
 	if n == 0 || !onGPU {
 		return nil, nil

@@ -49,7 +49,7 @@ func TestAtPublishedFits(t *testing.T) {
 	if f == nil {
 		t.Fatal("the default example (H100-80GB, default efficiency) was not replayed at the published fits")
 	}
-	if f.Runs != 13 || f.GPU != "H100-80GB" || f.FP8 || f.Low.Efficiency != 0.3617 || f.High.Efficiency != 0.6983 {
+	if f.Runs != 13 || f.GPU != "H100-80GB" || f.FP8.FP8() || f.Low.Efficiency != 0.3617 || f.High.Efficiency != 0.6983 {
 		t.Errorf("fits: %d runs on %s fp8 %v at %v–%v, want 13 bf16 runs on H100-80GB at 0.3617–0.6983", f.Runs, f.GPU, f.FP8, f.Low.Efficiency, f.High.Efficiency)
 	}
 	if !(f.Low.StepTime > f.High.StepTime && f.High.StepTime > int64(res.StepTime)) {

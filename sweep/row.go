@@ -188,6 +188,13 @@ func (e *Evaluator) Eval(i int) (row Row) {
 		for _, w := range append(slices.Clip(s.Warnings), row.Warnings...) {
 			warnings = append(warnings, asGrid(w))
 		}
+		if s.Parallelism.Stage == 0 && s.Parallelism.K > 1 {
+			// As run's "K: 2 (no effect: stage 0 shards nothing)" and
+			// compare's KNoEffect: such a row repeats its K=1 twin
+			// (qauser30 L2: rows 3–8 of a stage × K × nodes grid
+			// repeated rows 0–2 without a word).
+			warnings = append(warnings, KNoEffectNote)
+		}
 	}
 	if err != nil {
 		row = Row{Err: oneLine(asGrid(replayRefusal(err)))}
@@ -195,6 +202,10 @@ func (e *Evaluator) Eval(i int) (row Row) {
 	row.Index, row.Values, row.Warnings = i, p.Values, warnings
 	return row
 }
+
+// KNoEffectNote is a sweep point's note at ZeRO stage 0 with K above 1:
+// stage 0 shards nothing, so K changes nothing.
+const KNoEffectNote = "K has no effect at ZeRO stage 0, which shards nothing: these rows repeat the rows with K=1"
 
 // AsGrid is msg, the loader's message about a point loaded with sets (a
 // grid point's overrides), with each override it names as a --set named as

@@ -320,7 +320,16 @@ func bareNumber(s string) (string, bool) {
 }
 
 // ParseDuration parses a time such as "500ns", "2us", "1.5ms" or "0".
-func ParseDuration(s string) (Duration, error) {
+func ParseDuration(s string) (Duration, error) { return parseDuration(s, false) }
+
+// ParseDurationNearest parses a time as ParseDuration does, but rounds
+// one finer than a picosecond to the nearest picosecond (halves away from
+// zero): a measured step printed to 15 digits ("3.89006944856651s", a
+// mean over logged steps) names a time only to that precision, and
+// zerosim's clock ticks in picoseconds.
+func ParseDurationNearest(s string) (Duration, error) { return parseDuration(s, true) }
+
+func parseDuration(s string, nearest bool) (Duration, error) {
 	if strings.TrimSpace(s) == "0" {
 		return 0, nil
 	}
@@ -328,7 +337,7 @@ func ParseDuration(s string) (Duration, error) {
 		// Said `"1" is not a duration`, not which unit was missing (qa22 L3).
 		return 0, fmt.Errorf("%s what? use %sns, %sus, %sms or %ss (a duration needs a unit)", n, n, n, n, n)
 	}
-	v, err := parse(s, "duration", `a duration such as 500ns, 2us, 1.5ms or 0`, durationSuffixes, false)
+	v, err := parseRounding(s, "duration", `a duration such as 500ns, 2us, 1.5ms or 0`, durationSuffixes, false, nearest)
 	return Duration(v), err
 }
 

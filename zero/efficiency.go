@@ -57,9 +57,13 @@ const (
 type PublishedEfficiency struct {
 	Source string // the run's file in testdata/validation/
 	GPU    string // its cluster.gpu preset
-	// FP8 is set for an fp8 recipe, whose efficiency is a fraction of the
-	// fp8 peak.
-	FP8 bool
+	// FP8 is the run's training.fp8 recipe (none: bf16 GEMMs); an fp8
+	// recipe's efficiency is a fraction of the fp8 peak, and it is
+	// compared only with runs of the same recipe: what one stack's fp8
+	// reaches says little of another's (qatput30 finding 7b: a NeMo
+	// Megatron + Transformer Engine fp8 fit of 0.5469 was warned "above"
+	// the two torchao runs' 0.31–0.53).
+	FP8 scenarios.FP8Recipe
 	// Compiled is set when the run's scenario compiles anything
 	// (training.compile other than none): its fit absorbs torch.compile's
 	// fusion.
@@ -74,10 +78,10 @@ type PublishedEfficiency struct {
 // that the others need not (QA s28 M4: both H200 runs are single-node
 // torch.compile runs, beside H100's 13 of every kind): "on H200 (both
 // single-node torch.compile runs)".
-func OnGPU(gpu string, fp8 bool) string {
+func OnGPU(gpu string, fp8 scenarios.FP8Recipe) string {
 	n, single, compiled := 0, true, true
 	for _, p := range publishedEfficiencies {
-		if p.FP8 != fp8 || p.GPU != gpu {
+		if p.FP8 != recipe(fp8) || p.GPU != gpu {
 			continue
 		}
 		n++
@@ -104,14 +108,15 @@ func OnGPU(gpu string, fp8 bool) string {
 }
 
 // PublishedRange is the least and the greatest efficiency fitted to the
-// published runs on gpu with the same fp8 setting, and how many there are;
-// when none ran on gpu, it is over every GPU and onGPU is false (n is 0
-// when no run has that fp8 setting).
-func PublishedRange(gpu string, fp8 bool) (lo, hi float64, n int, onGPU bool) {
+// published runs on gpu with the same fp8 recipe (training.fp8: none for
+// bf16, te, te_current, torchao), and how many there are; when none ran on
+// gpu, it is over every GPU and onGPU is false (n is 0 when no run has
+// that recipe: an fp8 run of another recipe is not compared).
+func PublishedRange(gpu string, fp8 scenarios.FP8Recipe) (lo, hi float64, n int, onGPU bool) {
 	for _, same := range []bool{true, false} {
 		lo, hi, n = 0, 0, 0
 		for _, p := range publishedEfficiencies {
-			if p.FP8 != fp8 || (same && p.GPU != gpu) {
+			if p.FP8 != recipe(fp8) || (same && p.GPU != gpu) {
 				continue
 			}
 			if n == 0 || p.Efficiency < lo {
@@ -125,6 +130,14 @@ func PublishedRange(gpu string, fp8 bool) (lo, hi float64, n int, onGPU bool) {
 		}
 	}
 	return 0, 0, 0, false
+}
+
+// recipe is r with an unset training.fp8 as the none it defaults to.
+func recipe(r scenarios.FP8Recipe) scenarios.FP8Recipe {
+	if r == "" {
+		return scenarios.FP8None
+	}
+	return r
 }
 
 // PublishedCP is one published run with context parallelism as
@@ -782,7 +795,7 @@ func (b blockTimes) classes(recompute int64) (fwd, bwd ClassSeconds) {
 // hold no communication or other work, GEMMCeiling, what the GPU's
 // matmuls reach with nothing beside them. what says which, for a message; ok is
 // false when no published run is on gpu (a step fit is then not judged).
-func EfficiencyCeiling(gpu string, fp8, kernels bool) (ceiling float64, what string, ok bool) {
+func EfficiencyCeiling(gpu string, fp8 scenarios.FP8Recipe, kernels bool) (ceiling float64, what string, ok bool) {
 	if kernels {
 		c := GEMMCeiling(gpu)
 		return c, fmt.Sprintf("the %.2f of the dense peak cuBLAS's GEMMs reach with nothing beside them (docs/compute-model.md)", c), true
@@ -791,7 +804,7 @@ func EfficiencyCeiling(gpu string, fp8, kernels bool) (ceiling float64, what str
 	if n == 0 || !onGPU {
 		return 0, "", false
 	}
-	return hi, FittedBy(lo, hi, n, fp8, OnGPU(gpu, fp8)) + " (docs/validation.md)", true
+	return hi, FittedBy(lo, hi, n, recipe(fp8) != scenarios.FP8None, OnGPU(gpu, fp8)) + " (docs/validation.md)", true
 }
 
 // FittedRange is the published fits' efficiencies as run, plan and

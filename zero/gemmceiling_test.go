@@ -71,18 +71,18 @@ func TestAttentionCappedAtGEMMCeiling(t *testing.T) {
 func TestOnGPU(t *testing.T) {
 	for _, c := range []struct {
 		gpu  string
-		fp8  bool
+		fp8  scenarios.FP8Recipe
 		want string
 	}{
-		{"H200", false, "on H200 (both single-node torch.compile runs)"},
-		{"MI300X", false, "on MI300X (a single-node torch.compile run)"},
-		{"H100-80GB", false, "on H100-80GB"},
-		{"A100-40GB", false, "on A100-40GB"},
-		{"H200", true, "on H200 (a torch.compile run)"},
-		{"L40S", false, "on L40S"},
+		{"H200", scenarios.FP8None, "on H200 (both single-node torch.compile runs)"},
+		{"MI300X", scenarios.FP8None, "on MI300X (a single-node torch.compile run)"},
+		{"H100-80GB", scenarios.FP8None, "on H100-80GB"},
+		{"A100-40GB", scenarios.FP8None, "on A100-40GB"},
+		{"H200", scenarios.FP8TorchAO, "on H200 (a torch.compile run)"},
+		{"L40S", scenarios.FP8None, "on L40S"},
 	} {
 		if got := OnGPU(c.gpu, c.fp8); got != c.want {
-			t.Errorf("OnGPU(%q, %v) = %q, want %q", c.gpu, c.fp8, got, c.want)
+			t.Errorf("OnGPU(%q, %q) = %q, want %q", c.gpu, c.fp8, got, c.want)
 		}
 	}
 }

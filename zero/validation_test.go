@@ -412,7 +412,7 @@ type validationCase struct {
 	// it compiles anything (training.compile other than none)
 	// (PublishedEfficiency).
 	gpu      string
-	fp8      bool
+	fp8      scenarios.FP8Recipe
 	compiled bool
 	nodes    int // cluster.nodes
 }
@@ -1068,7 +1068,7 @@ func publishedSource(t *testing.T, ps []PublishedEfficiency, cps []PublishedCP) 
 	b.WriteString("// docs/validation.md fits to the published runs, one per source.\n")
 	b.WriteString("var publishedEfficiencies = []PublishedEfficiency{\n")
 	for _, p := range ps {
-		fmt.Fprintf(&b, "{Source: %q, GPU: %q, FP8: %t, Compiled: %t, Nodes: %d, Efficiency: %.4f},\n", p.Source, p.GPU, p.FP8, p.Compiled, p.Nodes, p.Efficiency)
+		fmt.Fprintf(&b, "{Source: %q, GPU: %q, FP8: %q, Compiled: %t, Nodes: %d, Efficiency: %.4f},\n", p.Source, p.GPU, p.FP8, p.Compiled, p.Nodes, p.Efficiency)
 	}
 	b.WriteString("}\n\n")
 	b.WriteString("// publishedCP are docs/validation.md's predicted rows with context\n")
@@ -1541,7 +1541,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		c.params, c.dp, c.intraBW = s.Model.TotalParams(), s.Parallelism.DP, float64(s.Cluster.Intra.Bandwidth)
 		c.microTokens = s.Training.MicroBatch * s.Model.SeqLen / int64(s.Parallelism.CP)
 		c.paramDType = s.Training.ParamDType
-		c.gpu, c.fp8 = s.Cluster.GPU, s.Training.FP8 != scenarios.FP8None
+		c.gpu, c.fp8 = s.Cluster.GPU, recipe(s.Training.FP8)
 		c.compiled = s.Training.Compile != scenarios.CompileNone && s.Training.Compile != ""
 		c.nodes = s.Cluster.Nodes
 		c.poolBytes = res.MemoryModel.GatherPool
@@ -1556,7 +1556,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		out = append(out, c)
 	}
 	for i := range out {
-		out[i].crossPrecision = out[i].fp8 && !out[cal].fp8
+		out[i].crossPrecision = out[i].fp8 != scenarios.FP8None && out[cal].fp8 == scenarios.FP8None
 	}
 	return out, eff
 }

@@ -156,7 +156,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f.StringVar(&o.minSize, "min-size", "", "fit only the logs' rows of `SIZE` and above, e.g. 16MiB: for a network whose small collectives cost more than a latency plus a bandwidth (one behind a plugin such as aws-ofi-nccl); smaller collectives are then timed by the fitted model")
 	f.BoolVar(&o.otherGPU, "other-gpu", false, "fit nccl-tests logs that ran on another GPU than the scenario's cluster (refused without it)")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone; wins over the log's hosts)")
-	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s: fit the compute efficiency of the scenario given as argument")
+	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s (rounded to the nearest picosecond): fit the compute efficiency of the scenario given as argument")
 	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step (JSON, or gzipped .json.gz): fit the GEMM and attention efficiencies to its kernels of each class")
 	f.StringVar(&o.reserved, "reserved", "", "measured reserved peak `SIZE` of one step (torch.cuda.max_memory_reserved), e.g. 82.4GiB: fit the allocator overhead of the scenario given as argument")
 	f.StringVar(&o.trainLog, "train-log", "", "training log `FILE` (torchtitan, Megatron-LM, Hugging Face Trainer, Composer, DeepSpeed or NeMo output; - for standard input): fit the compute efficiency to its steady-state step and the allocator overhead to its max reserved memory")

@@ -148,7 +148,10 @@ func gunzipBounded(path string, data []byte, limit int64) ([]byte, error) {
 
 // parseStepTime reads --step-time.
 func parseStepTime(v string) (units.Duration, error) {
-	d, err := units.ParseDuration(v)
+	// Rounded to zerosim's picosecond: a mean step time printed to 15
+	// digits ("3.89006944856651s") was refused as "not a duration"
+	// (qatput30 finding 7a).
+	d, err := units.ParseDurationNearest(v)
 	if _, isNumber := units.Decimal(strings.TrimSpace(v)); isNumber && err != nil {
 		return 0, inputError{fmt.Errorf("--step-time %s: a duration needs a unit: use %ss or %sms (the measured time of one optimizer step)", v, v, v)}
 	}
@@ -501,13 +504,13 @@ func measuredFlag(o *calibrateOpts, trace bool, measured units.Duration) string 
 // larger run than the scenario's (more sequences or tokens per step,
 // another model) or of more than one optimizer step. "" otherwise.
 func lowEfficiency(s *scenarios.Scenario, eff float64) string {
-	fp8 := s.Training.FP8 != scenarios.FP8None
+	fp8 := s.Training.FP8
 	lo, hi, n, onGPU := zero.PublishedRange(s.Cluster.GPU, fp8)
 	if n == 0 || !onGPU || eff >= lo/2 {
 		return ""
 	}
 	return fmt.Sprintf("the fitted compute efficiency %.4f is below half %s (docs/validation.md): the measured step is likely of a larger run than %s (model, micro_batch × grad_accum × dp, seq_len) or of more than one optimizer step; check them against the measured run",
-		eff, zero.FittedBy(lo, hi, n, fp8, zero.OnGPU(s.Cluster.GPU, fp8)), s.Name)
+		eff, zero.FittedBy(lo, hi, n, fp8.FP8(), zero.OnGPU(s.Cluster.GPU, fp8)), s.Name)
 }
 
 // fitWarnings are the warnings on a compute part's fitted efficiencies:
@@ -599,7 +602,7 @@ func exposedShare(s *scenarios.Scenario, cc *scenarios.CalCompute) string {
 // that moves the GEMMs. "" within the range, or when lowEfficiency or
 // highEfficiency already says why (they run first).
 func outsidePublished(s *scenarios.Scenario, eff float64) string {
-	text, side := reports.PublishedFit(eff, s.Training.FP8 != scenarios.FP8None, s.Cluster.GPU)
+	text, side := reports.PublishedFit(eff, s.Training.FP8, s.Cluster.GPU)
 	switch {
 	case text == "" || side == 0:
 		return ""
@@ -644,8 +647,7 @@ func notFitting(s *scenarios.Scenario) string {
 // for a step, cuBLAS's reach for a trace's GEMMs), the mirror of
 // lowEfficiency (qa20 M1). "" otherwise.
 func highEfficiency(s *scenarios.Scenario, eff float64, kernels bool) string {
-	fp8 := s.Training.FP8 != scenarios.FP8None
-	ceiling, what, ok := zero.EfficiencyCeiling(s.Cluster.GPU, fp8, kernels)
+	ceiling, what, ok := zero.EfficiencyCeiling(s.Cluster.GPU, s.Training.FP8, kernels)
 	if !ok || eff <= ceiling {
 		return ""
 	}

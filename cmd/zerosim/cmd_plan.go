@@ -52,9 +52,10 @@ num_distributed_optimizer_instances at stage 1, HSDP / hybrid shard at
 stages 2–3), every micro-batch and gradient accumulation that make the global
 batch, the activation checkpointing policies, bucket sizes and ZeRO-3
 prefetch depths, under collective algorithm auto (NCCL's choice, what a run
-does; --algorithms ring,hierarchical,tree adds zerosim's alpha–beta
-lowerings, rows marked ‡ as bounds no NCCL setting reproduces for
-reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
+does; --algorithms lists the algorithms searched instead, auto among them
+only when listed: --algorithms auto,ring,hierarchical,tree adds zerosim's
+alpha–beta lowerings to auto, rows marked ‡ as bounds no NCCL setting
+reproduces for reduce-scatter and all-gather); with --cp 1,2,4,8, context parallelism too
 (ring attention over cp GPUs, each keeping seq_len/cp of a sequence: the
 lever for long sequences), each degree on the same GPUs (dp = GPUs/cp) and
 global batch, a degree whose dp does not split it skipped. For a MoE model
@@ -125,7 +126,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	f.StringSliceVar(&o.recompute, "recompute", nil, "checkpointing policies searched: none, selective, full, op (default none,selective,full)")
 	f.StringSliceVar(&o.buckets, "bucket-sizes", nil, "bucket sizes searched at stages 0–2 (default the scenario's,25MiB,200MB; none where the stack sets its own: docs/stacks.md)")
 	f.IntSliceVar(&o.prefetch, "prefetch", nil, "ZeRO-3 prefetch depths searched (default 1,2)")
-	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched (default auto, what a run does; ring, hierarchical and tree are alpha–beta bounds)")
+	f.StringSliceVar(&o.algorithms, "algorithms", nil, "collective algorithms searched, in place of the default auto (what a run does; list auto to keep it: auto,ring,hierarchical,tree; ring, hierarchical and tree are alpha–beta bounds)")
 	f.BoolVar(&o.deviceFit, "require-device-fit", false, "rank only configurations whose device peak (the caching allocator's reserve on top) fits the GPU: no allocator retries expected (without it they rank first, and the others after them)")
 	f.IntSliceVar(&o.ks, "k", nil, "K searched, copies of the sharded state (HSDP replicas at stage 3), each dividing N (default every divisor)")
 	f.IntSliceVar(&o.microBatches, "micro-batches", nil, "micro-batches searched, each splitting a rank's sequences of the global batch (default every one that does)")
@@ -204,25 +205,26 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 		a.pending = append(a.pending, planCalibrationWarnings(src, algorithms, o.algorithms == nil)...)
 		a.flushWarnings()
 	}
-	bar := newBar(a.err, "plan: memory model")
+	bar := newBar(a.err, "plan: memory model", "configurations")
 	if bar != nil {
 		// The memory model's screen, then the replays: a bar from the
-		// start (QA s28 M1: 6 s of nothing on DeepSeek-V3).
-		opt.Screening = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+		// start (QA s28 M1: 6 s of nothing on DeepSeek-V3), each with
+		// its elapsed time, then its rate and time left, as sweep's
+		// (qauser30 M2: minutes of replays under --algorithms).
+		opt.Screening = bar.set
 		replaying := false
 		opt.Progress = func(done, total int) {
 			if !replaying {
 				replaying = true
-				bar.Reset()
-				bar.Describe("plan: replays")
+				bar.finish()
+				bar = newBar(a.err, "plan: replays", "replays")
 			}
-			bar.ChangeMax(total)
-			_ = bar.Set(done)
+			bar.set(done, total)
 		}
 	}
 	p, err := sweep.PlanSearch(ctx, src, opt)
 	if bar != nil {
-		_ = bar.Finish()
+		bar.finish()
 	}
 	if err != nil {
 		var se *scenarios.Error
@@ -246,13 +248,13 @@ func runPlan(ctx context.Context, a *app, o planOpts, file string) error {
 // a terminal as plan's search has (it ran 5-13 s with none: QA22 M6).
 func networkSearch(ctx context.Context, a *app, src sweep.Source, o planOpts, p *sweep.Plan) (*sweep.NetworkPlan, error) {
 	opt := sweep.NetworkOptions{Tolerance: o.tolerance / 100, Stages: p.SearchedStages, Jobs: o.jobs, Configs: p.BestPerStage(), Closest: p.Closest}
-	bar := newBar(a.err, "network")
+	bar := newBar(a.err, "network", "replays")
 	if bar != nil {
-		opt.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+		opt.Progress = bar.set
 	}
 	np, err := sweep.NetworkSearch(ctx, src, opt)
 	if bar != nil {
-		_ = bar.Finish()
+		bar.finish()
 	}
 	if err != nil {
 		return nil, inputError{fmt.Errorf("plan --network: %w", err)}
@@ -443,14 +445,50 @@ func writePlanDir(dir string, pr *reports.PlanReport, inputs []input) (string, e
 	return msg, nil
 }
 
-// newBar returns a progress bar on errOut when it is a terminal, else nil.
-func newBar(errOut io.Writer, what string) *progressbar.ProgressBar {
+// newBar returns a progress bar of items on errOut when it is a terminal,
+// else nil (quiet when piped).
+func newBar(errOut io.Writer, what, items string) *rateBar {
 	if !isTerminal(errOut) {
 		return nil
 	}
-	return progressbar.NewOptions(-1, progressbar.OptionSetWriter(errOut), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	return newRateBar(errOut, what, items, rateAfter, 100*time.Millisecond)
 }
+
+// rateBar is a bar of work whose total may grow, drawn as sweep's is
+// (newSweepBar): the count and the elapsed time, then from after on the
+// rate and the time left too (the library's first rate, taken over the
+// first item alone, read "216123 points/s": QA19 L14).
+type rateBar struct {
+	bar   *progressbar.ProgressBar
+	after time.Duration
+	rated bool
+}
+
+// newRateBar is a rateBar on w, its clock started now, drawn at most
+// once per throttle.
+func newRateBar(w io.Writer, what, items string, after, throttle time.Duration) *rateBar {
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionSetItsString(items), progressbar.OptionSetPredictTime(false), progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(throttle), progressbar.OptionClearOnFinish())
+	bar.StartWithoutRender()
+	return &rateBar{bar: bar, after: after}
+}
+
+// set draws done of total.
+func (r *rateBar) set(done, total int) {
+	if total != r.bar.GetMax() {
+		r.bar.ChangeMax(total)
+	}
+	if !r.rated && r.bar.State().SecondsSince >= r.after.Seconds() {
+		progressbar.OptionShowIts()(r.bar)
+		progressbar.OptionSetPredictTime(true)(r.bar)
+		r.rated = true
+	}
+	_ = r.bar.Set(done)
+}
+
+// finish clears the bar.
+func (r *rateBar) finish() { _ = r.bar.Finish() }
 
 func itoas(v []int) []string {
 	out := make([]string, len(v))
