@@ -975,11 +975,6 @@ func ToFit(p *sweep.Plan) string {
 	var ways []string
 	if p.NodesToFit > 0 {
 		w := fmt.Sprintf("%d nodes (the least that fit%s, %d more)", p.NodesToFit, pinnedWith(p), p.NodesToFit-p.Nodes)
-		if p.NodesToRoom > p.NodesToFit {
-			// There zerosim run says "yes, but … expect allocator
-			// retries"; fit's "leave room" is the next count.
-			w += fmt.Sprintf(", with allocator retries there: %d nodes leave room for the caching allocator's reserve", p.NodesToRoom)
-		}
 		// The global batch must split over their dp (a plan there checks
 		// it: CheckGlobalBatch); the configuration keeps its micro-batch ×
 		// accumulation per GPU, so a multiple of dp sequences.
@@ -990,6 +985,11 @@ func ToFit(p *sweep.Plan) string {
 		if dp := int64(p.NodesToFit*p.GPUsPerNode) / int64(cp); dp > 0 && p.GlobalBatch%dp != 0 {
 			w += fmt.Sprintf(" with a global batch that is a multiple of their dp %d, such as %s sequences (%d × %d per GPU: the plan's %s does not split over them)",
 				dp, commas(dp*c.MicroBatch*c.GradAccum), c.MicroBatch, c.GradAccum, commas(p.GlobalBatch))
+		}
+		if p.NodesToRoom > p.NodesToFit {
+			// There zerosim run says "yes, but … expect allocator
+			// retries"; fit's "leave room" is this count.
+			w += fmt.Sprintf(", with allocator retries there (%d nodes leave room for the caching allocator's reserve)", p.NodesToRoom)
 		}
 		ways = append(ways, w)
 	}

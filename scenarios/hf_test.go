@@ -265,6 +265,9 @@ func TestMemoryUnitWarning(t *testing.T) {
 		// MiB (79.65 GiB); 141 GiB above the H200's 143,771 MiB (140.40 GiB).
 		{"gpu: H100-80GB, gpu_memory: 80GiB", "w.yaml:2:55: gpu_memory 80GiB is 80.00 GiB, more than the H100-80GB has (79.65 GiB, 81559MiB, as its driver reports it); leave gpu_memory out and zerosim takes the 79.11 GiB of it a process can allocate (PyTorch's total capacity), unless your part has more"},
 		{"gpu: H200, gpu_memory: 141GiB", "w.yaml:2:50: gpu_memory 141GiB is 141.00 GiB, more than the H200 has (140.40 GiB, 143771MiB, as its driver reports it); leave gpu_memory out and zerosim takes the 139.81 GiB of it a process can allocate (PyTorch's total capacity), unless your part has more"},
+		// Another part on the preset's silicon (torchtitan's 96 GB H100,
+		// 95GiB, 19 % above the 79.65 GiB): no warning.
+		{"gpu: H100-80GB, gpu_memory: 95GiB", ""},
 		// Exactly the driver's total, or less: no warning.
 		{"gpu: H100-80GB, gpu_memory: 81559MiB", ""},
 		{"gpu: H100-80GB, gpu_memory: 79GiB", ""},
