@@ -283,14 +283,14 @@ func classNames() []string {
 // allocator's reserve (memory.Report.RoomWarning, by the walk's figures)
 // gives way to the same warning by the replay's, which the table's verdict
 // gives (FitVerdict.roomText), so that result.json and the table name one
-// figure (QA30 M1); the simulated allocator's retries are the replay's own.
+// figure (QA30 M1).
 func (run *Run) Warnings() []string {
 	out := slices.Clone(run.Result.Warnings)
 	v := run.Fit()
 	if m := run.Result.MemoryModel; m != nil {
 		for _, w := range m.Warnings {
-			if w == m.RoomWarning && v.Retries == 0 {
-				continue
+			if w == m.RoomWarning {
+				continue // said below by the replay's figures
 			}
 			if !slices.Contains(out, w) {
 				out = append(out, w)
