@@ -130,6 +130,7 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 		// keeps the activations of its ceil(s/cp) tokens (ring attention
 		// holds one block of keys and values at a time).
 		base := baseDims(s)
+		base.InputFP32 = s.Training.Autocasts()
 		head := headUnit(s)
 		type lists struct {
 			keep, rebuild []int64
@@ -309,11 +310,34 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 	force, forceGiven := s.Training.OpForceJoined()
 	return BlockDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, ValueUnpadded: s.Stack == "torchtitan", QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: s.RankSeqLen(), Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
-		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16(),
+		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16() && !s.Training.LossAutocast(), LossAutocast: s.Training.LossAutocast(),
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
 		NormFused: s.Training.NormImpl == scenarios.NormFused,
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
-		LossChunks: s.Training.LossChunks}
+		LossChunks: s.Training.LossChunks, Autocast: s.Training.AutocastOps(),
+		// Transformer Engine's linear layers keep their inputs in fp8
+		// under te and te_current (BlockDims.FP8Inputs); torchao's
+		// Float8Linear keeps the high-precision input
+		// (matmul_with_hp_or_float8_args.forward:
+		// ctx.save_for_backward(input_hp, weight_hp_t),
+		// torchao/float8/float8_linear.py line 45 at pytorch/ao
+		// 36027d82d1ad9949597ea16002ff4940374b1b94, line 76 at 11ce6347),
+		// so torchao's are 16-bit as without fp8.
+		FP8Inputs: s.Training.FP8.TE(),
+		// Megatron-core sets save_original_input on linear_proj when
+		// config.fp8 and fp8_recipe != 'delayed' (and TE >= 2.6): "the
+		// output of the fused core_attn is saved by itself, and
+		// linear_proj also saves the quantized tensor of this output
+		// ... to avoid the extra memory usage"
+		// (megatron/core/transformer/attention.py lines 428-444 at
+		// NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553);
+		// TE refuses it under delayed scaling (linear.py lines 308-326
+		// at TransformerEngine d0067d0d).
+		FP8ProjOriginal: s.Stack == "megatron" && s.Training.FP8 == scenarios.FP8TECurrent,
+		// Megatron-core's Transformer Engine block (BlockDims.MegatronTE),
+		// as zero's megatronChain runs it: llama blocks with Llama's
+		// norms, never compiled.
+		MegatronTE: s.Stack == "megatron" && BlockStyle(&m) == "llama" && norms == "" && !s.Training.Compile.Blocks()}
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the

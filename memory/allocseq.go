@@ -720,7 +720,11 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			// (UnitInfo.CastsRebuilt).
 			switch {
 			case e.Delta > 0:
-				for _, b := range r.Units[u].CastTensors {
+				ts := r.Units[u].CastTensors
+				if e.Phase == PhaseForward && r.Units[u].CastsPerOp {
+					ts = []int64{r.Units[u].CastPeak} // one op's (UnitInfo.CastsPerOp)
+				}
+				for _, b := range ts {
 					st.alloc("cast", u, StreamCompute, b)
 				}
 			case e.Phase == PhaseForward:

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -14,9 +15,9 @@ import (
 // tensor where its shapes are not known; none of the embedding's
 // (nn.Embedding is on no autocast list) or of the one-dimensional norm
 // weights and biases (scenarios/autocast.go cites the cast policy). Under
-// a tied output head (no lm_head unit, a vocabulary) the head unit's
-// projection casts the embedding's vocab × hidden weight, which the
-// embedding's own forward did not.
+// a tied output head (tiedHead) the head unit's projection casts the
+// embedding's vocab × hidden weight, which the embedding's own forward did
+// not.
 func AutocastCastElems(s *scenarios.Scenario) [][]int64 {
 	if !s.Training.Autocasts() {
 		return nil
@@ -38,10 +39,35 @@ func AutocastCastElems(s *scenarios.Scenario) [][]int64 {
 			}
 		}
 	}
-	if head, why := s.HeadUnit(); why == "" && tiedEmbedding(m) >= 0 && m.Vocab > 0 && m.Hidden > 0 {
+	if head, _ := tiedHead(s); head >= 0 {
 		out[head] = append(out[head], m.Vocab*m.Hidden)
 	}
 	return out
+}
+
+// tiedHead is the unit whose forward runs a tied output head, a
+// projection with the embedding's weight (scenarios.Model.OutputUnit: the
+// last unit, as zero's compute places the head), and the embedding's unit:
+// for a transformer with a vocabulary whose head is tied (tiedEmbedding);
+// -1, -1 otherwise. Autocast's cast of the tied weight (AutocastCastElems)
+// and the tied weight's gradient (tiedHeadGrad) both take it. Neither
+// depends on what zerosim counts of the head's activations: torch.autocast
+// casts the weight wherever the projection runs (HF GPT-2's lm_head, an
+// nn.Linear holding wte's weight; llm-foundry's SharedEmbedding.forward
+// with unembed=True, F.linear(input, self.weight),
+// llmfoundry/models/layers/custom_embedding.py at
+// 34c28fc9199278b10193e69fb52979043b7dc1bd), and linear is on its
+// lower-precision list (scenarios/autocast.go).
+func tiedHead(s *scenarios.Scenario) (head, emb int) {
+	m := &s.Model
+	if m.Kind != scenarios.KindTransformer || m.Vocab <= 0 || m.Hidden <= 0 {
+		return -1, -1
+	}
+	head, emb = m.OutputUnit(), tiedEmbedding(m)
+	if emb < 0 || head < 0 || head == emb {
+		return -1, -1
+	}
+	return head, emb
 }
 
 // shapeElems is the elements of one tensor of scenarios.Model.UnitShapes,
@@ -75,7 +101,8 @@ func autocastDTypeBytes(s *scenarios.Scenario) int64 {
 }
 
 // unitCasts fills the units' autocast weight casts (UnitInfo.Casts,
-// CastTensors, CastsRebuilt) under convention zerosim.
+// CastTensors, CastsRebuilt, CastsPerOp, CastPeak) under convention
+// zerosim.
 func unitCasts(s *scenarios.Scenario, r *Report, out []UnitInfo) error {
 	elems := AutocastCastElems(s)
 	if elems == nil || r.Convention.modelStatesOnly() {
@@ -91,6 +118,9 @@ func unitCasts(s *scenarios.Scenario, r *Report, out []UnitInfo) error {
 			out[u].Casts = c.Add(out[u].Casts, t)
 		}
 		out[u].CastsRebuilt = out[u].Casts > 0 && rebuilt[u]
+		if out[u].CastsRebuilt && !s.AutocastCached() {
+			out[u].CastsPerOp, out[u].CastPeak = true, slices.Max(out[u].CastTensors)
+		}
 	}
 	if c.Err != nil {
 		return fmt.Errorf("autocast casts overflow int64: %w", c.Err)

@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -135,6 +137,13 @@ func TestChunkedLossHandDerived(t *testing.T) {
 	if o := one.Units[unitIndex(t, one, "lm_head")]; o.LossBuffer != 0 || o.LossGrad16 != 0 || o.LossHeldGrad != 0 {
 		t.Errorf("one pass: chunked-loss buffers %d, %d, %d, want none", o.LossBuffer, o.LossGrad16, o.LossHeldGrad)
 	}
+	// The loss temporaries the documents quote, the model's.
+	chunked, whole := r.Component(CompLossTemp).Peak, one.Component(CompLossTemp).Peak
+	const from = "TestChunkedLossHandDerived (Llama 3.1 8B, t = 8192, loss_chunks 8 against one pass: CompLossTemp's peak)"
+	golden.CheckQuotes(t, "../docs/memory-model.md", from,
+		fmt.Sprintf("loss temporaries are %s B (%.1f MiB) instead of %s B (%.2f GiB)", commas(chunked), float64(chunked)/(1<<20), commas(whole), float64(whole)/(1<<30)))
+	golden.CheckQuotes(t, "../docs/stacks.md", from,
+		fmt.Sprintf("loss temporaries %.2f GiB → %.1f MiB", float64(whole)/(1<<30), float64(chunked)/(1<<20)))
 }
 
 // TestChunkedLossRefused: training.loss_chunks is refused with the key's

@@ -300,7 +300,7 @@ func (e *TooManyBucketsError) Error() string {
 // StageRefusedError is a ZeRO stage the scenario's stack refuses for its
 // other settings (training.master_dtype bf16 at stage 0: DeepSpeed takes
 // bf16_master_weights_and_grads at stages 1–3 only, scenarios.MasterBF16;
-// training.autocast at stages 1–3, scenarios/autocast.go).
+// training.autocast at stages 1–3 outside PyTorch FSDP, scenarios/autocast_fsdp.go).
 // The loader refuses it at the scenario's own stage; the per-stage tables
 // leave another stage out, saying why.
 type StageRefusedError struct {
@@ -415,6 +415,12 @@ type UnitInfo struct {
 	Casts        int64
 	CastTensors  []int64
 	CastsRebuilt bool
+	// CastsPerOp marks a checkpointed unit whose forward casts autocast's
+	// cache does not keep (FSDP1's views, scenarios.Scenario.
+	// AutocastCached): each lives while its matmul runs, so the forward
+	// holds the largest, CastPeak, and ends with none.
+	CastsPerOp bool
+	CastPeak   int64
 }
 
 // Report is the per-rank memory of one scenario at one stage.
@@ -715,11 +721,11 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if s != nil && s.Training.MasterDType == scenarios.MasterBF16 && s.Parallelism.Stage == 0 {
 		return nil, &StageRefusedError{Stage: 0, Reason: "DeepSpeed takes bf16_master_weights_and_grads (training.master_dtype bf16) at ZeRO stages 1, 2 and 3 only (deepspeed/runtime/config.py)"}
 	}
-	if s != nil && s.Training.Autocasts() && s.Parallelism.Stage != 0 {
-		// The loader's rule (scenarios/autocast.go, resolveAutocast): at
-		// stages 1–3 the stacks zerosim models run their own mixed
-		// precision, 16-bit parameters gathered from an fp32 shard.
-		return nil, &StageRefusedError{Stage: s.Parallelism.Stage, Reason: "training.autocast (torch.autocast over fp32 parameters) is modelled at zero_stage 0 (torch DDP) only"}
+	if s != nil && scenarios.AutocastStageRefusal(s) != "" {
+		// The loader's rule (scenarios/autocast_fsdp.go): at stages 1–3
+		// outside PyTorch FSDP the stacks zerosim models run their own
+		// mixed precision, 16-bit parameters gathered from an fp32 shard.
+		return nil, &StageRefusedError{Stage: s.Parallelism.Stage, Reason: "training.autocast (torch.autocast over fp32 parameters) is modelled at zero_stage 0 (torch DDP) and under PyTorch FSDP (zero_stage 2 or 3, communication.boundary fsdp1 or fsdp2) only"}
 	}
 	r, err := analyzeSetup(s, opt)
 	if err != nil {

@@ -78,6 +78,12 @@ type BlockDims struct {
 	// loss): HeadActivation keeps the 16-bit logits instead of the fp32
 	// log-probabilities (see HeadActivation).
 	LossCompiled bool
+	// LossAutocast: the loss is cross-entropy on the 16-bit logits
+	// inside torch.autocast (training.cross_entropy: autocast,
+	// scenarios.CrossEntropyAutocast): it saves 16-bit log-probabilities
+	// and nll_loss's fp32 copy of them, and its backward starts with an
+	// fp32 dense gradient (headParts).
+	LossAutocast bool
 	// LossFused: the loss is flash-attn's fused cross-entropy
 	// (training.cross_entropy: fused): see HeadActivation.
 	LossFused bool
@@ -94,6 +100,12 @@ type BlockDims struct {
 	// wrapper's own [T, D] gradient buffers come beside them
 	// (ChunkedLossBuffers). 0 or 1: one pass over all tokens.
 	LossChunks int64
+	// InputFP32 marks a block whose input, the residual stream, is fp32:
+	// torch.autocast over an fp32 model (training.autocast), whose fp32
+	// embedding output and fp32 residual adds keep the stream fp32
+	// (scenarios/autocast_fsdp.go). A checkpointed block (policies op and
+	// full) keeps it at 4·t·h.
+	InputFP32 bool
 	// NoFFN marks a block without a dense MLP (a MoE block whose routed
 	// experts are a unit of their own): its FFN tensors are left out.
 	NoFFN bool
@@ -179,10 +191,91 @@ type BlockDims struct {
 	// Korthikanti et al. 2022). AttnSoftcap: the scores pass through
 	// cap·tanh(scores/cap) first (scenarios.BlockDims.AttnSoftcap).
 	SoftmaxFP32, AttnSoftcap bool
+	// Autocast: the block runs under torch.autocast over parameters of
+	// the autocast dtype (scenarios.Training.AutocastOps: DeepSpeed's
+	// torch_autocast beside bf16.enabled). Autocast's fp32 policies
+	// (AT_FORALL_FP32: layer_norm, native_layer_norm;
+	// AT_FORALL_FP32_SET_OPT_DTYPE: softmax; the lists
+	// aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
+	// 008ec6b1840c94ff6d0f685bc10fbf585167c673 registers) run
+	// them on fp32 copies of their 16-bit inputs (cached_cast(at::kFloat,
+	// ...), never cached: the cache keeps only lower-precision casts of
+	// fp32 leaves), and autograd sees the cast before the op: a GPT
+	// block's LayerNorm saves the fp32 copy of its input, 4·t·h in place
+	// of 2·t·h (its fp32 output is a temporary the next linear casts back
+	// to bf16 and saves, 2·t·h as before), and eager attention's softmax
+	// writes fp32 probabilities, which softmax saves, and the bmm with v
+	// saves their bf16 cast (the tensors of SoftmaxFP32). The
+	// lower-precision ops (linear, bmm, baddbmm: AT_FORALL_LOWER_PRECISION_FP)
+	// find bf16 inputs and cast nothing. An eager Llama block's RMSNorm
+	// already works in fp32 (x.float()) and is unchanged.
+	Autocast bool
 	// LogitSoftcap: the head passes the logits through
 	// cap·tanh(logits/cap) before the loss (scenarios.Model.LogitSoftcap;
 	// HeadActivation).
 	LogitSoftcap bool
+	// FP8Inputs: the block's linear layers are Transformer Engine's under
+	// an fp8 recipe (training.fp8: te or te_current), which keep for the
+	// weight-gradient GEMM the fp8 copy of their input, 1 byte an element,
+	// not the 16-bit input (teFP8Input): a dense softmax-attention block's
+	// q/k/v input, out-projection input, FFN input and fc2 (w2) input.
+	// The 16-bit tensors other ops keep are unchanged.
+	FP8Inputs bool
+	// FP8ProjOriginal: under FP8Inputs the out-projection keeps the
+	// attention kernel's 16-bit output, which the kernel keeps anyway,
+	// instead of an fp8 copy of it (Megatron-core's set_save_original_input
+	// for current scaling; see blockTensors). Without it a flash/sdpa
+	// block's out-projection adds an fp8 copy of the attention output.
+	FP8ProjOriginal bool
+	// MegatronTE: a llama block as Megatron-core builds it with
+	// Transformer Engine (stack: megatron;
+	// get_gpt_layer_with_transformer_engine_spec, the spec zero's
+	// megatronChain runs). Its two RMSNorms are fused into linear_qkv and
+	// linear_fc1 (TE's LayerNormLinear) and the final norm is a TENorm:
+	// each keeps its 16-bit input and the fp32 rsigma per row
+	// (_LayerNormLinear.forward's ctx.save_for_backward(inputmat,
+	// ln_weight, mu, rsigma, ..., ln_out, ...), transformer_engine/
+	// pytorch/module/layernorm_linear.py lines 321-331 at
+	// TransformerEngine v1.11 c27ee60ec746210bcea4ec33958dbbff06706506;
+	// mu is None for RMSNorm), and the normalized ln_out only as the
+	// linear's input, 16-bit, or fp8 under FP8Inputs: NormFused's tensors.
+	// Its SwiGLU is bias_swiglu_impl (bias_activation_fusion, Megatron-LM's
+	// --bias-swiglu-fusion default; NeMo's bias_activation_fusion: true),
+	// whose SwiGLUFunction keeps only its input, linear_fc1's gate and up
+	// output (ctx.save_for_backward(input_for_backward),
+	// megatron/core/fusions/fused_bias_swiglu.py line 63 at Megatron-LM
+	// core_v0.9.0 1afee592e85ac7994887eb5f4ef3998f76384333, line 235 at
+	// d98e8a64ddf34856e74b24714e3bedb2f5a39553; in fp8 only under
+	// activation_func_fp8_input_store, off by default, not modelled), not
+	// eager SiLU's and the product's factors.
+	MegatronTE bool
+}
+
+// teFP8Input is what a Transformer Engine linear layer keeps of its input
+// for backward under fp8 (FP8Inputs): the fp8 transpose of the input that
+// its forward casts (fp8_cast_transpose_fused), 1 byte an element, and not
+// the 16-bit input: _Linear.forward saves saved_inputmat_t = inputmat_t
+// "if fp8 and not fp8_meta["recipe"].override_linear_precision.wgrad",
+// saved_inputmat = inputmat_no_fp8 only otherwise
+// (transformer_engine/pytorch/module/linear.py lines 288-299 at
+// NVIDIA/TransformerEngine v1.11, c27ee60ec746210bcea4ec33958dbbff06706506;
+// v1.13 e5edd6cc3d lines 296-305 the same; v0.10 96ed6fc69d lines 226-230,
+// llm-foundry's, the same). _LayerNormLinear and _LayerNormMLP write the
+// norm's output ln_out in uint8 "if fp8 and not return_layernorm_output"
+// and save it, with the norm's 16-bit input and rsigma
+// (layernorm_linear.py lines 321-331, layernorm_mlp.py: ln_out and the
+// activation's fp8 output gelu_out beside the 16-bit fc1_out, at v1.11).
+// Transformer Engine 2.x keeps the quantized input's column-wise data only
+// (linear.py lines 597-621 at d0067d0da6cb01811b8072a7d304f0e00344ce2b:
+// inputmat.update_usage(rowwise_usage=False, columnwise_usage=True)), 1
+// byte an element for per-tensor fp8 too. It returns the bytes of t·w
+// elements of a linear layer's input and their formula, 16-bit without
+// FP8Inputs.
+func (d *BlockDims) teFP8Input(c *calc, t, w int64, wf string) (int64, string) {
+	if d.FP8Inputs {
+		return c.Mul(t, w), "t·" + wf + " (fp8)"
+	}
+	return c.Mul(2, t, w), "2·t·" + wf
 }
 
 // SavedTensor is one tensor autograd keeps from forward for backward.
@@ -282,6 +375,9 @@ func (d *BlockDims) check() error {
 	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
 	}
+	if d.MegatronTE && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
+		return fmt.Errorf("Megatron's Transformer Engine block is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
+	}
 	return nil
 }
 
@@ -358,6 +454,15 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	}
 	mt := &mmTrack{out: &out, t: t} // the block's aten.mm calls (opParity)
 	llama := d.Arch == "llama"
+	if d.LinearAttention != "" || d.KVLoRARank > 0 {
+		// FP8Inputs covers dense softmax-attention blocks, the layers
+		// Megatron's and llm-foundry's Transformer Engine specs build;
+		// a Gated DeltaNet's or MLA's projections stay 16-bit here.
+		d.FP8Inputs = false
+	}
+	// lin is what a linear layer of the block keeps of its t·w-element
+	// input (teFP8Input).
+	lin := func(w int64, wf string) (int64, string) { return d.teFP8Input(&c, t, w, wf) }
 	compiled := llama && d.Compiled // a GPT block keeps the same tensors compiled
 	// fused: torchtitan's fused_rmsnorm (torchtitan/models/norms.py at
 	// 157a12c562288b3bccb077003a97f18a4ca657aa, TritonFusedRMSNorm.forward:
@@ -365,7 +470,11 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	// and the fp32 rstd per row; the normalized tensor exists only inside
 	// the Triton kernel and x is never upcast outside it. Its output y is
 	// the next matmul's input, kept by that matmul as with the eager norm.
-	fused := llama && d.NormFused
+	fused := llama && (d.NormFused || d.MegatronTE)
+	fusedBy := "fused_rmsnorm"
+	if d.MegatronTE {
+		fusedBy = "TE LayerNormLinear"
+	}
 	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
 	// and rstd per row; the eager RMSNorm of Meta's reference model
 	// (meta-llama/llama llama/model.py at 8580eb9a896b RMSNorm, the same code in
@@ -410,7 +519,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			// saves the same two (fused above).
 			by := "compiled block"
 			if fused {
-				by = "fused_rmsnorm"
+				by = fusedBy
 			}
 			if !first {
 				add(which+" input (residual sum, bf16)", by, "2·t·h", c.Mul(2, t, h), false, false)
@@ -423,7 +532,13 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			if first {
 				name = "block input (" + which + " input)"
 			}
-			add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
+			if d.Autocast {
+				// Autocast's fp32 copy of the input, which
+				// native_layer_norm saves (BlockDims.Autocast).
+				add(name+" cast to fp32 (autocast)", "layer_norm", "4·t·h", c.Mul(4, t, h), false, first)
+			} else {
+				add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
+			}
 			add(which+" mean and rstd (fp32)", "layer_norm", "8·t", c.Mul(8, t), false, false)
 		}
 	}
@@ -436,7 +551,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	case fused:
 		// The fused attention norm saves its input, the block input:
 		// kept, with or without checkpointing.
-		add("block input (attention norm input, bf16)", "fused_rmsnorm", "2·t·h", c.Mul(2, t, h), false, true)
+		add("block input (attention norm input, bf16)", fusedBy, "2·t·h", c.Mul(2, t, h), false, true)
 	case llama:
 		// The block input itself is consumed by x.float() and the residual
 		// add, which save nothing; only checkpointing keeps it.
@@ -447,7 +562,8 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if d.LinearAttention != "" {
 		add("attention norm output (in_proj_qkvz and in_proj_ba input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
 	} else {
-		add("attention norm output (q/k/v input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
+		n, fm := lin(h, "h")
+		add("attention norm output (q/k/v input)", "mm", fm, n, false, false)
 	}
 	vw := c.Mul(d.KVHeads, d.vHeadDim()) // value width
 	ow := c.Mul(a, d.vHeadDim())         // attention output width
@@ -502,7 +618,8 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		add("k", "matmul(q, kᵀ)", kvFormula, c.Mul(2, t, kvKept), false, false)
 		eagerScores(d, &c, add)
 		add("v", "matmul(p, v)", vFormula, c.Mul(2, t, vKept), false, false)
-		add("attention output (out-projection input)", "mm", "2·t·h", c.Mul(2, t, ow), false, false)
+		n, fm := lin(ow, "h")
+		add("attention output (out-projection input)", "mm", fm, n, false, false)
 	default:
 		kvKept, vKept, kvFormula := kvw, vw, "2·t·kv"
 		if d.Attention != AttentionFlash && d.KVHeads != d.Heads {
@@ -538,6 +655,12 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// (OpRecomputeAttention).
 		add("attention output", "attention kernel", "2·t·h", c.Mul(2, t, ow), false, !d.OpRecomputeAttention)
 		add("attention log-sum-exp (fp32)", "attention kernel", "4·a·s·b", c.Mul(4, a, s, b), true, !d.OpRecomputeAttention)
+		if d.FP8Inputs && !d.FP8ProjOriginal && !d.OutputGate {
+			// The kernel keeps its 16-bit output, and the out-projection
+			// its own fp8 copy of it (teFP8Input): both, unless the
+			// projection saves the original (FP8ProjOriginal).
+			add("attention output in fp8 (out-projection input)", "te Linear", "t·h (fp8)", c.Mul(t, ow), false, false)
+		}
 	}
 	if d.SDPAMask && d.Attention == AttentionSDPA && d.LinearAttention == "" {
 		// The memory-efficient kernel's attn_bias: the boolean mask
@@ -555,7 +678,8 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// (the attention output, counted above, and the sigmoid output);
 		// the product is o_proj's input, which the mm keeps.
 		add("output gate sigmoid(gate) (q_proj's second half)", "sigmoid, mul", "2·t·h", c.Mul(2, t, ow), false, false)
-		add("gated attention output (o_proj input)", "mm", "2·t·h", c.Mul(2, t, ow), false, false)
+		n, fm := lin(ow, "h")
+		add("gated attention output (o_proj input)", "mm", fm, n, false, false)
 	}
 	// The out-projection (wo, o_proj, a gpt block's proj, a Gated
 	// DeltaNet's out_proj, MLA's wo): only the residual add reads its
@@ -582,7 +706,8 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		add("attention residual dropout mask", "dropout", "t·h", c.Mul(t, h), false, false)
 	}
 	norm("ffn norm", false)
-	add("ffn norm output (ffn input)", "mm", "2·t·h", c.Mul(2, t, h), false, false)
+	n, fm := lin(h, "h")
+	add("ffn norm output (ffn input)", "mm", fm, n, false, false)
 	if d.RouterExperts > 0 {
 		// torchtitan's MoE.forward (torchtitan/models/moe/moe.py at
 		// 238fa9953e4aec2a62582121564273d7cbb1e9f1) runs the router first:
@@ -611,7 +736,16 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w3 output", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
-		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
+		n, fm := lin(f, "f")
+		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
+	case llama && d.MegatronTE:
+		// linear_fc1 is one GEMM writing the gate and up halves side by
+		// side; bias_swiglu_impl keeps that output alone (MegatronTE).
+		i1 := mt.mm("mlp.linear_fc1", c.Mul(4, t, f), h, false, d.MLPBias)
+		add("linear_fc1 output (gate and up: the SwiGLU input)", "bias_swiglu_impl", "4·t·f", c.Mul(4, t, f), false, false)
+		mt.wholeLast(i1)
+		n, fm := lin(f, "f")
+		add("SwiGLU output (linear_fc2 input)", "linear_fc2", fm, n, false, false)
 	case llama:
 		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)
@@ -620,12 +754,14 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w3 output", "mul", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i3)
-		add("silu(w1)·w3 (w2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
+		n, fm := lin(f, "f")
+		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
 	default:
 		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("fc1 output (gelu input)", "gelu", "2·t·f", c.Mul(2, t, f), false, false)
 		mt.wholeLast(i1)
-		add("gelu output (fc2 input)", "mm", "2·t·f", c.Mul(2, t, f), false, false)
+		n, fm := lin(f, "f")
+		add("gelu output (fc2 input)", "mm", fm, n, false, false)
 	}
 	if !d.NoFFN {
 		// w2 (fc2): only the residual add reads its output, unless
@@ -793,7 +929,9 @@ func eagerScores(d BlockDims, c *calc, add addFunc) {
 		add("tanh(scores / softcap) output (attn_logit_softcapping)", "tanh", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
 	}
 	switch {
-	case d.SoftmaxFP32:
+	case d.SoftmaxFP32 || d.Autocast:
+		// Under autocast (BlockDims.Autocast) softmax runs on the fp32
+		// policy and the bmm with v casts its output back to 16 bits.
 		add("softmax output (fp32)", "softmax", "4·a·s²·b", c.Mul(4, a, s, s, b), true, false)
 		if !d.Dropout {
 			add("softmax output cast to 16 bits (.to(query.dtype))", "matmul(p, v)", "2·a·s²·b", c.Mul(2, a, s, s, b), true, false)
@@ -1275,7 +1413,8 @@ func BlockActivation(d BlockDims, policy string) (stored, transient int64, err e
 //	           (OpOutput). RoPE's q and k (torchtitan's apply_rotary_emb
 //	           returns new tensors) and repeat_kv's copies of k and v are
 //	           rebuilt though wq's and wv's outputs are kept.
-//	full:      keep the block input (2·t·h); rebuild every other tensor.
+//	full:      keep the block input (2·t·h; 4·t·h when d.InputFP32);
+//	           rebuild every other tensor.
 //
 // A compiled block (d.Compiled) applies the policy to its compiled tensor
 // list (compiledRules); its backward rebuilds only what the compiled block
@@ -1291,7 +1430,11 @@ func BlockActivationTensors(d BlockDims, policy string) (keep, rebuild []int64, 
 		return nil, nil, err
 	}
 	var c calc
-	input := c.Mul(2, d.Seq, d.Batch, d.Hidden)
+	inputBytes := int64(2)
+	if d.InputFP32 {
+		inputBytes = 4
+	}
+	input := c.Mul(inputBytes, d.Seq, d.Batch, d.Hidden)
 	if c.Err != nil {
 		return nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
@@ -1388,6 +1531,33 @@ func HeadActivation(d BlockDims) (stored, transient int64, err error) {
 // tensor (HeadActivation's transient is their sum): nll_loss's dense
 // gradient and log_softmax's input gradient under the eager loss, the
 // logits' one 16-bit gradient under a compiled or fused loss.
+//
+// Megatron's loss (d.LossSavesUpcast) makes one gradient, 2·t·V, the
+// 16-bit one. _VocabParallelCrossEntropy.backward
+// (megatron/core/tensor_parallel/cross_entropy.py at NVIDIA/Megatron-LM
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553, file last changed in
+// 4a47b160c0d17e81c1d569980a6148e93d580d51) writes the gradient in place
+// into the fp32 softmax its forward saved: prepare_gradient_calculation_
+// operands sets grad_input = softmax, and calculate_gradients subtracts at
+// the targets and runs grad_input.mul_(grad_output). So the fp32 gradient
+// is the loss's own 4·t·V, already counted. The .float() upcast runs inside
+// the Function's forward, which autograd does not record. The Function
+// returns an fp32 gradient for the 16-bit logits, and the engine casts it
+// to the input's dtype (validate_outputs: grad =
+// grad.to(metadata.options().dtype()), torch/csrc/autograd/engine.cpp at
+// pytorch/pytorch e1253a956f6866469eafd88cc3bfb4627f4b1efc). That 16-bit
+// copy, 2·t·V, is alive beside the saved softmax until the node releases
+// its saved variables. --cross-entropy-loss-fusion's native kernel
+// (megatron/core/fusions/fused_cross_entropy.py at d98e8a64, last changed
+// in 57deb435477fd6dc275242cff94fce1c5055a936) calls the same
+// VocabParallelCrossEntropy steps. It makes the same cast in its
+// calculate_gradients (grad_input.to(torch.bfloat16)), so under bf16 it
+// costs the same (under fp16 the engine casts that bf16 copy again, one
+// more 2·t·V transient, not counted). The 16-bit logits are the output projection's output. A linear
+// saves its input, not its output, so nothing saves them. They are
+// gpt_model.py _postprocess's local `logits`
+// (megatron/core/models/gpt/gpt_model.py at d98e8a64), freed when the
+// forward returns: HeadLossTemps' logits.
 func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 	if err := d.check(); err != nil {
 		return 0, 0, nil, err
@@ -1402,12 +1572,17 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
 		// tensor (normFP32Affine).
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
-	case d.Arch == "llama" && d.NormFused:
-		// torchtitan's fused_rmsnorm (BlockTensors' fused): the final
-		// norm's 16-bit input, the last block's output, and its fp32 rstd.
+	case d.Arch == "llama" && (d.NormFused || d.MegatronTE):
+		// torchtitan's fused_rmsnorm (BlockTensors' fused), Megatron's
+		// final TENorm (MegatronTE): the final norm's 16-bit input, the
+		// last block's output, and its fp32 rstd.
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(4, t))
 	case d.Arch == "llama":
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
+	case d.Autocast:
+		// The final LayerNorm saves autocast's fp32 copy of its input
+		// (BlockDims.Autocast).
+		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(8, t))
 	default:
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))
 	}
@@ -1453,6 +1628,16 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 			loss = c.Add(loss, c.Mul(2, tl, d.Vocab))
 		}
 		grads = []int64{c.Mul(2, tl, d.Vocab)}
+	case d.LossAutocast:
+		// scenarios.CrossEntropyAutocast: log_softmax saves its bf16
+		// output, 2·t·V, and nll_loss the fp32 copy autocast makes of
+		// it, 4·t·V. NllLossBackward0 writes the dense fp32 gradient,
+		// 4·t·V, with both alive; it then releases its copy, so the
+		// bf16 cast of the gradient (ToCopyBackward0, 2·t·V) and
+		// log_softmax's bf16 input gradient (2·t·V) come while less is
+		// held: the fp32 gradient is the loss backward's peak.
+		loss = c.Add(c.Mul(2, tl, d.Vocab), c.Mul(4, tl, d.Vocab))
+		grads = []int64{c.Mul(4, tl, d.Vocab)}
 	default:
 		lossElem := int64(2)
 		if d.LossFP32 {
@@ -1460,6 +1645,9 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		}
 		loss = c.Mul(lossElem, tl, d.Vocab)
 		grads = []int64{loss, loss}
+		if d.LossFP32 && d.LossSavesUpcast {
+			grads = []int64{c.Mul(2, tl, d.Vocab)}
+		}
 	}
 	if c.Err != nil {
 		return 0, 0, nil, fmt.Errorf("activation size overflows: %w", c.Err)

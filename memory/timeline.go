@@ -659,9 +659,9 @@ func (m *model) atRest() {
 }
 
 // tiedHeadGrad is, for a model whose output projection is the embedding's
-// weight (a layer list of embedding, blocks and final_norm, no lm_head:
-// GPT's, and a Hugging Face config with tie_word_embeddings), the head
-// unit, the embedding unit and the bytes of the projection's weight
+// weight (tiedHead: no lm_head, as GPT's layer list and a Hugging Face
+// config with tie_word_embeddings have; the head runs in the last unit,
+// final_norm there), the head unit, the embedding unit and the bytes of the projection's weight
 // gradient, vocab × hidden in the parameters' dtype, unsharded: what the
 // head's backward makes and autograd holds until the embedding's backward
 // (-1, -1, 0 otherwise). The tied weight is one tensor with two consumers,
@@ -699,13 +699,10 @@ func (m *model) atRest() {
 // model-state conventions count no gradient of this kind.
 func tiedHeadGrad(s *scenarios.Scenario, r *Report, groups []*group) (head, emb int, bytes int64) {
 	m := &s.Model
-	ls := m.LayerList
-	if r.Convention.modelStatesOnly() || m.Kind != scenarios.KindTransformer || m.Vocab <= 0 || m.Hidden <= 0 ||
-		len(ls) < 2 || s.OneGraph() || s.Stack == "megatron" || s.Communication.Padding == scenarios.PaddingMegatron {
+	if r.Convention.modelStatesOnly() || s.OneGraph() || s.Stack == "megatron" || s.Communication.Padding == scenarios.PaddingMegatron {
 		return -1, -1, 0
 	}
-	head, emb = len(ls)-1, tiedEmbedding(m)
-	if emb < 0 || emb == head || ls[head].Name != "final_norm" {
+	if head, emb = tiedHead(s); head < 0 {
 		return -1, -1, 0
 	}
 	for _, g := range groups {
@@ -939,6 +936,9 @@ func (m *model) event(ph Phase, unit int, op Op, comp Comp, d int64) {
 			m.notes[i] = "nn.Linear weights released in forward that autograd still holds through weight.t() views, to their backward (communication.memory_efficient_linear: false)"
 		case CompCasts:
 			m.notes[i] = "torch.autocast's " + string(m.s.Training.Autocast) + " casts of the fp32 matmul weights, each from its unit's forward to its backward (checkpointed units: dropped when the forward's autocast exits, cast anew by the recomputation)"
+			if !m.s.AutocastCached() {
+				m.notes[i] = "torch.autocast's " + string(m.s.Training.Autocast) + " casts of the fp32 matmul weights, each from its unit's forward to its backward (checkpointed units: each freed as its matmul returns, FSDP1's views escaping autocast's cache, cast anew by the recomputation)"
+			}
 		}
 	}
 }
@@ -1136,9 +1136,18 @@ func (m *model) buildEvents() {
 		// that uses it (sdpamask.go).
 		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
 		// torch.autocast's casts of the unit's weights, made as its
-		// matmuls run (UnitInfo.Casts).
-		m.ev(PhaseForward, u, OpCompute, CompCasts, units[u].Casts)
+		// matmuls run (UnitInfo.Casts); under FSDP1 a checkpointed
+		// unit's each freed as its matmul returns, the largest beside
+		// what the unit keeps (UnitInfo.CastsPerOp).
+		casts := units[u].Casts
+		if units[u].CastsPerOp {
+			casts = units[u].CastPeak
+		}
+		m.ev(PhaseForward, u, OpCompute, CompCasts, casts)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation-units[u].AfterLogits)
+		if units[u].CastsPerOp {
+			m.ev(PhaseForward, u, OpCompute, CompCasts, -casts)
+		}
 		// The chunked loss (training.loss_chunks) runs every chunk's
 		// forward and backward here; the events below are its last
 		// chunk's, the loop's peak: the wrapper's fp32 gradient buffer
@@ -1197,10 +1206,11 @@ func (m *model) buildEvents() {
 	}
 	// The forward's autocast exits with the head's loss: its cache goes,
 	// and with it the casts of the checkpointed units, which autograd
-	// did not save (UnitInfo.CastsRebuilt).
+	// did not save (UnitInfo.CastsRebuilt; those of CastsPerOp went with
+	// their ops).
 	var dropped int64
 	for u := range L {
-		if units[u].CastsRebuilt {
+		if units[u].CastsRebuilt && !units[u].CastsPerOp {
 			dropped = c.Add(dropped, units[u].Casts)
 		}
 	}

@@ -163,7 +163,7 @@ var verifyKeys = map[string]keyRule{
 	"training.shard_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ShardDType != scenarios.ShardFP32 }),
 	// torch.autocast over fp32 parameters casts per op; the toy trains
 	// bf16 parameters beside an fp32 master.
-	"training.autocast":     toy(func(s *scenarios.Scenario) bool { return !s.Training.Autocasts() }),
+	"training.autocast":     toy(func(s *scenarios.Scenario) bool { return !s.Training.Autocasts() && !s.Training.AutocastOps() }),
 	"training.reduce_dtype": toy(func(s *scenarios.Scenario) bool { return s.Training.ReduceDType != scenarios.ReduceFP32 }),
 	"training.optimizer":    followed(),
 	"training.lr":           followed(),
@@ -208,7 +208,7 @@ var verifyKeys = map[string]keyRule{
 	// and gradients, which changes values; the toy's loss is a softmax
 	// in float64 from the stored logits (model.go), as the fp32 loss and
 	// flash-attn's fused one (fp32 inside) compute it.
-	"training.cross_entropy": toy(func(s *scenarios.Scenario) bool { return !s.Training.Loss16() }),
+	"training.cross_entropy": toy(func(s *scenarios.Scenario) bool { return !s.Training.Loss16() && !s.Training.LossAutocast() }),
 	"training.keep_logits":   noChange(),
 	// torchtitan's ChunkedLossWrapper sums the chunks' summed losses and
 	// assembles each token's hidden-state gradient from its own chunk

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // TestCompareAttentionNote: when compare's variants run on different GPUs
@@ -92,5 +94,60 @@ func TestCompareAttentionNoteNeedsTwoGPUs(t *testing.T) {
 	}
 	if c := NewComparison("tt.yaml, varying training.attention_kernel", runs, false); c.AttentionNote != "" {
 		t.Errorf("one GPU, two kernels: note %q, want none", c.AttentionNote)
+	}
+}
+
+// TestCompareAttentionNoteTenthShare: the note's share threshold is a
+// tenth of some variant's compute, not more. Llama 3.1 8B under stack
+// torchtitan's fa2 on an H100 and a B200 (rates 0.35 and 0.1409, more
+// than a quarter apart): at 2,048 tokens attention is between a tenth and
+// a fifth of the B200's compute and below a tenth of the H100's, so the
+// note is given; at 1,024 tokens it is below a tenth of both, so none. The
+// shares and rates are checked here from zero.ComputeClasses and
+// zero.AttentionEfficiencyOf, each variant's own, before the note is.
+func TestCompareAttentionNoteTenthShare(t *testing.T) {
+	const base = "version: 1\nstack: torchtitan\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +
+		"model: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 3}\n"
+	gpus := []string{"H100-80GB", "B200"}
+	for _, c := range []struct {
+		seq      string
+		b200     [2]float64 // the B200's attention share is in [b200[0], b200[1])
+		wantNote bool
+	}{
+		{"2048", [2]float64{0.10, 0.20}, true},
+		{"1024", [2]float64{0, 0.10}, false},
+	} {
+		var lo, hi float64 = 1, 0
+		for _, g := range gpus {
+			s, err := scenarios.Load("tt.yaml", []byte(base), []string{"model.seq_len=" + c.seq, "cluster.gpu=" + g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cls, err := zero.ComputeClasses(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			share := cls.Attention / cls.Total()
+			want := [2]float64{0, 0.10} // the H100's: below a tenth
+			if g == "B200" {
+				want = c.b200
+			}
+			if share < want[0] || share >= want[1] {
+				t.Fatalf("seq_len %s on %s: attention %.1f %% of the compute, no longer in [%g, %g) %%", c.seq, g, 100*share, 100*want[0], 100*want[1])
+			}
+			eff := zero.AttentionEfficiencyOf(s)
+			lo, hi = min(lo, eff), max(hi, eff)
+		}
+		if hi < 1.25*lo {
+			t.Fatalf("seq_len %s: rates %g and %g are within a quarter", c.seq, lo, hi)
+		}
+		runs, err := sweep.Compare(sweep.Vary(sweep.Source{File: "tt.yaml", Data: []byte(base), Sets: []string{"model.seq_len=" + c.seq}}, "cluster.gpu", gpus), sweep.CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := NewComparison("tt.yaml, varying cluster.gpu", runs, false).AttentionNote
+		if (note != "") != c.wantNote {
+			t.Errorf("seq_len %s: note %q, want one: %v", c.seq, note, c.wantNote)
+		}
 	}
 }

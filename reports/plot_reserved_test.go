@@ -3,9 +3,12 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/zerosim/zerosim/internal/golden"
 )
 
 // fsdp2Sets put the default scenario (Llama 2 7B, 16 H100) under FSDP2 at
@@ -104,10 +107,17 @@ func plotFile(t *testing.T, run *Run, name string) []byte {
 // The memory timeline plot with its reserved and device lines is the same
 // bytes from two replays (PNG and SVG), and the SVG of the default
 // scenario under FSDP2 on a 34 GiB GPU (the reserve jumps, and falls
-// where the allocator releases its cache) is its golden.
+// where the allocator releases its cache) is its golden. The reserve at
+// the step's start docs/memory-model.md quotes is the plot's first
+// reserved point (the figure before the head's MmBackward0 moment,
+// 34fa84f5, is history and not held).
 func TestMemoryTimelinePlotDeterministic(t *testing.T) {
+	var start int64
 	render := func() [][]byte {
 		run := exampleRun(t, "default", append(slices.Clone(fsdp2Sets), "cluster.gpu_memory=34GiB")...)
+		if r := run.plots().MemoryTimeline.Reserved; len(r) > 0 {
+			start = r[0]
+		}
 		return [][]byte{plotFile(t, run, "memory_timeline.png"), plotFile(t, run, "memory_timeline.svg")}
 	}
 	a, b := render(), render()
@@ -117,6 +127,8 @@ func TestMemoryTimelinePlotDeterministic(t *testing.T) {
 		}
 	}
 	golden(t, "memory_timeline_fsdp2_34gib.svg.golden", a[1])
+	goldenfile.CheckQuotes(t, "../docs/memory-model.md", "TestMemoryTimelinePlotDeterministic (default, FSDP2, cluster.gpu_memory=34GiB: memory_timeline.svg's first reserved point)",
+		fmt.Sprintf("→ %s B at the step's start", commas(start)))
 }
 
 // result.json carries the simulated allocator's series beside the memory

@@ -651,7 +651,7 @@ func attentionText(s *scenarios.Scenario) string {
 		return ""
 	}
 	if t.AttentionKernel == scenarios.KernelEager {
-		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s) + linearText(s)
+		return "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + windowText(s) + documentText(s) + linearText(s)
 	}
 	from := fmt.Sprintf("the kernel's published rate on %s, docs/compute-model.md", s.Cluster.GPU)
 	if part := zero.AttentionRatePart(s.Cluster.GPU, t.AttentionKernel); !strings.HasPrefix(s.Cluster.GPU, part) {
@@ -703,7 +703,7 @@ func attentionText(s *scenarios.Scenario) string {
 	if t.Attention == scenarios.AttentionSDPA {
 		kernel = "sdpa, timed as " + kernel + " (training.attention_kernel)"
 	}
-	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + linearText(s) + sinksText(s) + torchtitanKernel(s)
+	return fmt.Sprintf("%s at %s of the dense peak (%s)", kernel, fmtEff(zero.AttentionEfficiencyOf(s)), from) + windowText(s) + documentText(s) + linearText(s) + sinksText(s) + torchtitanKernel(s)
 }
 
 // torchtitanKernel is the attention line's note under stack torchtitan:
@@ -950,16 +950,41 @@ func utilizationText(u zero.Utilization, at string) string {
 	return utilizationShort(u) + at + " (6N + 12·L·H·Q·s per token as llm-foundry and torchtitan (since 0c6ca903f, 2024-04-26) count it: N without an untied input embedding, attention not halved; HFU adds recompute)"
 }
 
+// documentText is, for a scenario that packs documents shorter than the
+// sequence (model.document_len), how its attention kernel counts them
+// (zero.PackedAttentionFLOPs); "" otherwise.
+func documentText(s *scenarios.Scenario) string {
+	d := s.Model.DocumentLen
+	if d <= 0 || d >= s.Model.SeqLen {
+		return ""
+	}
+	how := "each document its own causal sequence (flash varlen, Transformer Engine's THD)"
+	switch {
+	case s.Training.Attention != scenarios.AttentionFlash:
+		how = fmt.Sprintf("every score computed under %s", s.Training.Attention)
+	case s.Training.AttentionKernel == scenarios.KernelFlex:
+		how = fmt.Sprintf("FlexAttention's non-empty %d×%d tiles computed whole", zero.DefaultFlexBlock, zero.DefaultFlexBlock)
+	}
+	return fmt.Sprintf("; packed documents of %s tokens, attention confined to each: %s", commas(d), how)
+}
+
 // windowUtilization is, for a model whose blocks attend over a sliding
 // window or within chunks shorter than the sequence (windowText), what its
 // kernels execute: MFU and HFU count full attention, as PaLM, llm-foundry
 // and torchtitan do, so at long sequences they count attention no kernel
 // runs (Mistral 7B at 32,768 tokens: HFU above 100 %). "" otherwise.
 func windowUtilization(s *scenarios.Scenario, u zero.Utilization) string {
-	if windowText(s) == "" || u.Executed <= 0 || u.FromForward {
+	if windowText(s)+documentText(s) == "" || u.Executed <= 0 || u.FromForward {
 		return ""
 	}
-	return fmt.Sprintf("; counting attention as the kernels run it (the causal half, over the windows), the GPU executes %.1f %% of its peak", 100*u.Executed)
+	over := "over the windows"
+	switch {
+	case windowText(s) == "":
+		over = "within each document"
+	case documentText(s) != "":
+		over = "over the windows, within each document"
+	}
+	return fmt.Sprintf("; counting attention as the kernels run it (the causal half, %s), the GPU executes %.1f %% of its peak", over, 100*u.Executed)
 }
 
 // fp8Utilization is, under an fp8 recipe, what MFU is over: the bf16 peak,

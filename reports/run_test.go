@@ -542,6 +542,16 @@ func TestAttentionHeadline(t *testing.T) {
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, counted over all keys under context parallelism"},
 		{"window = seq_len", "default", []string{"model.preset=mistral-7b", "model.seq_len=4096"},
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
+		// model.document_len: packed documents, by kernel
+		// (zero.PackedAttentionFLOPs); at seq_len the line says nothing.
+		{"documents, flash", "default", []string{"model.document_len=512"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); packed documents of 512 tokens, attention confined to each: each document its own causal sequence (flash varlen, Transformer Engine's THD)"},
+		{"documents, flex", "default", []string{"model.document_len=512", "training.attention_kernel=flex"},
+			"flex at 0.3796 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); packed documents of 512 tokens, attention confined to each: FlexAttention's non-empty 128×128 tiles computed whole"},
+		{"documents, eager", "default", []string{"model.document_len=512", "training.attention=eager"},
+			"eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM; packed documents of 512 tokens, attention confined to each: every score computed under eager"},
+		{"documents = seq_len", "default", []string{"model.document_len=4096"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		// At seq_len = window transformers still hands SDPA the mask
 		// (_ignore_causal_mask_sdpa skips it only while kv_length < the
 		// window), so zero's blockMask counts every score: the row says so.
@@ -1276,5 +1286,18 @@ func TestFP8RatioText(t *testing.T) {
 		if line := efficiencyText(s, false); !strings.HasSuffix(line, c.want) {
 			t.Errorf("%s%s fp8 %s: efficiency line %q does not end with it", c.gpu, c.extra, c.fp8, line)
 		}
+	}
+}
+
+// TestDocumentUtilization: with packed documents MFU and HFU keep the
+// whole sequence's attention (PaLM's convention, which torchtitan and
+// NeMo keep for packed runs: docs/compute-model.md), so they do not
+// move, and the line adds what the kernels execute within each document,
+// which is below the unpacked run's.
+func TestDocumentUtilization(t *testing.T) {
+	plain := headlineValue(exampleRun(t, "default"), "utilization")
+	packed := headlineValue(exampleRun(t, "default", "model.document_len=512"), "utilization")
+	if strings.Contains(plain, "within each document") || !strings.Contains(packed, "counting attention as the kernels run it (the causal half, within each document), the GPU executes ") {
+		t.Errorf("utilization lines\n%s\n%s\nwant the packed one to say what the kernels execute within each document", plain, packed)
 	}
 }

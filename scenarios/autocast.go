@@ -46,13 +46,50 @@ import "fmt"
 const AutocastNone DType = "none"
 
 // Autocasts reports whether the model's fp32 parameters run under
-// torch.autocast (training.autocast bf16 or fp16).
+// torch.autocast (training.autocast bf16 or fp16 with param_dtype fp32),
+// which casts their weights.
 func (t *Training) Autocasts() bool {
+	return t.autocastSet() && t.ParamDType == FP32
+}
+
+// AutocastOps reports whether a model of 16-bit parameters runs under
+// torch.autocast of the same dtype (training.autocast equal to
+// param_dtype): DeepSpeed's torch_autocast section beside bf16.enabled,
+// accepted since DeepSpeed 39a682d79 (PR #7700, 2025-12-04), which
+// removed _validate_auto_cast_settings' assertions "Cannot enable both
+// torch autocast and bfloat16" and "... and fp16"
+// (deepspeed/runtime/torch_autocast.py at deepspeedai/DeepSpeed
+// 39a682d7992183fd0ce2c1c70152106e20052a45). The engine still casts the
+// module's parameters to bf16 (engine.py _configure_distributed_model:
+// self.module.bfloat16() at 39a682d79; _cast_module_mixed_precision to
+// the same param dtype at edaa72212), so autocast casts no weight and
+// its cache holds nothing: its lower-precision ops (linear, bmm, baddbmm)
+// find their inputs bf16 already. What changes is the ops on autocast's
+// fp32 lists (AT_FORALL_FP32 and AT_FORALL_FP32_SET_OPT_DTYPE, which
+// aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
+// 008ec6b1840c94ff6d0f685bc10fbf585167c673 registers with the fp32 and
+// fp32_set_opt_dtype policies): layer_norm casts its bf16
+// input to fp32 and saves that copy for backward, and softmax without a
+// dtype writes fp32 probabilities, which the next bmm casts back to
+// bf16 (memory/tensors.go, BlockDims.Autocast). The engine enters
+// torch.autocast around the module's forward only (autocast_if_enabled
+// in torch_autocast.py, DeepSpeedEngine.forward in engine.py at
+// 39a682d79); a loss the training loop computes outside it is as
+// training.cross_entropy says. Gradients are reduced in the parameters'
+// dtype: init_autocast_params gives the Linear and Conv weights
+// comm_dtype bf16, the dtype they hold already, and every other
+// parameter its own (get_comm_dtype), so the ZeRO buckets stay bf16.
+func (t *Training) AutocastOps() bool {
+	return t.autocastSet() && t.ParamDType != FP32
+}
+
+func (t *Training) autocastSet() bool {
 	return t.Autocast != "" && t.Autocast != AutocastNone
 }
 
 // resolveAutocast validates training.autocast: bf16 or fp16 over fp32
-// parameters, at ZeRO stage 0 (torch DDP), outside DeepSpeed and Megatron,
+// parameters, at ZeRO stage 0 (torch DDP) or under PyTorch FSDP
+// (AutocastStageRefusal, autocast_fsdp.go), outside DeepSpeed and Megatron,
 // whose engines cast their own 16-bit parameters, and without fp8.
 func (l *loader) resolveAutocast(s *Scenario) *Error {
 	t := &s.Training
@@ -63,14 +100,14 @@ func (l *loader) resolveAutocast(s *Scenario) *Error {
 	if err := oneOf(l, key, t.Autocast, AutocastNone, BF16, FP16); err != nil {
 		return err
 	}
-	if !t.Autocasts() {
+	if !t.autocastSet() {
 		return nil
 	}
 	if t.ParamDType != FP32 {
-		return l.errPath(key, fmt.Sprintf("autocast %s casts fp32 parameters, but training.param_dtype is %s: there is nothing to cast (set param_dtype: fp32 for torch.autocast over an fp32 model, or drop autocast for %s parameters beside an fp32 master)", t.Autocast, t.ParamDType, t.ParamDType))
+		return l.resolveAutocastOps(s)
 	}
-	if s.Parallelism.Stage != 0 {
-		return l.errPath(key, fmt.Sprintf("autocast is modelled at zero_stage 0 (torch DDP) only, not at zero_stage %d, where the stacks zerosim models run their own mixed precision, 16-bit parameters gathered from an fp32 shard (use zero_stage 0, or drop autocast and set param_dtype: bf16)", s.Parallelism.Stage))
+	if why := AutocastStageRefusal(s); why != "" {
+		return l.errPath(key, why)
 	}
 	if s.DeepSpeed() || s.Stack == "megatron" {
 		return l.errPath(key, "autocast does not go with DeepSpeed or stack megatron: their engines keep 16-bit parameters beside an fp32 master (drop autocast and set param_dtype: bf16)")
@@ -85,6 +122,29 @@ func (l *loader) resolveAutocast(s *Scenario) *Error {
 		if g.Precision != FP32 {
 			return l.errPath(key, fmt.Sprintf("autocast does not go with model group %q in %s: under autocast every parameter is fp32 (give the group fp32, or drop autocast)", g.Name, g.Precision))
 		}
+	}
+	return nil
+}
+
+// resolveAutocastOps validates training.autocast over 16-bit parameters
+// (Training.AutocastOps): DeepSpeed's torch_autocast beside bf16.enabled,
+// at ZeRO stages 1–3, of the parameters' own dtype, bf16.
+func (l *loader) resolveAutocastOps(s *Scenario) *Error {
+	t := &s.Training
+	const key = "training.autocast"
+	switch {
+	case !s.DeepSpeed():
+		return l.errPath(key, fmt.Sprintf("autocast %s over %s parameters is modelled for stack deepspeed (its torch_autocast section beside bf16.enabled), not stack %q (set param_dtype: fp32 for torch.autocast over an fp32 model, or drop autocast)", t.Autocast, t.ParamDType, s.Stack))
+	case t.ParamDType != BF16 || t.Autocast != BF16:
+		return l.errPath(key, fmt.Sprintf("autocast %s over %s parameters is not modelled: zerosim models DeepSpeed's torch_autocast bf16 beside bf16.enabled (set both to bf16, or drop autocast)", t.Autocast, t.ParamDType))
+	case s.Parallelism.Stage == 0:
+		return l.errPath(key, "autocast over bf16 parameters is modelled at zero_stage 1, 2 or 3 (DeepSpeed's ZeRO optimizers), not 0 (set zero_stage, or drop autocast)")
+	case s.Communication.ZeroQuantizedWeights:
+		// _validate_auto_cast_settings (deepspeed/runtime/torch_autocast.py
+		// at 39a682d79 and edaa72212).
+		return l.errPath(key, "autocast does not go with communication.zero_quantized_weights, which DeepSpeed refuses (\"Cannot enable both torch autocast and zero quantized weights\"): drop one")
+	case t.FP8 != "" && t.FP8 != FP8None:
+		return l.errPath(key, "autocast does not go with training.fp8 (drop one)")
 	}
 	return nil
 }

@@ -63,6 +63,7 @@ var ownBounds = func() map[string]intBounds {
 		"model.heads":                           {lo: 1, hi: maxHidden},
 		"model.vocab":                           {lo: 1, hi: maxVocab},
 		"model.seq_len":                         {lo: 1, hi: maxSeqLen},
+		"model.document_len":                    {lo: 0, hi: maxSeqLen},
 		"model.mtp_layers":                      {lo: 0, hi: maxLayers},
 		"parallelism.dp":                        {lo: 1, hi: gpus},
 		"parallelism.cp":                        {lo: 1, hi: gpus},

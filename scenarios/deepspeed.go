@@ -260,7 +260,6 @@ var dsUnmodelled = map[string]string{
 	"communication_data_type":       "not modelled: gradients are reduced in param_dtype",
 	"data_types":                    "grad_accum_dtype and param_dtype are not modelled: gradients are kept in param_dtype",
 	"amp":                           "apex AMP is not modelled (training.param_dtype sets one dtype for parameters and compute)",
-	"torch_autocast":                "torch autocast is not modelled (training.param_dtype sets one dtype for parameters and compute)",
 	"compile":                       "DeepSpeed's compile (deepcompile) is not modelled: set training.compile if the model is compiled",
 	"activation_checkpointing":      "configures deepspeed.checkpointing, which recomputes only where the model code calls it: set training.recompute yourself",
 	"aio":                           "NVMe I/O settings are not read: set cluster.host.nvme_bandwidth to what your drives reach",
@@ -276,7 +275,7 @@ func (d *dsReader) read(m map[string]any) error {
 	}
 	sort.Strings(keys)
 	known := map[string]bool{"train_batch_size": true, "train_micro_batch_size_per_gpu": true, "gradient_accumulation_steps": true,
-		"optimizer": true, "fp16": true, "bf16": true, "bfloat16": true, "gradient_clipping": true, "zero_optimization": true}
+		"optimizer": true, "fp16": true, "bf16": true, "bfloat16": true, "gradient_clipping": true, "zero_optimization": true, "torch_autocast": true}
 
 	// Precision first: the bucket sizes are in bytes of param_dtype.
 	dtype, err := d.precision(m)
@@ -301,6 +300,9 @@ func (d *dsReader) read(m map[string]any) error {
 	d.set("training.grad_accum", strconv.FormatInt(accum.v, 10), accum.from)
 	d.set("training.param_dtype", string(dtype.v), dtype.from)
 	if err := d.masterWeights(m, dtype, stage, offOpt); err != nil {
+		return err
+	}
+	if err := d.torchAutocast(m, dtype, stage); err != nil {
 		return err
 	}
 	if err := d.optimizer(m, offOpt); err != nil {
@@ -542,6 +544,73 @@ func (d *dsReader) masterWeights(m map[string]any, dtype dsDType, stage int64, o
 	} else {
 		d.set("training.optimizer_state_dtype", string(FP32), dtype.bfKey+"."+sk+" absent or false: DeepSpeedCPUAdam keeps fp32 moments on the host (fp32_optimizer_states, engine.py at "+dsCommit+")")
 	}
+	return nil
+}
+
+// torchAutocast reads the torch_autocast section into training.autocast
+// (scenarios.Training.AutocastOps): enabled (a bool, False by default:
+// get_torch_autocast_enabled and TORCH_AUTOCAST_ENABLED_DEFAULT in
+// deepspeed/runtime/config.py and constants.py at dsCommit) and dtype
+// (DtypeEnum: "torch.bfloat16", "bf16" or "bfloat16" for bf16; absent,
+// torch.autocast's own CUDA default, fp16). zerosim models it beside
+// bf16.enabled at ZeRO stages 1–3, where the engine keeps the module's
+// parameters bf16 and autocast changes only the ops on its fp32 lists;
+// it refuses what DeepSpeed refuses (zero_quantized_weights:
+// _validate_auto_cast_settings in torch_autocast.py at dsCommit) and,
+// with a line naming the gap, what it does not model.
+func (d *dsReader) torchAutocast(m map[string]any, dtype dsDType, stage int64) error {
+	const k = "torch_autocast"
+	s, err := d.object(k, m[k])
+	if err != nil || s == nil {
+		return err
+	}
+	on := false
+	if v, ok := s["enabled"]; ok && v != nil {
+		if on, err = d.boolean(k+".enabled", v); err != nil {
+			return err
+		}
+	}
+	if !on {
+		return nil
+	}
+	if z, _ := m["zero_optimization"].(map[string]any); z != nil && z["zero_quantized_weights"] == true {
+		return d.errorf("%s.enabled true with zero_optimization.zero_quantized_weights true, which DeepSpeed refuses (\"Cannot enable both torch autocast and zero quantized weights\", torch_autocast.py at %s): drop one", k, dsCommit)
+	}
+	raw, isStr := s["dtype"].(string)
+	if v, ok := s["dtype"]; ok && v != nil && !isStr {
+		return d.errorf("%s.dtype is %s, not a dtype name, which DeepSpeed refuses (\"Invalid dtype for torch autocast\", config.py at %s): use \"torch.bfloat16\"", k, describeJSON(v), dsCommit)
+	}
+	switch raw {
+	case "torch.bfloat16", "bf16", "bfloat16":
+	case "":
+		return d.errorf("%s.dtype absent: DeepSpeed passes None and torch.autocast runs CUDA's default, fp16, which zerosim does not model (set \"dtype\": \"torch.bfloat16\")", k)
+	case "torch.float16", "fp16", "float16", "half", "torch.float32", "fp32", "float32", "float", "torch.int8", "int8":
+		// DtypeEnum's other names (config.py at dsCommit).
+		return d.errorf("%s.dtype %q is not modelled: zerosim models torch_autocast bf16 beside bf16.enabled (set \"dtype\": \"torch.bfloat16\")", k, clip(raw))
+	default:
+		return d.errorf("%s.dtype %q is no dtype DeepSpeed knows (\"Invalid dtype for torch autocast\", config.py at %s): use \"torch.bfloat16\"", k, clip(raw), dsCommit)
+	}
+	if dtype.v != BF16 {
+		return d.errorf("%s.enabled true over %s parameters (%s.enabled not true) is not modelled: DeepSpeed then keeps the parameters %s and gathers and reduces the Linear weights in bf16 (their comm_dtype, torch_autocast.py at %s); enable %s, or drop %s", k, dtype.v, dtype.bfKey, dtype.v, dsCommit, dtype.bfKey, k)
+	}
+	if v, ok := s["lower_precision_safe_modules"]; ok && v != nil {
+		// get_lower_precision_safe_modules (config.py at dsCommit)
+		// wants a list of class names; over bf16 parameters the comm_dtype
+		// it gives their weights is their own dtype, which changes nothing.
+		l, isList := v.([]any)
+		for _, e := range l {
+			if _, str := e.(string); !str {
+				isList = false
+			}
+		}
+		if !isList {
+			return d.errorf("%s.lower_precision_safe_modules is %s, not a list of class names, which DeepSpeed refuses (\"Invalid module names for torch autocast\", config.py at %s): use [\"torch.nn.Linear\", ...]", k, describeJSON(v), dsCommit)
+		}
+	}
+	if stage == 0 {
+		return d.errorf("%s.enabled true at zero_optimization.stage 0 is not modelled: zerosim models torch_autocast with the ZeRO optimizers of stages 1, 2 and 3 (use one, or drop %s)", k, k)
+	}
+	d.set("training.autocast", string(BF16), k+".enabled true, dtype "+raw+": DeepSpeed (>= 39a682d79) enters torch.autocast(bfloat16) around the bf16 module's forward (autocast_if_enabled, torch_autocast.py at "+dsCommit+")")
 	return nil
 }
 

@@ -95,11 +95,13 @@ func TestImportDeepSpeed(t *testing.T) {
 		// the fp32 master (neither key set).
 		{"deepspeedexamples-bf16-master-weight-full.json", DeepSpeedOptions{DP: 4}, map[string]string{
 			"parallelism.zero_stage": "3", "training.param_dtype": "bf16", "training.master_dtype": "bf16",
-			"training.optimizer_state_dtype": "bf16", "training.optimizer_impl": "fused", "offload.optimizer": ""},
-			[]string{"stage3_param_persistence_threshold 0", "prefetch_depth 1", "gradient_clipping absent", "torch_autocast: torch autocast is not modelled"}},
+			"training.optimizer_state_dtype": "bf16", "training.optimizer_impl": "fused", "offload.optimizer": "",
+			// torch_autocast {"enabled": true, "dtype": "torch.bfloat16"}.
+			"training.autocast": "bf16"},
+			[]string{"stage3_param_persistence_threshold 0", "prefetch_depth 1", "gradient_clipping absent"}},
 		{"deepspeedexamples-bf16-master-weight-baseline.json", DeepSpeedOptions{DP: 4}, map[string]string{
 			"parallelism.zero_stage": "3", "training.param_dtype": "bf16", "training.master_dtype": "",
-			"training.optimizer_state_dtype": ""},
+			"training.optimizer_state_dtype": "", "training.autocast": ""},
 			// torch_autocast {"enabled": false}: off, no note.
 			[]string{"stage3_param_persistence_threshold 0", "prefetch_depth 1", "gradient_clipping absent"}},
 		// Without a model the prefetch depth is 1, with a note.
@@ -234,6 +236,18 @@ func TestImportDeepSpeedErrors(t *testing.T) {
 		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": "auto"}}`, DeepSpeedOptions{}, []string{"bf16.enabled is \"auto\"", "--dtype"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": "yes"}}`, DeepSpeedOptions{}, []string{"bf16.enabled is \"yes\", not a boolean"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}}`, DeepSpeedOptions{ParamDType: FP16}, []string{"--dtype fp16 contradicts the config's bf16"}},
+		// torch_autocast (deepspeed/runtime/torch_autocast.py and
+		// config.py at edaa7221): DeepSpeed's own refusal, then what
+		// zerosim does not model, each in one line.
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3, "zero_quantized_weights": true}, "torch_autocast": {"enabled": true, "dtype": "bfloat16"}}`, DeepSpeedOptions{}, []string{"Cannot enable both torch autocast and zero quantized weights"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}, "torch_autocast": {"enabled": true}}`, DeepSpeedOptions{}, []string{"torch_autocast.dtype absent", "fp16"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}, "torch_autocast": {"enabled": true, "dtype": 16}}`, DeepSpeedOptions{}, []string{"torch_autocast.dtype is 16, not a dtype name"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}, "torch_autocast": {"enabled": true, "dtype": "bf17"}}`, DeepSpeedOptions{}, []string{"torch_autocast.dtype \"bf17\" is no dtype DeepSpeed knows"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}, "torch_autocast": {"enabled": true, "dtype": "torch.float16"}}`, DeepSpeedOptions{}, []string{"torch_autocast.dtype \"torch.float16\" is not modelled"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "torch_autocast": {"enabled": true, "dtype": "bf16"}}`, DeepSpeedOptions{}, []string{"over fp32 parameters", "comm_dtype"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "torch_autocast": {"enabled": true, "dtype": "bf16"}}`, DeepSpeedOptions{}, []string{"stage 0 is not modelled"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}, "torch_autocast": {"enabled": true, "dtype": "bf16", "lower_precision_safe_modules": ["torch.nn.Linear", 3]}}`, DeepSpeedOptions{}, []string{"Invalid module names for torch autocast"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 2}, "torch_autocast": {"enabled": "yes"}}`, DeepSpeedOptions{}, []string{"torch_autocast.enabled is \"yes\", not a boolean"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "AdamW", "params": {"max_grad_norm": 1.0}}}`, DeepSpeedOptions{}, []string{"optimizer.params.max_grad_norm", "gradient_clipping"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam", "params": {"betas": [0.9]}}}`, DeepSpeedOptions{}, []string{"optimizer.params.betas is a list, not a list of two numbers"}},
 		{`{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "Adam", "params": {"betas": [0.9, 1.0]}}}`, DeepSpeedOptions{}, []string{"optimizer.params.betas[1]=1.0 is out of range"}},
@@ -335,6 +349,16 @@ func TestImportDeepSpeedRules(t *testing.T) {
 			"training.master_dtype": "", "training.optimizer_state_dtype": ""}},
 		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bf16": {"enabled": false, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}}`, DeepSpeedOptions{}, map[string]string{
 			"training.master_dtype": "", "training.param_dtype": "fp32"}},
+		// torch_autocast beside bf16.enabled at stages 1-3, each dtype
+		// spelling DtypeEnum takes for bf16 (config.py at edaa7221), with
+		// or without lower_precision_safe_modules; enabled absent or
+		// false (TORCH_AUTOCAST_ENABLED_DEFAULT False): off.
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1}, "bf16": {"enabled": true}, "torch_autocast": {"enabled": true, "dtype": "bf16"}}`, DeepSpeedOptions{}, map[string]string{
+			"training.autocast": "bf16", "training.param_dtype": "bf16"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}, "bf16": {"enabled": true}, "torch_autocast": {"enabled": true, "dtype": "bfloat16", "lower_precision_safe_modules": ["torch.nn.Linear"]}}`, DeepSpeedOptions{}, map[string]string{
+			"training.autocast": "bf16"}},
+		{`{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "bf16": {"enabled": true}, "torch_autocast": {"dtype": "bf16"}}`, DeepSpeedOptions{}, map[string]string{
+			"training.autocast": ""}},
 	} {
 		d, err := ImportDeepSpeed("ds.json", []byte(c.json), c.o)
 		if err != nil {

@@ -11,7 +11,10 @@ const (
 	// FP8TE is Transformer Engine's delayed scaling: bf16 weights (and
 	// their ZeRO buffers) as usual, plus an fp8 copy and an fp8 transpose
 	// of every linear weight the rank holds unsharded, cached for the step,
-	// and an amax history per fp8 tensor; GEMMs at the fp8 peak.
+	// and an amax history per fp8 tensor; GEMMs at the fp8 peak; each
+	// linear layer keeps its input for backward in fp8, 1 byte an element
+	// (memory.BlockDims.FP8Inputs). Primary fp8 weights (NeMo's
+	// fp8_params, Megatron's --fp8-param-gather) are not modelled.
 	FP8TE FP8Recipe = "te"
 	// FP8TECurrent is Transformer Engine's current (per-tensor) scaling,
 	// Float8CurrentScaling (Megatron-LM's --fp8-recipe tensorwise,
@@ -21,7 +24,10 @@ const (
 	// tensor's own amax: Float8CurrentScalingQuantizer, transformer_engine/
 	// pytorch/csrc/quantizer.cpp at NVIDIA/TransformerEngine
 	// d0067d0da6cb01811b8072a7d304f0e00344ce2b), and an amax pass over
-	// every tensor before its cast (zero.FP8CastRuleOf).
+	// every tensor before its cast (zero.FP8CastRuleOf); the linear
+	// inputs kept in fp8 as te's, except that under stack: megatron the
+	// attention output projection keeps the attention kernel's bf16
+	// output (memory.BlockDims.FP8ProjOriginal).
 	FP8TECurrent FP8Recipe = "te_current"
 	// FP8TorchAO is torchao float8 training with FSDP2 and
 	// enable_fsdp_float8_all_gather: dynamic scaling (no history), and at

@@ -1242,10 +1242,14 @@ func (im *lfImport) readPrecision() error {
 			return d.errAt(mv.at, "fsdp_config.mixed_precision = %s is not PURE, DEFAULT, FULL or a mapping of dtypes (use one)", mv.show())
 		}
 	}
-	if param == FP32 && pd != FP32 {
-		im.note("FSDP keeps and gathers fp32 parameters (%s) while %s autocasts the matmuls to %s: modelled as param_dtype fp32 without autocast's weight casts (training.autocast is modelled at zero_stage 0, DDP, only)", mfrom, p, pd)
-	}
 	im.set("training.param_dtype", string(param), mfrom+", "+pfrom)
+	if param == FP32 && pd != FP32 {
+		// FSDP1 gathers fp32 parameters and Composer still runs the step
+		// under torch.autocast (get_precision_context, composer/core/
+		// precision.py at e147a68): autocast over an FSDP1 model
+		// (scenarios/autocast_fsdp.go).
+		im.set("training.autocast", string(pd), mfrom+", "+pfrom+": FSDP gathers fp32 parameters and Composer runs the forward under torch.autocast("+string(pd)+")")
+	}
 	if param != FP32 {
 		if reduce == FP32 {
 			im.set("training.reduce_dtype", "fp32", mfrom+": reduce_dtype float32")

@@ -72,8 +72,9 @@ func TestImportLLMFoundry(t *testing.T) {
 		{"7b seq 8192", "mpt-7b.yaml", []string{"max_seq_len: 2048", "max_seq_len: 8192", "device_train_microbatch_size: 8", "device_train_microbatch_size: 2"}, lfH100(16), 6_658_859_008 + 6144*4096, 128, 3, 1, 2, 4, 8192, RecomputeFull, true, bf, ReduceParamDType, "fa2", 0, 0},
 		// mixed_precision DEFAULT reduces in fp32 (get_mixed_precision).
 		{"7b DEFAULT", "mpt-7b.yaml", []string{"mixed_precision: PURE", "mixed_precision: DEFAULT"}, lfH100(16), 6_658_859_008, 128, 3, 1, 8, 1, 2048, RecomputeFull, true, bf, ReduceFP32, "fa2", 0, 0},
-		// FULL: fp32 parameters (a note: amp_bf16 still autocasts).
-		{"7b FULL", "mpt-7b.yaml", []string{"mixed_precision: PURE", "mixed_precision: FULL"}, lfH100(16), 6_658_859_008, 128, 3, 1, 8, 1, 2048, RecomputeFull, true, fp32, "", "fa2", 0, 1},
+		// FULL: fp32 parameters under amp_bf16's autocast
+		// (TestImportLLMFoundryFULLAutocast).
+		{"7b FULL", "mpt-7b.yaml", []string{"mixed_precision: PURE", "mixed_precision: FULL"}, lfH100(16), 6_658_859_008, 128, 3, 1, 8, 1, 2048, RecomputeFull, true, fp32, "", "fa2", 0, 0},
 		// SHARD_GRAD_OP is ZeRO-2; reentrant checkpointing (Composer's
 		// default) has no early stop; BACKWARD_PRE prefetches one unit.
 		{"7b SHARD_GRAD_OP", "mpt-7b.yaml", []string{"FULL_SHARD", "SHARD_GRAD_OP", "  activation_checkpointing_reentrant: false\n", ""}, lfH100(16), 6_658_859_008, 128, 2, 1, 8, 1, 2048, RecomputeFull, false, bf, ReduceParamDType, "fa2", 0, 0},

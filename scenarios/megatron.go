@@ -1503,9 +1503,17 @@ var mgIgnored = map[string]bool{}
 
 // Flags that change time or memory in ways zerosim does not model.
 var mgUnmodelled = map[string]string{
-	"sequence-parallel":                        "needs tensor parallelism; Megatron turns it off at TP 1 (validate_args)",
-	"cross-entropy-loss-fusion":                "the loss kernel is modelled as fp32 cross-entropy",
-	"fp16-lm-cross-entropy":                    "the loss kernel is modelled as fp32 cross-entropy",
+	"sequence-parallel": "needs tensor parallelism; Megatron turns it off at TP 1 (validate_args)",
+	// The native fused loss (megatron/core/fusions/fused_cross_entropy.py
+	// at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553) runs
+	// VocabParallelCrossEntropy's steps and keeps its tensors (memory's
+	// headParts); only its kernel time differs.
+	"cross-entropy-loss-fusion": "its memory is the unfused vocab-parallel cross-entropy's (the native fused kernel keeps the same fp32 softmax); its kernel time is not modelled",
+	// GPTModel stores fp16_lm_cross_entropy and never reads it:
+	// compute_language_model_loss (megatron/core/models/common/
+	// language_module/language_module.py at d98e8a64) calls a loss that
+	// upcasts with .float() whatever it says.
+	"fp16-lm-cross-entropy":                    "Megatron Core's GPTModel upcasts the logits to fp32 in its loss whatever this flag says",
 	"manual-gc":                                "host time is not modelled",
 	"empty-unused-memory-level":                "the allocator's cache emptying is not modelled",
 	"overlap-param-gather-with-optimizer-step": "needs interleaved pipeline parallelism",

@@ -152,7 +152,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
 		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
-		l.resolveZeroPP, l.resolveMemoryEfficientLinear, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveMaster, l.resolveAutocast, l.resolveGradSync, l.resolveNormImpl, l.resolveCPAttention, l.resolveOpForce, l.resolveOpAttention, l.resolveOpA2A, l.resolveLossChunks}
+		l.resolveZeroPP, l.resolveMemoryEfficientLinear, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveMaster, l.resolveAutocast, l.resolveGradSync, l.resolveNormImpl, l.resolveCPAttention, l.resolveDocumentLen, l.resolveOpForce, l.resolveOpAttention, l.resolveOpA2A, l.resolveLossChunks}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err
@@ -187,9 +187,22 @@ func (l *loader) warnKeepLogits(s *Scenario) {
 	}
 }
 
+// OutputUnit is the layer whose forward runs the output head's projection
+// and the loss: lm_head, else the last layer (a tied head has no layer of
+// its own and runs in the last, final_norm in every preset and import,
+// with the embedding's weight); -1 for an empty list.
+func (m *Model) OutputUnit() int {
+	head := len(m.LayerList) - 1
+	for i, x := range m.LayerList {
+		if x.Name == "lm_head" {
+			head = i
+		}
+	}
+	return head
+}
+
 // HeadUnit is the layer that carries the output head and the loss, whose
-// activations memory derives tensor by tensor: lm_head, else the last
-// layer; -1 and why for a scenario that derives none (not a transformer
+// activations memory derives tensor by tensor: OutputUnit; -1 and why for a scenario that derives none (not a transformer
 // with hidden, heads and seq_len, or memory.activations false) or whose
 // head gives activation_bytes of its own.
 func (s *Scenario) HeadUnit() (int, string) {
@@ -200,12 +213,7 @@ func (s *Scenario) HeadUnit() (int, string) {
 	case s.Memory.Activations != nil && !*s.Memory.Activations:
 		return -1, "memory.activations is false"
 	}
-	head := len(m.LayerList) - 1
-	for i, x := range m.LayerList {
-		if x.Name == "lm_head" {
-			head = i
-		}
-	}
+	head := m.OutputUnit()
 	if head < 0 || m.LayerList[head].ActivationBytes != 0 {
 		return -1, "the output head's activation_bytes are given, so its activations are not derived"
 	}
@@ -1287,6 +1295,62 @@ func (l *loader) resolveCPAttention(s *Scenario) *Error {
 		// eager attention at cp > 1 (megatron.go), and the FLOPs of a
 		// rank's queries over every key are still counted.
 		l.warn(s, at, fmt.Sprintf("cp=%d with training.attention eager: no ring attention is modelled (PyTorch's context parallelism rings only SDPA calls, torchtitan refuses anything else under CP), so the k/v exchange and its time are left out; use training.attention: flash or sdpa for the ring", cp))
+	}
+	return nil
+}
+
+// resolveDocumentLen checks model.document_len, the length of the
+// documents packed into each sequence with attention confined to each
+// (zero.PackedAttentionFLOPs counts it): a transformer's, at most
+// seq_len, and refused where zerosim would have to guess what the kernel
+// does:
+//
+//   - parallelism.cp > 1: zerosim's ring (zero/ringattn.go) passes every
+//     k/v chunk around all cp ranks and counts each rank's queries over
+//     all keys; under a document mask a rank skips the chunks of other
+//     documents, and how depends on the stack (Transformer Engine's THD
+//     splits each document into 2·cp chunks of its own:
+//     get_batch_on_this_cp_rank, total_slices_of_any_sequence = 2 *
+//     cp_size, in transformer_engine/pytorch/attention/dot_product_attention/
+//     context_parallel.py, NVIDIA/TransformerEngine @
+//     d0067d0da6cb01811b8072a7d304f0e00344ce2b; PyTorch's CP shards a
+//     FlexAttention BlockMask by its load balancer), which is not
+//     modelled.
+//   - training.attention sdpa: torchtune without FlexAttention hands SDPA
+//     a materialised s×s block-causal mask (packed_block_causal_mask in
+//     torchtune/modules/attention_utils.py, pytorch/torchtune @
+//     bd2a0fc7c31430972728494fa01aaeeb0ebf1ba1), which takes SDPA off its
+//     flash backend (zero's blockMask cites why); the mask's own memory
+//     under packing is not modelled. torchtitan no longer lets a language
+//     model run SDPA at all (get_attention_config in
+//     torchtitan/models/common/config_utils.py @
+//     b5bcd76c66d0acb1a08b176d9639425bc55e0b2a: "sdpa is no longer
+//     supported for language models").
+//
+// Under eager attention every score is computed whatever the mask, so the
+// key changes nothing there.
+func (l *loader) resolveDocumentLen(s *Scenario) *Error {
+	const at = "model.document_len"
+	d := s.Model.DocumentLen
+	if l.has(at) {
+		if err := l.intRange(at, d); err != nil {
+			return err
+		}
+	}
+	if d == 0 {
+		return nil
+	}
+	if s.Model.Kind != KindTransformer || s.Model.SeqLen <= 0 {
+		return l.errPath(at, "document_len needs a transformer with seq_len (give model.preset, hf_config or dimensions, or delete document_len)")
+	}
+	if seq := s.Model.SeqLen; d > seq {
+		return l.errPath(at, fmt.Sprintf("document_len=%d is above seq_len=%d: a packed document is at most one sequence (use %d or less; delete document_len for unpacked sequences)", d, seq, seq))
+	}
+	if cp := s.Parallelism.CP; cp > 1 {
+		return l.errPath(at, fmt.Sprintf("document_len with parallelism.cp=%d is not modelled: under a document mask each cp rank skips the k/v chunks of other documents, which zerosim's ring does not know how to count (use cp: 1, or delete document_len to time the ring over whole sequences)", cp))
+	}
+	if s.Training.Attention == AttentionSDPA {
+		return l.errPath(at, "document_len with training.attention sdpa is not modelled: SDPA takes a document mask as a materialised s×s mask, off its flash backend (set training.attention: flash for flash varlen, Transformer Engine's THD or FlexAttention's block mask, or delete document_len)")
 	}
 	return nil
 }

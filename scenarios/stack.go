@@ -25,7 +25,30 @@ const (
 	// pytorch/pytorch 0321fa774888a7c86501b3cb31ed6b4fc1010230), so
 	// log_softmax writes and saves 16-bit log-probabilities, 2·t·V, and
 	// its backward's two gradients are 16-bit: Training.Loss16.
+
+	// CrossEntropyAutocast is F.cross_entropy on the 16-bit logits inside
+	// torch.autocast (training.autocast set; DeepSpeedExamples'
+	// bf16_master_weight train.py at 516082c6 computes loss_fn under its
+	// own torch.autocast(dtype=bfloat16)). cross_entropy_loss is on no
+	// autocast list, so it runs as above: log_softmax(self, class_dim,
+	// self.scalar_type()) with its dtype given, which autocast's
+	// fp32_set_opt_dtype policy keeps (bf16 log-probabilities, saved by
+	// log_softmax, 2·t·V); then nll_loss, on autocast's fp32 list
+	// (AT_FORALL_FP32, which autocast_mode.cpp at pytorch/pytorch
+	// 008ec6b1840c94ff6d0f685bc10fbf585167c673 registers), runs on an fp32
+	// copy of them, which nll_loss_forward saves for its backward
+	// (tools/autograd/derivatives.yaml at
+	// d327a787782618826890c323f8d7e51f3d28ec13: "self:
+	// nll_loss_backward(grad, self, target, ...)"), 4·t·V; its backward
+	// writes an fp32 dense gradient, 4·t·V (memory/tensors.go).
+	CrossEntropyAutocast CrossEntropy = "autocast"
 )
+
+// LossAutocast reports whether the loss is cross-entropy on the 16-bit
+// logits inside torch.autocast (training.cross_entropy: autocast).
+func (t *Training) LossAutocast() bool {
+	return t.CrossEntropy == CrossEntropyAutocast
+}
 
 // Loss16 reports whether the loss is cross-entropy on the 16-bit logits
 // without an upcast (training.cross_entropy: param_dtype's name).
@@ -187,6 +210,15 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 		if t.ParamDType != FP32 {
 			allowed = append(allowed, CrossEntropy(t.ParamDType))
 		}
+		if t.autocastSet() {
+			allowed = append(allowed, CrossEntropyAutocast)
+		} else if t.LossAutocast() {
+			use := "fp32"
+			if t.ParamDType != FP32 {
+				use = string(t.ParamDType) + " or fp32"
+			}
+			return l.errPath("training.cross_entropy", "cross_entropy=autocast is the loss inside torch.autocast, but training.autocast is unset (set autocast, or use cross_entropy: "+use+")")
+		}
 		if err := oneOf(l, "training.cross_entropy", t.CrossEntropy, allowed...); err != nil {
 			err.Alone = false // the names follow training.param_dtype
 			return err
@@ -225,7 +257,7 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.compile="+string(t.Compile)+
 				": the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or an eager loss)")
 		}
-		if t.KeepLogits == KeepLogitsFP32 && t.Loss16() {
+		if t.KeepLogits == KeepLogitsFP32 && (t.Loss16() || t.LossAutocast()) {
 			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy="+string(t.CrossEntropy)+": a loss on fp32 logits is the fp32 one (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
 		}
 		if t.KeepLogits == KeepLogitsFP32 && t.CrossEntropy == CrossEntropyFused {

@@ -976,7 +976,7 @@ func (t *Torchtitan) readModel(d *ttDoc) error {
 	t.Flavor = flavor
 	if f.attn != "" {
 		t.flexAttn = true
-		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence", flavor, f.attn, f.attn)
+		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence; the dataset's document length is not in the file: set model.document_len to it to count attention within each document", flavor, f.attn, f.attn)
 	}
 	ffn := f.ffn()
 	vocab := f.vocab

@@ -223,7 +223,7 @@ func (t *Torchtitan) readHFModel(d *ttDoc, name, nk string) error {
 		if f.attnSince != "" {
 			since = fmt.Sprintf("; before torchtitan %s it ran SDPA with a causal mask (if yours is older, set training.attention: sdpa)", f.attnSince)
 		}
-		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence%s", flavor, f.attn, f.attn, since)
+		t.note("model.flavor %s runs %s attention with a block-causal mask (attn_type = %q); modelled as causal attention over the whole sequence%s; the dataset's document length is not in the file: set model.document_len to it to count attention within each document", flavor, f.attn, f.attn, since)
 	}
 	if f.flex != "" {
 		// FlexAttentionWrapper (torchtitan/models/attention.py at 238fa9953e4aec2a62582121564273d7cbb1e9f1)

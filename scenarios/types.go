@@ -182,6 +182,17 @@ type Model struct {
 	KVHeads int64 `yaml:"kv_heads,omitempty"`
 	Vocab   int64 `yaml:"vocab,omitempty"`
 	SeqLen  int64 `yaml:"seq_len,omitempty"`
+	// DocumentLen is the length of the documents packed into each
+	// sequence when attention is confined to each document (packed
+	// sequences: NeMo's packed SFT with THD/cu_seqlens, torchtune's packed
+	// datasets, torchtitan's block-causal document mask, transformers'
+	// padding_free with flash varlen); 0 (default): one causal sequence of
+	// SeqLen. Documents are taken as equal-length: seq_len/document_len
+	// whole documents and the remainder one shorter document, so a mean
+	// length stands for a varied mix only as far as Σd² over the sequence
+	// equals s·d (zero.PackedAttentionFLOPs). Resolve refuses it above SeqLen,
+	// with context parallelism and with training.attention sdpa.
+	DocumentLen int64 `yaml:"document_len,omitempty"`
 	// LargestLayer is the largest single module's own parameter count
 	// (DeepSpeed's model_to_params, memory.DeepSpeedLargestModule): with
 	// params, the first unit "embedding"; always DeepSpeed's ZeRO-3 L when
@@ -395,9 +406,15 @@ type Training struct {
 	ReduceDType ReduceDType `yaml:"reduce_dtype,omitempty"`
 	// Autocast is the dtype torch.autocast runs an fp32 model's matmuls
 	// in: none (unset) or bf16 or fp16 with param_dtype fp32 at ZeRO stage
-	// 0 (torch DDP). The fp32 parameters are the optimizer's own (no
-	// master copy); each weight's 16-bit cast lives from its forward to
-	// its backward (scenarios/autocast.go).
+	// 0 (torch DDP) or under PyTorch FSDP (zero_stage 2 or 3 with
+	// communication.boundary fsdp1, fsdp2 or fsdp2_head). The fp32
+	// parameters are the optimizer's own (no master copy); each weight's
+	// 16-bit cast lives from its forward to its backward
+	// (scenarios/autocast.go, scenarios/autocast_fsdp.go).
+	// bf16 over bf16 parameters under stack deepspeed at stages 1–3 is
+	// DeepSpeed's torch_autocast beside bf16.enabled
+	// (Training.AutocastOps): no weight is cast, the ops on autocast's
+	// fp32 lists keep fp32 copies (memory/tensors.go).
 	Autocast DType `yaml:"autocast,omitempty"`
 	// OptimizerImpl is how the optimizer's update runs on the GPU: seed
 	// (unset: seed 000's traffic), fused, foreach or composer; it sets the

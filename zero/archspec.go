@@ -18,7 +18,8 @@ func flopDims(s *scenarios.Scenario) (FLOPDims, bool) {
 	}
 	gpt := memory.BlockStyle(m) == "gpt" // the preset's biases on every matrix (memory's baseDims)
 	force, forceGiven := s.Training.OpForceJoined()
-	return FLOPDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: s.RankSeqLen(), KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
+	doc, tile := documentMask(s)
+	return FLOPDims{Document: doc, FlexBlock: tile, OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, QKVBias: gpt, OBias: gpt, MLPBias: gpt, Arch: memory.BlockStyle(m), Seq: s.RankSeqLen(), KVSeq: m.SeqLen, Batch: s.Training.MicroBatch,
 		Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab,
 		Causal: causalKernel(s), KeepsProbs: keepsProbs(s)}, true
 }
@@ -122,14 +123,10 @@ func layerFLOPDims(s *scenarios.Scenario, base FLOPDims, l scenarios.Layer) FLOP
 func blockFlags(s *scenarios.Scenario) (blocks []bool, head int) {
 	m := &s.Model
 	blocks = make([]bool, len(m.LayerList))
-	head = len(m.LayerList) - 1
 	for i, l := range m.LayerList {
 		blocks[i] = l.Block
-		if l.Name == "lm_head" {
-			head = i
-		}
 	}
-	return blocks, head
+	return blocks, m.OutputUnit()
 }
 
 // planContext is what the per-operation model takes of s besides a
@@ -309,8 +306,14 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 			// DeepSeek-V3's MTP modules each add one more pass through
 			// the shared head and a loss (scenarios.Model.MTPModules).
 			perLogit := int64(14)
-			if s.Training.Loss16() {
+			switch {
+			case s.Training.Loss16():
 				perLogit = 4
+			case s.Training.LossAutocast():
+				// log_softmax reads and writes bf16, 4 B; autocast's
+				// fp32 copy for nll_loss reads 2 and writes 4
+				// (scenarios.CrossEntropyAutocast): 10 B.
+				perLogit = 10
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
 				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
@@ -705,11 +708,15 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 }
 
 // blockSaved is the tensors an eager block of s with dimensions d keeps
-// for backward (memory.BlockTensors).
+// for backward (memory.BlockTensors). Under DeepSpeed's torch_autocast
+// over bf16 parameters (scenarios.Training.AutocastOps) they include
+// autocast's fp32 copies (memory.BlockDims.Autocast), which blockTraffic's
+// rule then writes and reads as the kernels do: the LayerNorm's fp32 input
+// and the eager softmax's fp32 probabilities and their bf16 cast.
 func blockSaved(s *scenarios.Scenario, d FLOPDims) ([]memory.SavedTensor, error) {
 	return memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden,
 		Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, FFN: d.FFN, Dropout: s.Training.Dropout > 0,
-		Attention: string(s.Training.Attention)})
+		Attention: string(s.Training.Attention), Autocast: s.Training.AutocastOps()})
 }
 
 // flatGradCopyBytes is the HBM traffic per parameter of a unit's backward

@@ -262,6 +262,20 @@ func tokensPerGPU(s *scenarios.Scenario) int64 {
 	return max(s.Training.MicroBatch, 1) * max(s.RankSeqLen(), 1)
 }
 
+// cpCopies is how many GPUs run each sample's whole work. Context
+// parallelism splits a sequence over a replica's cp ranks; a model without
+// one (seq_len 0: an MLP, a bare parameter count) has nothing to split, so
+// each cp rank runs its whole micro-batch (tokensPerGPU, Costs) and a
+// sample's work is done cp times. A sample is still trained once, so
+// throughput, MFU and HFU count 1/cpCopies of each rank's work; the
+// executed utilization (Utilization.Executed) counts what the rank runs.
+func cpCopies(s *scenarios.Scenario) int64 {
+	if s.RankSeqLen() > 0 {
+		return 1
+	}
+	return int64(max(s.Parallelism.CP, 1))
+}
+
 // mfuStep is the step time at which a step reaches the model FLOPs
 // utilization mfu: each GPU's tokens times ModelFLOPsPerToken over
 // peak·mfu.
@@ -286,9 +300,9 @@ func mfuStep(s *scenarios.Scenario, mfu float64) (units.Duration, error) {
 		if model == 0 {
 			return 0, fmt.Errorf("zero: training.mfu: the model executes no FLOPs (use training.compute_efficiency)")
 		}
-		return mfuSeconds(float64(model)/(float64(s.Cluster.PeakBF16)*mfu), mfu)
+		return mfuSeconds(float64(model)/float64(cpCopies(s))/(float64(s.Cluster.PeakBF16)*mfu), mfu)
 	}
-	secs := float64(tokensPerGPU(s)*ga) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
+	secs := float64(tokensPerGPU(s)*ga) / float64(cpCopies(s)) * float64(per) / (float64(s.Cluster.PeakBF16) * mfu)
 	return mfuSeconds(secs, mfu)
 }
 
@@ -326,13 +340,25 @@ func fitMFU(s *scenarios.Scenario) error {
 	return nil
 }
 
+// InterBandwidthTol is CalibrateInterBandwidth's default tol, the width
+// in ln(bandwidth) at which its bisection stops. It returns the bracket's
+// middle, within tol/2 of the crossing: the bandwidth to ±0.05 %. The
+// exposed communication it explains scales at most as 1/bandwidth, so the
+// step replayed there is within 0.05 % of the measured one: finer than
+// the 0.1 % of a step given to four significant figures (steps are quoted
+// to three or four: README's --step-time 10.5s, docs/calibration.md's
+// 2.84s), so the bisection does not outrun the measurement. Reaching it
+// from the range's ln(1000) takes ceil(log2(ln(1000)/1e-3)) = 13 replays
+// beyond the two at the range's ends.
+const InterBandwidthTol = 1e-3
+
 // CalibrateInterBandwidth is the inter-node bandwidth per NIC
 // (cluster.inter.bandwidth) at which s, at its own compute efficiency,
 // replays in measured: the network that would explain a measured step
 // the efficiency fit charges to the GEMMs (calibrate --step-time's
 // low-efficiency warning, qatput29 finding 3). It bisects the bandwidth
 // between a thousandth of s's and s's own on a log scale to a relative
-// width tol; the step does not fall as the bandwidth falls. ok is false on
+// width tol (≤ 0: InterBandwidthTol); the step does not fall as the bandwidth falls. ok is false on
 // one node, or when no bandwidth in that range gives measured: s is
 // already slower at its own network, or even a thousandth of it leaves
 // the step shorter (the network does not explain it).
@@ -342,7 +368,7 @@ func CalibrateInterBandwidth(s *scenarios.Scenario, measured units.Duration, tol
 		return 0, false, nil
 	}
 	if tol <= 0 {
-		tol = 1e-3
+		tol = InterBandwidthTol
 	}
 	defer func() { s.Cluster.Inter.Bandwidth = own }()
 	at := func(f float64) (units.Duration, error) {

@@ -687,6 +687,9 @@ func blockAttentionFLOPs(s *scenarios.Scenario, l scenarios.Layer) (int64, error
 		v = x.KernelValueDim(padsValue(s), x.HeadDim)
 	}
 	causal, window, chunk := blockMask(s, l.Dims)
+	if doc, tile := documentMask(s); causal && doc > 0 && s.Parallelism.CP <= 1 {
+		return PackedAttentionFLOPs(s.Training.MicroBatch, heads, m.SeqLen, qk, v, window, chunk, doc, tile)
+	}
 	return AttentionFLOPs(s.Training.MicroBatch, heads, s.RankSeqLen(), m.SeqLen, qk, v, causal, window, chunk)
 }
 

@@ -257,7 +257,10 @@ type Utilization struct {
 	// as the kernels compute it) per second over the bf16 peak: below MFU
 	// and HFU, which count full attention, by the attention they count
 	// and no kernel runs (most for windowed blocks at long sequences,
-	// where HFU can pass 100 %).
+	// where HFU can pass 100 %). A model without a sequence under cp is
+	// the other way: each cp rank runs the whole sample, and Executed
+	// counts each of them while MFU and HFU count the sample once
+	// (cpCopies).
 	Executed float64
 	// FromForward marks a model without a per-token FLOP count (no
 	// transformer dimensions: a bare parameter count, an MLP): its MFU is

@@ -507,44 +507,89 @@ func SMCount(gpu string) int {
 // quantization",
 // https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html#dim-quantization,
 // the address stas00/ml-engineering compute/accelerator/README.md at
-// 744d01e18b79 links; the guide was not read here, so the tile is as
-// cited, not checked against it).
+// 744d01e18b79 links; the tile is as cited there, not checked against the
+// guide's tables).
 const tileM, tileN = 256, 128
 
 // GEMMSeconds is the time of one m×k by k×n matmul in 16 bits: the larger of
-// its FLOPs at the GEMM efficiency scaled by wave quantization (the last
-// wave of tiles occupies only part of the SMs) and its bytes (2·(m·k + k·n
-// + m·n)) at the HBM efficiency. Small micro-batches make m small, the
-// matmul short of a full last wave and memory-bound sooner.
+// its compute and its bytes (2·(m·k + k·n + m·n)) at the HBM efficiency.
+// The compute follows the two dimension quantizations of NVIDIA's "Matrix
+// Multiplication Background User's Guide" (DU-09799-001_v001, February
+// 2023, §3 "Dimension Quantization Effects",
+// https://docs.nvidia.com/deeplearning/performance/pdf/Matrix-Multiplication-Background-User-Guide.pdf):
+// tile quantization (§3.1: the output is cut into whole tiles, a tile only
+// partly inside the matrix does a whole tile's work, and the execution
+// time stays constant while the number of tiles does; the section read
+// through a reader's notes of the guide, whose contents the PDF confirms)
+// and wave quantization (§3.2: the tiles run in waves of one per SM, and
+// the last wave takes as long as a full one). So the compute is
+// waves·SMs whole tiles of 2·256·128·k FLOPs at the GEMM efficiency: for m
+// and n multiples of the tile, 2mnk over the efficiency scaled by the wave
+// fill tiles/(waves·SMs), as before; otherwise the time of m and n rounded
+// up to the tile, never less (a dimension below one tile counts as it is:
+// groupedGEMMSeconds). Small micro-batches make m small, the matmul short
+// of a full last wave and memory-bound sooner.
 func GEMMSeconds(m, n, k int64, g GPUShape, e Efficiency) (float64, error) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return 0, nil
 	}
-	return groupedGEMMSeconds(1, float64(m), float64(n), float64(k), g, e)
+	return groupedGEMMSeconds(1, float64(m), float64(n), float64(k), true, g, e)
 }
 
 // groupedGEMMSeconds is GEMMSeconds of one grouped matmul: groups
 // independent m×k by k×n matmuls in one kernel (a MoE layer's local
 // experts, torch._grouped_mm or Transformer Engine's grouped GEMM), whose
-// tiles share the waves: FLOPs groups·2mnk at the GEMM efficiency scaled by
-// the wave quantization of groups·⌈m/256⌉·⌈n/128⌉ tiles, against
+// tiles share the waves: groups·⌈m/256⌉·⌈n/128⌉ whole tiles of
+// 2·256·128·k FLOPs in whole waves of SMs at the GEMM efficiency, against
 // groups·2(mk + kn + mn) bytes (every group's weights read once). m, n, k
-// may be fractional (a mean row count); tiles round each up. One group is
-// GEMMSeconds exactly.
-func groupedGEMMSeconds(groups, m, n, k float64, g GPUShape, e Efficiency) (float64, error) {
+// may be fractional (a mean row count): tiles round each group's n, and m
+// when tileRows, up, as if every group had the mean rows. A dimension below one tile
+// counts as it is, not as a whole 256- or 128-wide tile: cuBLAS picks its
+// tile by the shape (the guide's §2.3, "Typical Tile Dimensions In cuBLAS
+// And Performance"), and a matrix of 16 rows does not run 256-row tiles
+// (a modelling choice, not the guide's figure; it keeps a skinny matmul's
+// time what it was, TestGEMMSecondsWaves). On a GPU of unknown SM count
+// (g.SMs 0) neither quantization applies: its tile is not known either,
+// and the compute is the true 2mnk·groups. One group is GEMMSeconds
+// exactly.
+//
+// tileRows says whether m is a real row count to round up to whole tiles.
+// A routed expert's m is the mean of the rows balanced routing gives it
+// (ExpertGEMMSeconds), not any expert's rows: real routing spreads the
+// tokens unevenly and the grouped kernel pads each expert's own rows, so
+// the padding depends on a distribution zerosim does not model. There m
+// counts as it is and only the waves of its ⌈m/256⌉ tiles quantize (the
+// charge before whole tiles were counted); padding every expert to the
+// mean's tile edge would charge Qwen1.5-MoE-A2.7B's 273 rows a 512-row
+// tile, +45 % on the experts' forward, for a mean no expert has.
+func groupedGEMMSeconds(groups, m, n, k float64, tileRows bool, g GPUShape, e Efficiency) (float64, error) {
 	if groups <= 0 || m <= 0 || n <= 0 || k <= 0 {
 		return 0, nil
 	}
 	if g.Peak <= 0 || g.HBM <= 0 || e.GEMM <= 0 || e.HBM <= 0 {
 		return 0, fmt.Errorf("zero: GEMM time needs a peak, an HBM bandwidth and efficiencies > 0")
 	}
-	flops := 2 * m * n * k * groups
+	// The tiled extent: m and n themselves without a tile shape or below
+	// one tile, else rounded up to whole tiles, whose work (2·256·128·k
+	// each) the waves run; compute = tiledFLOPs·(waves·SMs)/tiles/(peak·E)
+	// = waves·SMs·2·256·128·k/(peak·E), written so that tile multiples give
+	// the same bits as 2mnk/(peak·E·tiles/(waves·SMs)) (shapes of equal
+	// waves may then differ in the last bit).
+	tm, tn := m, n
 	quant := 1.0
 	if g.SMs > 0 {
-		tiles := math.Ceil(m/tileM) * math.Ceil(n/tileN) * groups
+		rows, cols := math.Ceil(m/tileM), math.Ceil(n/tileN)
+		if tileRows && m > tileM {
+			tm = rows * tileM
+		}
+		if n > tileN {
+			tn = cols * tileN
+		}
+		tiles := rows * cols * groups
 		waves := math.Ceil(tiles / float64(g.SMs))
 		quant = tiles / (waves * float64(g.SMs))
 	}
+	flops := 2 * tm * tn * k * groups
 	peak := g.Peak
 	if g.GEMMPeak > 0 {
 		peak = g.GEMMPeak
@@ -574,15 +619,15 @@ func ExpertGEMMSeconds(t, experts, topK, ep, h, f int64, g GPUShape, e Efficienc
 	local := float64(experts / ep)
 	m := float64(t) * float64(topK) * float64(ep) / float64(experts)
 	for _, s := range []gemmShape{{f, h}, {f, h}, {h, f}} {
-		x, err := groupedGEMMSeconds(local, m, float64(s.n), float64(s.k), g, e)
+		x, err := groupedGEMMSeconds(local, m, float64(s.n), float64(s.k), false, g, e)
 		if err != nil {
 			return 0, 0, err
 		}
-		dg, err := groupedGEMMSeconds(local, m, float64(s.k), float64(s.n), g, e)
+		dg, err := groupedGEMMSeconds(local, m, float64(s.k), float64(s.n), false, g, e)
 		if err != nil {
 			return 0, 0, err
 		}
-		wg, err := groupedGEMMSeconds(local, float64(s.k), float64(s.n), m, g, e)
+		wg, err := groupedGEMMSeconds(local, float64(s.k), float64(s.n), m, true, g, e)
 		if err != nil {
 			return 0, 0, err
 		}

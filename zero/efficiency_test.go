@@ -43,6 +43,120 @@ func TestGEMMSecondsWaves(t *testing.T) {
 	}
 }
 
+// TestGEMMSecondsTiles holds GEMMSeconds to the dimension quantizations
+// of NVIDIA's Matrix Multiplication Background guide (§3.1 tiles, §3.2
+// waves): a GEMM computes waves·SMs whole 256×128 tiles of 2·256·128·k
+// FLOPs at peak·E, whatever part of its last row or column of tiles holds
+// data.
+//   - Megatron's h 512 GPT on an H100 (132 SMs; the known defect of
+//     zero/properties_test.go until this rule): its t×h GEMMs at t = 4,096
+//     are ⌈4096/256⌉·⌈512/128⌉ = 64 tiles at h 512 and 16·⌈576/128⌉ = 80 at
+//     h 576, one wave either way, so both take one wave of whole tiles and
+//     h 576 is no faster than h 512 (it was: its true FLOPs over the fuller
+//     wave's 80/132).
+//   - Where m and n are tile multiples the time is the previous rule's to
+//     the bit: 2mnk / (peak·E·tiles/(waves·SMs)).
+//   - A partial tile costs a whole one: m, n short of a tile edge take the
+//     time of m, n rounded up to it, to the bit, and a fractional (mean)
+//     row count rounds up the same way.
+//   - A dimension below one tile counts as it is (cuBLAS would not run a
+//     256-row tile for 200 rows): 200×640 takes 200/256 of 256×640.
+//   - The time never falls as m or n grows, to float rounding (1e-15:
+//     shapes of equal waves are equal but for the last bits, tile
+//     multiples being evaluated as the previous rule).
+func TestGEMMSecondsTiles(t *testing.T) {
+	h100 := GPUShape{Peak: 989e12, HBM: 3350e9, SMs: 132}
+	e := Efficiency{GEMM: 0.8, HBM: 0.88}
+	rule := func(m, n, k float64, groups float64, g GPUShape) float64 {
+		tiles := math.Ceil(m/256) * math.Ceil(n/128) * groups
+		waves := math.Ceil(tiles / float64(g.SMs))
+		return waves * float64(g.SMs) * (256 * 128 * 2 * k) / (g.Peak * e.GEMM)
+	}
+	bytes := func(m, n, k, groups float64, g GPUShape) float64 {
+		return 2 * (m*k + k*n + m*n) * groups / (g.HBM * e.HBM)
+	}
+	at := func(m, n, k int64, g GPUShape) float64 {
+		t.Helper()
+		x, err := GEMMSeconds(m, n, k, g, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+
+	// Megatron's h 512 → 576: 64 and 80 tiles, one wave of 132 each.
+	for _, n := range []int64{512, 576} {
+		tiles := (4096 / 256) * ((n + 127) / 128)
+		if waves := (tiles + 131) / 132; waves != 1 {
+			t.Fatalf("n %d: %d tiles make %d waves of 132, want 1", n, tiles, waves)
+		}
+		want := rule(4096, float64(n), 512, 1, h100)
+		if b := bytes(4096, float64(n), 512, 1, h100); b >= want {
+			t.Fatalf("n %d: bytes %g s ≥ compute %g s, the case is not compute-bound", n, b, want)
+		}
+		if got := at(4096, n, 512, h100); math.Abs(got/want-1) > 1e-15 {
+			t.Errorf("4096×%d×512 on 132 SMs: %.17g s, want one wave of whole tiles %.17g s", n, got, want)
+		}
+	}
+	if a, b := at(4096, 512, 512, h100), at(4096, 576, 512, h100); b < a*(1-1e-15) {
+		t.Errorf("h 512 → 576: %.17g s → %.17g s, a wider matrix runs faster", a, b)
+	}
+
+	// Tile multiples: the previous rule (true FLOPs over the wave fill) to
+	// the bit, on 132 and 108 SMs.
+	a100 := GPUShape{Peak: 312e12, HBM: 1555e9, SMs: 108}
+	for _, c := range []struct {
+		m, n, k int64
+		g       GPUShape
+	}{{4096, 512, 512, h100}, {4096, 8192, 8192, a100}, {8192, 8192, 8192, a100}, {8192, 14336, 4096, h100}, {256, 128, 4096, h100}} {
+		m, n, k := float64(c.m), float64(c.n), float64(c.k)
+		tiles := m / 256 * (n / 128)
+		waves := math.Ceil(tiles / float64(c.g.SMs))
+		prev := max(2*m*n*k/(c.g.Peak*e.GEMM*(tiles/(waves*float64(c.g.SMs)))), bytes(m, n, k, 1, c.g))
+		if got := at(c.m, c.n, c.k, c.g); got != prev {
+			t.Errorf("%d×%d×%d on %d SMs: %.17g s, want the previous rule's %.17g s to the bit", c.m, c.n, c.k, c.g.SMs, got, prev)
+		}
+	}
+
+	// A partial tile costs a whole one: 4000×600 is 16·5 tiles, the time
+	// of 4096×640 (both compute-bound).
+	if got, want := at(4000, 600, 512, h100), at(4096, 640, 512, h100); got != want {
+		t.Errorf("4000×600×512: %.17g s, want 4096×640×512's %.17g s", got, want)
+	}
+	// Two experts of a mean 1000.5 rows (n 2048, k 7168): ⌈1000.5/256⌉ = 4
+	// row tiles each, 2·4·16 = 128 tiles in one wave.
+	got, err := groupedGEMMSeconds(2, 1000.5, 2048, 7168, true, h100, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rule(1000.5, 2048, 7168, 2, h100); math.Abs(got/want-1) > 1e-15 || bytes(1000.5, 2048, 7168, 2, h100) >= want {
+		t.Errorf("2 experts of 1000.5 rows: %.17g s, want %.17g s (compute-bound)", got, want)
+	}
+
+	// Below one tile: 200 rows of 5 column tiles, one wave.
+	if got, want := at(200, 640, 4096, h100), 200.0/256*rule(256, 640, 4096, 1, h100); math.Abs(got/want-1) > 1e-15 || bytes(200, 640, 4096, 1, h100) >= want {
+		t.Errorf("200×640×4096: %.17g s, want 200/256 of a wave of 256-row tiles, %.17g s", got, want)
+	}
+
+	// Monotone in m and in n, across tile and wave edges.
+	prev := 0.0
+	for n := int64(64); n <= 2048; n += 64 {
+		x := at(4096, n, 512, h100)
+		if x < prev*(1-1e-15) {
+			t.Errorf("4096×%d×512: %.17g s, less than at n %d (%.17g s)", n, x, n-64, prev)
+		}
+		prev = x
+	}
+	prev = 0
+	for m := int64(128); m <= 16384; m += 128 {
+		x := at(m, 2304, 1024, h100)
+		if x < prev*(1-1e-15) {
+			t.Errorf("%d×2304×1024: %.17g s, less than at m %d (%.17g s)", m, x, m-128, prev)
+		}
+		prev = x
+	}
+}
+
 // TestBlockSecondsShape checks that a block's backward costs about twice
 // its forward for GEMMs and that recomputation adds its FLOPs.
 func TestBlockSecondsShape(t *testing.T) {

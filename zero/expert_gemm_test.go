@@ -52,7 +52,7 @@ func TestExpertGEMMRoofline(t *testing.T) {
 	// without the wave factor, QA5 F2), and at ep 64 (4 local experts of
 	// m = 8192) its FLOPs at peak·E over the wave factor 2048/2112.
 	for _, c := range []struct{ groups, m, want float64 }{{256, 128, 2.265}, {4, 8192, 2112.0 / 2048}} {
-		x, err := groupedGEMMSeconds(c.groups, c.m, 2048, 7168, g, e)
+		x, err := groupedGEMMSeconds(c.groups, c.m, 2048, 7168, false, g, e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,5 +223,37 @@ func TestExpertElementwiseBytes(t *testing.T) {
 				t.Errorf("stack %q, recompute %s: %s %v, want %v", c.stack, c.recompute, x.name, x.got, want)
 			}
 		}
+	}
+}
+
+// TestExpertMeanRowsNotPadded: a routed expert's rows are a mean under
+// balanced routing, so the forward and input-gradient GEMMs charge their
+// true FLOPs at the wave fill of ⌈m/256⌉ row tiles, not a whole tile per
+// expert at the mean's edge; the weight gradient's m (a weight dimension)
+// is padded. Qwen1.5-MoE-A2.7B at ep 1 (h 2048, expert f 1408, 60
+// experts, top-4) at 4,096 tokens: m = 4096·4/60 = 273.07 rows, 2 row
+// tiles of 256 each, on an A100 (312 TFLOP/s, 2,039 GB/s, 108 SMs), where
+// 273 rows are compute-bound.
+func TestExpertMeanRowsNotPadded(t *testing.T) {
+	g := GPUShape{Peak: 312e12, HBM: 2039e9, SMs: 108}
+	e := Efficiency{GEMM: 0.8, HBM: DefaultHBMEfficiency}
+	const groups, n, k = 60.0, 1408.0, 2048.0
+	m := 4096.0 * 4 / 60
+	got, err := groupedGEMMSeconds(groups, m, n, k, false, g, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiles := 2.0 * 11 * groups // ⌈273.07/256⌉ · 1408/128 · 60
+	waves := math.Ceil(tiles / 108)
+	want := 2 * m * n * k * groups / (312e12 * 0.8 * tiles / (waves * 108))
+	if math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("60 experts of %.2f rows: %.9g s, want %.9g s (true FLOPs at the wave fill)", m, got, want)
+	}
+	padded, err := groupedGEMMSeconds(groups, m, n, k, true, g, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := padded / got; math.Abs(r-512/m) > 1e-9 {
+		t.Errorf("padded to whole 256-row tiles: %.4f× the mean's time, want 512/%.2f = %.4f", r, m, 512/m)
 	}
 }

@@ -38,6 +38,12 @@ type FLOPDims struct {
 	// Chunk tokens (AttentionFLOPs); 0: none. Set only where the kernel
 	// skips the key blocks the mask removes (blockMask).
 	Window, Chunk int64
+	// Document is model.document_len under a kernel that confines each
+	// query to its own packed document (documentMask); 0: one causal
+	// sequence. FlexBlock is the tile FlexAttention's BlockMask skips
+	// or computes whole (documentMask), 0 for kernels that compute each
+	// document exactly (PackedAttentionFLOPs).
+	Document, FlexBlock int64
 	// QKVBias, OBias and MLPBias mark the block's biased linears
 	// (memory.BlockDims): under the op policy they run aten.addmm, which
 	// it neither counts nor keeps (RecomputeFLOPs).
@@ -107,7 +113,12 @@ func BlockForwardFLOPs(d FLOPDims) (BlockFLOPs, error) {
 	if d.KVSeq > 0 {
 		kvSeq = d.KVSeq
 	}
-	if f.Attention, err = AttentionFLOPs(d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim, d.HeadDim, d.Causal, d.Window, d.Chunk); err != nil {
+	if d.Causal && d.Document > 0 && d.Document < d.Seq && d.Seq == kvSeq {
+		f.Attention, err = PackedAttentionFLOPs(d.Batch, d.Heads, d.Seq, d.HeadDim, d.HeadDim, d.Window, d.Chunk, d.Document, d.FlexBlock)
+	} else {
+		f.Attention, err = AttentionFLOPs(d.Batch, d.Heads, d.Seq, kvSeq, d.HeadDim, d.HeadDim, d.Causal, d.Window, d.Chunk)
+	}
+	if err != nil {
 		return BlockFLOPs{}, err
 	}
 	if _, err := units.Add(f.GEMM, f.Attention); err != nil {
@@ -154,14 +165,7 @@ func AttentionFLOPs(batch, heads, seq, kvSeq, qkDim, vDim int64, causal bool, wi
 	var c flopCalc
 	if causal && seq == kvSeq && (window > 0 && window < seq || chunk > 0 && chunk < seq) {
 		// 2·pairs: w·(2s − w) for the window, n·c² + r² for the chunks.
-		var pairs2 int64
-		if window > 0 && window < seq {
-			pairs2 = c.Mul(window, c.Add(c.Mul(2, seq), -window))
-		} else {
-			n, r := seq/chunk, seq%chunk
-			pairs2 = c.Add(c.Mul(n, chunk, chunk), c.Mul(r, r))
-		}
-		v := c.Mul(batch, heads, pairs2, c.Add(qkDim, vDim))
+		v := c.Mul(batch, heads, localPairs2(&c, seq, window, chunk), c.Add(qkDim, vDim))
 		if c.Err != nil {
 			return 0, fmt.Errorf("zero: attention FLOPs overflow (b·a·2·pairs·(d_qk+d_v) for micro_batch %d, heads %d, seq_len %d): %w", batch, heads, seq, c.Err)
 		}

@@ -1,12 +1,14 @@
 package zero
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -79,6 +81,13 @@ func TestReplayChunkedLoss(t *testing.T) {
 	if len(list(a)) == 0 || !slices.Equal(list(a), list(b)) || a.CollectiveCount != b.CollectiveCount {
 		t.Errorf("collectives differ or none: %d → %d", a.CollectiveCount, b.CollectiveCount)
 	}
+	// The peaks and steps the documents quote, one pass → 8 chunks.
+	const from = "TestReplayChunkedLoss (testdata/validation/torchtitan-llama3.1-8b-h100.yaml, boundary fsdp2_head, micro-batch 1, loss_chunks 1 → 8)"
+	gib := func(b int64) string { return fmt.Sprintf("%.2f", float64(b)/(1<<30)) }
+	golden.CheckQuotes(t, "../docs/stacks.md", from,
+		fmt.Sprintf("peak %s → %s GiB, step %.3f → %.3f s", gib(peaks[0]), gib(peaks[1]), a.StepTime.Seconds(), b.StepTime.Seconds()))
+	golden.CheckQuotes(t, "../docs/memory-model.md", from,
+		fmt.Sprintf("%s B lower, %s → %s GiB", commas(peaks[0]-peaks[1]), gib(peaks[0]), gib(peaks[1])))
 }
 
 // TestChunkedLossCompute: the chunked loss runs the output projection's

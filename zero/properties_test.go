@@ -610,6 +610,13 @@ var monotoneLaws = []monotoneLaw{
 			// (the loader refuses it beside eager attention).
 			return []string{"flash", "sdpa", "eager training.attention_kernel=eager training.op_recompute_attention=false"}
 		}
+		if s.Training.AttentionKernel == scenarios.KernelEager {
+			// A template on eager attention names its kernel (zerosim
+			// import megatron's --attention-backend unfused or
+			// --transformer-impl local): flash and SDPA take Transformer
+			// Engine's, Megatron's fused one.
+			return []string{"flash training.attention_kernel=te", "sdpa training.attention_kernel=te", "eager training.attention_kernel=eager"}
+		}
 		return []string{"flash", "sdpa", "eager training.attention_kernel=eager"}
 	}, laws(qActs, nonDecreasing, qAlloc, nonDecreasing)},
 	// Slower links (latency) never speed a step.

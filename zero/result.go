@@ -287,13 +287,20 @@ type LatencyTerm struct {
 	MaxRanks int
 }
 
+// ExposedShareDenom makes communication exposed for at least
+// 1/ExposedShareDenom of a step (a quarter) enough for a finding to name
+// the network: LatencyBound's, and calibrate's note beside a low fitted
+// efficiency. It chooses when a finding is raised, not any time: zerosim's
+// threshold, not measured (each finding says or replays what it rests on).
+const ExposedShareDenom = 4
+
 // LatencyBound reports whether the step's exposed communication is mostly
-// NCCL's per-collective latency: communication is exposed for at least a
-// quarter of the step (averaged over the ranks) and the latency term is at
-// least half of the model's time of the busiest rank's collectives. The
-// two fractions choose when run's findings raise it, not any time: they
-// are zerosim's, not measured (the finding replays its levers, which is
-// what it reports).
+// NCCL's per-collective latency: communication is exposed for at least
+// 1/ExposedShareDenom of the step (averaged over the ranks) and the
+// latency term is at least half of the model's time of the busiest rank's
+// collectives. The two fractions choose when run's findings raise it, not
+// any time: they are zerosim's, not measured (the finding replays its
+// levers, which is what it reports).
 func (r *Result) LatencyBound() bool {
 	if r.Latency == nil || r.StepTime <= 0 || len(r.Ranks) == 0 {
 		return false
@@ -302,5 +309,5 @@ func (r *Result) LatencyBound() bool {
 	for _, st := range r.Ranks {
 		exposed += st.ExposedComm
 	}
-	return 4*int64(exposed) >= int64(r.StepTime)*int64(len(r.Ranks)) && 2*r.Latency.Latency >= r.Latency.Modelled
+	return ExposedShareDenom*int64(exposed) >= int64(r.StepTime)*int64(len(r.Ranks)) && 2*r.Latency.Latency >= r.Latency.Modelled
 }

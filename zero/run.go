@@ -835,7 +835,8 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 // recomputation not counted); HFU adds the forward work checkpointing
 // reruns, counted the same way, so HFU ≥ MFU and the two are equal without
 // recompute. Other models count the FLOPs the cost model executes (costs,
-// the schedule's Costs(s)): HFU all of them, MFU 3× the forward's.
+// the schedule's Costs(s)): HFU all of them, MFU 3× the forward's, each
+// sample once however many cp ranks run it (cpCopies).
 func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) (Utilization, error) {
 	n, err := countFLOPs(s, costs)
 	if err != nil {
@@ -853,15 +854,21 @@ func utilization(s *scenarios.Scenario, step units.Duration, costs []LayerCost) 
 		}
 		u.MFU, u.FromForward = float64(model)/step.Seconds()/float64(s.Cluster.PeakBF16), true
 	}
+	// Each sample counted once, not once per cp rank that runs it whole
+	// (cpCopies); Executed stays what the rank runs.
+	if k := float64(n.copies); k > 1 {
+		u.TokensPerGPU, u.MFU, u.HFU = u.TokensPerGPU/k, u.MFU/k, u.HFU/k
+	}
 	return u, nil
 }
 
 // flopCounts are a step's FLOP and token counts per GPU (utilization):
 // the FLOPs a micro-step executes, the model FLOPs per token (0 without a
 // per-token count), the tokens and hardware FLOPs of a step of ga
-// micro-steps, and the tokens of the whole step.
+// micro-steps, and the tokens of the whole step; copies is cpCopies: how
+// many GPUs run each of tok's samples whole.
 type flopCounts struct {
-	executed, per, ga, tok, hardware, perStep int64
+	executed, per, ga, tok, hardware, perStep, copies int64
 }
 
 // countFLOPs is s's flopCounts under costs, the schedule's Costs(s); an
@@ -888,11 +895,12 @@ func countFLOPs(s *scenarios.Scenario, costs []LayerCost) (flopCounts, error) {
 		}
 		hardware = c.Mul(c.Add(c.Mul(per, tokensPerGPU(s)), re), ga)
 	}
-	perStep := c.Mul(tok, int64(s.N()))
+	copies := cpCopies(s)
+	perStep := c.Mul(tok, int64(s.N())) / copies // N = dp·cp: exact
 	if c.Err != nil {
 		return flopCounts{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
 	}
-	return flopCounts{executed: executed, per: per, ga: ga, tok: tok, hardware: hardware, perStep: perStep}, nil
+	return flopCounts{executed: executed, per: per, ga: ga, tok: tok, hardware: hardware, perStep: perStep, copies: copies}, nil
 }
 
 // forwardModelFLOPs is the model FLOPs of a step of ga micro-steps for a

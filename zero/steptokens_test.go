@@ -35,3 +35,44 @@ func TestStepTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestSequencelessCPCountsOnce: a model without a sequence (seed000-k4's
+// residual MLP, dp 4 × cp 2) has nothing for context parallelism to split,
+// so each of a replica's cp ranks runs its whole micro-batch; a sample is
+// still trained once. Tokens and model FLOPs per GPU are the step's over
+// its N = dp·cp GPUs: mb·ga·dp samples (a sample one token), each 6·P
+// model FLOPs (2 a parameter forward, twice that backward; no recompute,
+// so HFU = MFU). Before, each cp rank's copy was counted, cp× as much.
+func TestSequencelessCPCountsOnce(t *testing.T) {
+	s := example(t, "seed000-k4", "cluster.host.cpu=intel", "training.grad_accum=3")
+	r, err := Replay(s, Options{NoCollectives: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, ga, dp, cp := s.Training.MicroBatch, s.Training.GradAccum, int64(s.Parallelism.DP), s.Parallelism.CP
+	if s.Model.SeqLen != 0 || cp != 2 || dp != 4 {
+		t.Fatalf("seed000-k4 is no longer a sequence-less model at dp 4 × cp 2: seq_len %d, dp %d, cp %d", s.Model.SeqLen, dp, cp)
+	}
+	samples := mb * ga * dp
+	gpus := float64(int64(cp) * dp)
+	secs, peak := r.StepTime.Seconds(), float64(s.Cluster.PeakBF16)
+	tps := float64(samples) / gpus / secs
+	mfu := 6 * float64(s.Model.Params) * float64(samples) / gpus / secs / peak
+	u := r.Utilization
+	if u.TokensPerStep != samples {
+		t.Errorf("utilization's tokens per step %d, want mb·ga·dp = %d", u.TokensPerStep, samples)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"tokens/s per GPU", u.TokensPerGPU, tps},
+		{"result's tokens/s per GPU", r.TokensPerSecPerGPU(), tps},
+		{"MFU", u.MFU, mfu},
+		{"HFU", u.HFU, mfu},
+	} {
+		if math.Abs(c.got/c.want-1) > 1e-9 {
+			t.Errorf("%s %.6g, want %.6g (%d samples over %g GPUs and %v)", c.what, c.got, c.want, samples, gpus, r.StepTime)
+		}
+	}
+}

@@ -77,6 +77,10 @@ type validationRow struct {
 	// compares with its midpoint.
 	TokensRange []float64 `json:"tokens_per_gpu_per_s_range"`
 	MemoryGiB   float64   `json:"memory_gib"`
+	// MemoryBytes is memory_gib published in bytes (Megatron-LM's
+	// training_log writes torch.cuda.memory_stats()
+	// ["allocated_bytes.all.peak"] as mem-max-allocated-bytes).
+	MemoryBytes int64 `json:"memory_bytes"`
 	// MemoryPct is memory_gib published as a percentage of the source's
 	// capacity_gib.
 	MemoryPct float64 `json:"memory_pct"`
@@ -136,6 +140,13 @@ type validationRow struct {
 	// bf16.bf16_optimizer_states beside its fp32-master baseline).
 	MasterDType         string `json:"master_dtype"`
 	OptimizerStateDType string `json:"optimizer_state_dtype"`
+	// Autocast and CrossEntropy are training.autocast and
+	// training.cross_entropy for a row that ran under torch.autocast
+	// where its template did not (bf16_master_weight's bf16_full.json:
+	// DeepSpeed's torch_autocast bf16 around the model, and train.py's
+	// own torch.autocast around the loss: cross_entropy autocast).
+	Autocast     string `json:"autocast"`
+	CrossEntropy string `json:"cross_entropy"`
 	// MemoryMiss, when set, names a known gap of the memory model that
 	// puts this row's memory beyond 10 % (what the stack does that zerosim
 	// does not model). The row is reported with the reason and asserted
@@ -214,6 +225,12 @@ func (r *validationRow) resolve(capacityGiB float64) error {
 		}
 		*m.gib = *m.pct / 100 * capacityGiB
 	}
+	if r.MemoryBytes != 0 {
+		if r.MemoryGiB != 0 {
+			return fmt.Errorf("memory_gib and memory_bytes both set: give one")
+		}
+		r.MemoryGiB = float64(r.MemoryBytes) / (1 << 30)
+	}
 	if r.ActiveMiss != "" && r.ActiveGiB == 0 {
 		return fmt.Errorf("active_miss without an active peak")
 	}
@@ -276,6 +293,8 @@ func (r validationRow) sets(gpusPerNode int) []string {
 		{"training.optimizer_impl", r.OptimizerImpl},
 		{"training.master_dtype", r.MasterDType},
 		{"training.optimizer_state_dtype", r.OptimizerStateDType},
+		{"training.autocast", r.Autocast},
+		{"training.cross_entropy", r.CrossEntropy},
 		{"training.fp8", r.FP8},
 		{"training.fp8_all_gather", given(r.FP8AllGather)},
 		{"training.compile", r.Compile},
@@ -321,6 +340,12 @@ func (r validationRow) name() string {
 	}
 	if r.OptimizerStateDType != "" {
 		n += ", optimizer states " + r.OptimizerStateDType
+	}
+	if r.Autocast != "" {
+		n += ", autocast " + r.Autocast
+	}
+	if r.CrossEntropy != "" {
+		n += ", cross_entropy " + r.CrossEntropy
 	}
 	if r.FP8 != "" {
 		n += ", fp8 " + r.FP8

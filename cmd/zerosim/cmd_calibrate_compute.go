@@ -536,9 +536,10 @@ func fitWarnings(s *scenarios.Scenario, cc *scenarios.CalCompute) []string {
 }
 
 // networkBound is the share of the measured step above which the low-fit
-// warning says the network may be what it reflects: a quarter, as
-// zero.Result.LatencyBound's exposure; zerosim's threshold, not measured.
-const networkBound = 0.25
+// warning says the network may be what it reflects: a quarter,
+// zero.ExposedShareDenom, the exposure zero.Result.LatencyBound's finding
+// takes; zerosim's threshold, not measured.
+const networkBound = 1.0 / zero.ExposedShareDenom
 
 // exposedShare says, beside a low fitted efficiency (qatput29 finding 3),
 // how much of the measured step the replay at the fitted efficiency
@@ -572,7 +573,7 @@ func exposedShare(s *scenarios.Scenario, cc *scenarios.CalCompute) string {
 	}
 	if c := s.Communication.CalibrationData; (c == nil || !c.HasNetwork()) && s.Training.MFU == 0 && s.Training.ComputeEfficiency > 0 {
 		own := *s
-		if bw, ok, err := zero.CalibrateInterBandwidth(&own, measured, 1e-3); err == nil && ok {
+		if bw, ok, err := zero.CalibrateInterBandwidth(&own, measured, zero.InterBandwidthTol); err == nil && ok {
 			c := &s.Cluster
 			nics := c.GPUsPerNode
 			if c.NICs == "per_node" && c.NICsPerNode > 0 {

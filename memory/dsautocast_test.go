@@ -1,0 +1,110 @@
+package memory
+
+import "testing"
+
+// TestAutocastOpsTensors: a GPT block under torch.autocast over bf16
+// parameters (DeepSpeed's torch_autocast beside bf16.enabled,
+// BlockDims.Autocast) keeps autocast's fp32 copies where layer_norm and
+// softmax sit on autocast's fp32 lists (AT_FORALL_FP32: layer_norm,
+// native_layer_norm; AT_FORALL_FP32_SET_OPT_DTYPE: softmax;
+// registered by aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
+// 008ec6b1): each
+// LayerNorm saves its input's fp32 copy, 4·t·h in place of 2·t·h, and
+// eager softmax saves fp32 probabilities, 4·a·s²·b, beside the bf16 cast
+// the bmm with v saves, 2·a·s²·b, in place of one 2·a·s²·b; the head's
+// final LayerNorm likewise. Dimensions: DeepSpeedExamples'
+// bf16_master_weight SimpleTransformerModel (train.py at 516082c6: h
+// 1024, 16 heads, seq 512, batch 4, vocab 50000) and its 6.86B twin
+// (h 4096, 32 heads, batch 1).
+func TestAutocastOpsTensors(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		s, b, h, a, v     int64
+		attention         string
+		blockDelta, headΔ int64
+	}{
+		// 254M: t = 2048; 2 LayerNorms · 2·t·h = 4·2048·1024, softmax
+		// 4·a·s²·b + 2·a·s²·b − 2·a·s²·b = 4·16·512²·4.
+		{"254m eager", 512, 4, 1024, 16, 50000, AttentionEager, 4*2048*1024 + 4*16*512*512*4, 2 * 2048 * 1024},
+		// 6.86B: t = 512.
+		{"6.86b eager", 512, 1, 4096, 32, 50000, AttentionEager, 4*512*4096 + 4*32*512*512*1, 2 * 512 * 4096},
+		// Under flash attention no softmax is kept: the LayerNorms only.
+		{"254m flash", 512, 4, 1024, 16, 50000, AttentionFlash, 4 * 2048 * 1024, 2 * 2048 * 1024},
+	} {
+		d := BlockDims{Arch: "gpt", Seq: c.s, Batch: c.b, Hidden: c.h, Heads: c.a, Vocab: c.v, Attention: c.attention, QKVBias: true, OBias: true, MLPBias: true}
+		base, _, err := BlockActivation(d, PolicyNone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headBase, _, err := HeadActivation(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Autocast = true
+		got, _, err := BlockActivation(d, PolicyNone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _, err := HeadActivation(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got-base != c.blockDelta {
+			t.Errorf("%s: block %d B under autocast, %d without: +%d, want +%d", c.name, got, base, got-base, c.blockDelta)
+		}
+		if head-headBase != c.headΔ {
+			t.Errorf("%s: head +%d B under autocast, want +%d", c.name, head-headBase, c.headΔ)
+		}
+		// Full checkpointing keeps the block's bf16 input, 2·t·h, as
+		// without autocast.
+		full, _, err := BlockActivation(d, PolicyFull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 2 * c.s * c.b * c.h; full != want {
+			t.Errorf("%s: full recompute keeps %d B, want 2·t·h = %d", c.name, full, want)
+		}
+	}
+}
+
+// TestAutocastLoss: cross-entropy on the bf16 logits inside
+// torch.autocast (BlockDims.LossAutocast, scenarios.CrossEntropyAutocast)
+// keeps log_softmax's bf16 output, 2·t·V, and the fp32 copy nll_loss
+// (on autocast's fp32 list) saves, 4·t·V; its backward starts with
+// nll_loss's dense fp32 gradient, 4·t·V, and there is no upcast
+// temporary beside them (the copy is the saved one). The 254M model's
+// head: t = 2048 tokens, V = 50,000: t·V = 102,400,000; beside the bf16
+// loss (2·t·V saved, two 2·t·V gradients).
+func TestAutocastLoss(t *testing.T) {
+	const tv = 2048 * 50000
+	d := BlockDims{Arch: "gpt", Seq: 512, Batch: 4, Hidden: 1024, Heads: 16, Vocab: 50000, KeepLogits: 2}
+	for _, c := range []struct {
+		name              string
+		autocast          bool
+		loss, transient   int64
+		logitTemp, upcast int64
+	}{
+		{"bf16 loss", false, 2 * tv, 4 * tv, 0, 0},
+		{"autocast loss", true, 6 * tv, 4 * tv, 0, 0},
+	} {
+		d.LossAutocast = c.autocast
+		_, loss, grads, err := headParts(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr int64
+		for _, g := range grads {
+			tr += g
+		}
+		if loss != c.loss || tr != c.transient {
+			t.Errorf("%s: saves %d B, backward %d B; want %d, %d", c.name, loss, tr, c.loss, c.transient)
+		}
+		logits, upcast, err := HeadLossTemps(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if logits != c.logitTemp || upcast != c.upcast {
+			t.Errorf("%s: temporaries %d, %d B; want %d, %d", c.name, logits, upcast, c.logitTemp, c.upcast)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package zero
+
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestAutocastOpsTraffic: a GPT block's memory-bound traffic writes and
+// reads once in forward, and twice that in backward, each tensor autograd
+// keeps (blockTraffic's rule); under DeepSpeed's torch_autocast over bf16
+// parameters (scenarios.Training.AutocastOps) those include autocast's
+// fp32 copies (memory.BlockDims.Autocast): each of the two LayerNorms'
+// inputs is 4·t·h in place of 2·t·h, and eager softmax keeps 4·a·s²·b of
+// fp32 probabilities and their 2·a·s²·b bf16 cast in place of 2·a·s²·b.
+// DeepSpeedExamples' bf16_master_weight 254M block (train.py at
+// 516082c6): h 1024, 16 heads, seq 512, batch 4 (t = 2048): 4·t·h +
+// 4·a·s²·b = 8,388,608 + 67,108,864 = 75,497,472 B more kept, so
+// 150,994,944 B more forward and 301,989,888 B more backward.
+func TestAutocastOpsTraffic(t *testing.T) {
+	d := FLOPDims{Arch: "gpt", Seq: 512, Batch: 4, Hidden: 1024, Heads: 16, KVHeads: 16, FFN: 4096, Vocab: 50000}
+	s := &scenarios.Scenario{Stack: "deepspeed"}
+	s.Training.Attention = scenarios.AttentionEager
+	s.Training.ParamDType = scenarios.BF16
+	f0, b0, err := blockElementwise(s, d, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Training.Autocast = scenarios.BF16
+	if !s.Training.AutocastOps() {
+		t.Fatal("autocast bf16 over bf16 parameters: AutocastOps false")
+	}
+	f1, b1, err := blockElementwise(s, d, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f1-f0 != 150_994_944 || b1-b0 != 301_989_888 {
+		t.Errorf("autocast adds %d / %d B, want 150,994,944 / 301,989,888", f1-f0, b1-b0)
+	}
+}
