@@ -35,9 +35,11 @@ import (
 //	          backward computes. DeepSpeed launches them bucket by bucket as
 //	          the gradients arrive; zerosim's ZeRO-3 schedule reduces a unit
 //	          once its backward has ended (the layout's rule), so n(u) is the
-//	          fewest units after u that hold three buckets' elements, at least
-//	          one: the one unit whose reduce-scatter overlaps the next
-//	          backward, which DeepSpeed overlaps with the unit's own backward
+//	          most whole units after u whose elements three buckets hold (a
+//	          unit that would overflow them DeepSpeed has mostly reduced
+//	          already, all but the buckets in flight), at least one: the
+//	          one unit whose reduce-scatter overlaps the next backward,
+//	          which DeepSpeed overlaps with the unit's own backward
 //	          instead. reshard, the seeds' schedule, is what `zerosim import
 //	          deepspeed` and the ZeRO++ keys (DeepSpeed's alone) resolve to,
 //	          and its stage-3 memory follows DeepSpeed's: it takes DeepSpeed's
@@ -94,13 +96,21 @@ func ReduceScatterLags(s *scenarios.Scenario) []int {
 	// A window over the units after u, slid along: held is the elements
 	// of units u+1 … j−1 (a model's total fits in int64), so the lags
 	// take one pass, not one per unit (104,800 units are within the
-	// replay's limits).
+	// replay's limits). The window takes the whole units whose elements
+	// fit in the three buckets: a unit that would take it past them is
+	// not left pending, as DeepSpeed, which reduces bucket by bucket as
+	// the gradients arrive, has reduced all but its last buckets by then
+	// (QA30 M1: counting it pending held all of gpt-oss-120b's next
+	// expert unit, 6.37 GB of unreduced gradients beside this one's,
+	// against at most 3 × 20,000,000 elements DeepSpeed leaves in flight;
+	// the replay's reduce-scatter had ended, the walk's bound peaked
+	// 4.16 GiB above it).
 	j, held := 0, int64(0)
 	for u := range lags {
 		if j < u+1 {
 			j, held = u+1, 0
 		}
-		for j < len(layers) && held < inFlight {
+		for j < len(layers) && held+int64(layers[j].Params) <= inFlight {
 			held += int64(layers[j].Params)
 			j++
 		}

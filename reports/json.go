@@ -1,12 +1,14 @@
 package reports
 
 import (
+	"fmt"
 	"io"
 	"slices"
 
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/topology"
+	"github.com/zerosim/zerosim/units"
 	"gopkg.in/yaml.v3"
 )
 
@@ -276,14 +278,28 @@ func classNames() []string {
 // warnings its memory section prints, as zerosim memory does), each once.
 // result.json's warnings and the JSON mode's stderr carry them all, so a
 // device_fits of false comes with its reason (QA14 #8).
+//
+// The memory model's warning that the step fits without room for the
+// allocator's reserve (memory.Report.RoomWarning, by the walk's figures)
+// gives way to the same warning by the replay's, which the table's verdict
+// gives (FitVerdict.roomText), so that result.json and the table name one
+// figure (QA30 M1).
 func (run *Run) Warnings() []string {
 	out := slices.Clone(run.Result.Warnings)
+	v := run.Fit()
 	if m := run.Result.MemoryModel; m != nil {
 		for _, w := range m.Warnings {
+			if w == m.RoomWarning {
+				continue // said below by the replay's figures
+			}
 			if !slices.Contains(out, w) {
 				out = append(out, w)
 			}
 		}
+	}
+	if v.Known && v.Fits && !v.Room && v.Retries == 0 && v.Device > v.Capacity {
+		out = append(out, fmt.Sprintf("the device needs %s of %s (the allocated peak with %s), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
+			units.Bytes(v.Need).IEC(), units.Bytes(v.Capacity).IEC(), v.Vendor.extras(), units.Bytes(v.Device).IEC()))
 	}
 	return out
 }

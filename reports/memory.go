@@ -196,6 +196,9 @@ func writeOneMemoryTable(w io.Writer, r *memory.Report, st MemoryStyle) error {
 		return err
 	}
 	for _, msg := range r.Warnings {
+		if st.Replayed && msg == r.RoomWarning {
+			continue // the run's verdict says it by the replay's figures (FitVerdict)
+		}
 		if _, err := fmt.Fprintf(w, "warning: %s\n", EscapeControl(msg)); err != nil {
 			return err
 		}

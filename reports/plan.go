@@ -986,6 +986,11 @@ func ToFit(p *sweep.Plan) string {
 			w += fmt.Sprintf(" with a global batch that is a multiple of their dp %d, such as %s sequences (%d × %d per GPU: the plan's %s does not split over them)",
 				dp, commas(dp*c.MicroBatch*c.GradAccum), c.MicroBatch, c.GradAccum, commas(p.GlobalBatch))
 		}
+		if p.NodesToRoom > p.NodesToFit {
+			// There zerosim run says "yes, but … expect allocator
+			// retries"; fit's "leave room" is this count.
+			w += fmt.Sprintf(", with allocator retries there (%d nodes leave room for the caching allocator's reserve)", p.NodesToRoom)
+		}
 		ways = append(ways, w)
 	}
 	if p.OneStep {

@@ -60,6 +60,7 @@ type planJSON struct {
 	StackRuns            string   `json:"stack_runs,omitempty"`
 	SkippedCP            []string `json:"skipped_cp,omitempty"`
 	NodesToFit           int      `json:"nodes_to_fit,omitempty"`
+	NodesToRoom          int      `json:"nodes_to_room,omitempty"`
 	OffloadSets          []string `json:"offload_sets,omitempty"`
 	OffloadPeak          int64    `json:"offload_peak_bytes,omitempty"`
 	LossSets             []string `json:"loss_sets,omitempty"`
@@ -185,7 +186,7 @@ func newPlanJSON(p *sweep.Plan, np *sweep.NetworkPlan) *planJSON {
 				ReservedMode: r.ReservedMode, AllocatorRetries: r.SimulatedRetries, TokensPerSecPerGPU: r.TokensPerSecPerGPU, MFU: r.MFU, Pareto: r.Pareto}
 		}),
 		Smallest: newCandidateJSON(p.Smallest), SmallestPeak: p.SmallestPeak, SearchedStages: p.SearchedStages,
-		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SearchedEP: p.SearchedEP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
+		SearchedRecompute: p.SearchedRecompute, SearchedCP: p.SearchedCP, SearchedEP: p.SearchedEP, SkippedCP: p.SkippedCP, NodesToFit: p.NodesToFit, NodesToRoom: p.NodesToRoom, OffloadSets: p.OffloadSets, OffloadPeak: p.OffloadPeak,
 		LossSets: p.LossSets, LossPeak: p.LossPeak, PickAtFits: newPublishedFitsJSON(p.PickAtFits),
 		Network: newNetworkPlanJSON(np)}
 	if o.Rows == nil {

@@ -22,6 +22,16 @@ type FitVerdict struct {
 	// Alloc is the simulated caching allocator's run when it ran out of
 	// memory within the GPU (zero.Result.AllocatorOOM): then Fits is false.
 	Alloc *memory.AllocSim
+	// Device is what the device holds at the busiest rank's peak with the
+	// caching allocator's reserve (zero.Result.DevicePeak, nvidia-smi's
+	// view); Retries the simulated allocator's cache releases in a step
+	// (zero.Result.AllocRetries). A step that fits with Device above
+	// Capacity, or with retries, runs with allocator retries: the
+	// verdict says so after its yes (Room false), as fit's "leave room"
+	// and plan's "to fit" do.
+	Device  int64
+	Retries int
+	Room    bool // Fits and zero.Result.DeviceFits
 }
 
 // Fit returns the run's memory verdict (the replay's per-rank peaks).
@@ -31,6 +41,8 @@ func (run *Run) Fit() FitVerdict {
 	v.Known = v.Capacity > 0
 	v.Fits = run.Result.Fits(v.Capacity)
 	v.Alloc = run.Result.AllocatorOOM()
+	v.Device, v.Retries = run.Result.DevicePeak, run.Result.AllocRetries()
+	v.Room = v.Fits && run.Result.DeviceFits(v.Capacity)
 	return v
 }
 
@@ -53,7 +65,7 @@ func (v FitVerdict) String() string {
 		return fmt.Sprintf("unknown: peak %s, the scenario gives no GPU memory", iec(v.Peak))
 	case v.Fits:
 		return fmt.Sprintf("yes: peak %s of %s (%s %%); with %s %s (%s %%)",
-			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.extras(), iec(v.Need), percent(v.Need, v.Capacity))
+			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.extras(), iec(v.Need), percent(v.Need, v.Capacity)) + v.roomText()
 	case fragmentationOOM(v.Alloc, v.Peak, v.Need, v.Capacity):
 		return fmt.Sprintf("NO: peak %s of %s, with %s %s, but %s",
 			iec(v.Peak), iec(v.Capacity), v.Vendor.extras(), iec(v.Need), v.Alloc.OOMReason())
@@ -63,6 +75,23 @@ func (v FitVerdict) String() string {
 			iec(v.Peak), v.Rank, v.Vendor.extras(), iec(v.Need), iec(v.Need-v.Capacity), iec(v.Capacity))
 	}
 	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
+}
+
+// roomText is what a fitting verdict adds when the device has no room for
+// the caching allocator's reserve (Room false): "", or ", but with the
+// caching allocator's reserve the device needs 80.18 GiB: expect
+// allocator retries (…)", the figure fit's "leave room" judges by.
+func (v FitVerdict) roomText() string {
+	switch {
+	case v.Room:
+		return ""
+	case v.Retries > 0:
+		return fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it: expect allocator retries (it releases cached blocks before it reports out-of-memory)", timesWord(v.Retries))
+	case v.Device > v.Capacity:
+		return fmt.Sprintf(", but with the caching allocator's reserve the device needs %s (%s %%): expect allocator retries (it releases cached blocks before it reports out-of-memory)",
+			v.Units.format(v.Device), percent(v.Device, v.Capacity))
+	}
+	return ""
 }
 
 // ScenarioSHA256 is scenarios.Digest of s, the scenario_sha256 of every

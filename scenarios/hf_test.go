@@ -252,8 +252,25 @@ func TestHFConfigKey(t *testing.T) {
 // for GiB, a figure no preset has, or a GDDR part's GB.
 func TestMemoryUnitWarning(t *testing.T) {
 	for _, c := range []struct{ gpu, want string }{
-		{"gpu: A100-40GB, gpu_memory: 40GB", "w.yaml:2:55: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40.00 GiB (40GiB, as its driver reports it: a GPU sold as 40 GB of memory has about 40 GiB); use 40GiB unless you mean decimal gigabytes"},
-		{"gpu: H100-80GB, gpu_memory: 80GB", "w.yaml:2:55: gpu_memory 80GB is 74.51 GiB, but H100-80GB has 79.65 GiB (81559MiB, as its driver reports it: a GPU sold as 80 GB of memory has about 80 GiB); use 81559MiB unless you mean decimal gigabytes"},
+		// The fix names the figure zerosim takes without gpu_memory, what
+		// PyTorch can allocate (cudaCapacity: 39.39 GiB of the A100-40GB's
+		// 40,960 MiB, 79.11 GiB of the H100's 81,559 MiB), not the driver's
+		// total, which is 0.61 and 0.54 GiB more (QA30 M3).
+		{"gpu: A100-40GB, gpu_memory: 40GB", "w.yaml:2:55: gpu_memory 40GB is 37.25 GiB, but A100-40GB has 40.00 GiB (40GiB, as its driver reports it: a GPU sold as 40 GB of memory has about 40 GiB); leave gpu_memory out and zerosim takes the 39.39 GiB of it a process can allocate (PyTorch's total capacity), unless you mean decimal gigabytes"},
+		{"gpu: H100-80GB, gpu_memory: 80GB", "w.yaml:2:55: gpu_memory 80GB is 74.51 GiB, but H100-80GB has 79.65 GiB (81559MiB, as its driver reports it: a GPU sold as 80 GB of memory has about 80 GiB); leave gpu_memory out and zerosim takes the 79.11 GiB of it a process can allocate (PyTorch's total capacity), unless you mean decimal gigabytes"},
+		// No published capacity for the H100-PCIe: the driver's 80 GiB is
+		// what zerosim takes.
+		{"gpu: H100-PCIe, gpu_memory: 80GB", "w.yaml:2:55: gpu_memory 80GB is 74.51 GiB, but H100-PCIe has 80.00 GiB (80GiB, as its driver reports it: a GPU sold as 80 GB of memory has about 80 GiB); leave gpu_memory out and zerosim takes the 80.00 GiB, unless you mean decimal gigabytes"},
+		// More than the card: 80 GiB is 361 MiB above the H100's 81,559
+		// MiB (79.65 GiB); 141 GiB above the H200's 143,771 MiB (140.40 GiB).
+		{"gpu: H100-80GB, gpu_memory: 80GiB", "w.yaml:2:55: gpu_memory 80GiB is 80.00 GiB, more than the H100-80GB has (79.65 GiB, 81559MiB, as its driver reports it); leave gpu_memory out and zerosim takes the 79.11 GiB of it a process can allocate (PyTorch's total capacity), unless your part has more"},
+		{"gpu: H200, gpu_memory: 141GiB", "w.yaml:2:50: gpu_memory 141GiB is 141.00 GiB, more than the H200 has (140.40 GiB, 143771MiB, as its driver reports it); leave gpu_memory out and zerosim takes the 139.81 GiB of it a process can allocate (PyTorch's total capacity), unless your part has more"},
+		// Another part on the preset's silicon (torchtitan's 96 GB H100,
+		// 95GiB, 19 % above the 79.65 GiB): no warning.
+		{"gpu: H100-80GB, gpu_memory: 95GiB", ""},
+		// Exactly the driver's total, or less: no warning.
+		{"gpu: H100-80GB, gpu_memory: 81559MiB", ""},
+		{"gpu: H100-80GB, gpu_memory: 79GiB", ""},
 		{"gpu: MI300X, gpu_memory: 192GB", "w.yaml:2:52: gpu_memory 192GB is 178.81 GiB, but MI300X has 191.69 GiB (196288MiB, "},
 		{"gpu_memory: 80GB, peak_bf16: 989TFLOPS, hbm_bandwidth: 3350GB/s, intra: {bandwidth: 450GB/s}, inter: {bandwidth: 50GB/s}", "w.yaml:2:39: gpu_memory 80GB is 74.51 GiB, but A100-80GB (80GiB), A800-80GB (80GiB), H100-80GB (81559MiB) or H100-PCIe (80GiB) have about 80 GiB"},
 		// GDDR with ECC: nvidia-smi's 46,068 MiB is nearer 48GB than 48 GiB.

@@ -29,6 +29,9 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 		return
 	}
 	raw := strings.TrimSpace(e.val.Value)
+	if l.warnMemoryAbovePreset(s, raw) {
+		return
+	}
 	num, isGB := strings.CutSuffix(raw, "GB")
 	if !isGB {
 		return
@@ -50,8 +53,9 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 	case 0:
 		return
 	case 1:
-		l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s has %s (%s, as its driver reports it: a GPU sold as %d GB of memory has about %d GiB); use %s unless you mean decimal gigabytes",
-			raw, gb.IEC(), match[0], sizes[0].IEC(), sizes[0].Exact(), n, n, sizes[0].Exact()))
+		g, _ := findGPU(match[0])
+		l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s has %s (%s, as its driver reports it: a GPU sold as %d GB of memory has about %d GiB)%s unless you mean decimal gigabytes",
+			raw, gb.IEC(), match[0], sizes[0].IEC(), sizes[0].Exact(), n, n, memoryDefaultFix(g, s.Cluster.GPU != "")))
 		return
 	}
 	for i := range match {
@@ -59,6 +63,48 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 	}
 	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s have about %d GiB, as their drivers report it (a GPU sold as %d GB of memory has about %d GiB); use your GPU's figure unless you mean decimal gigabytes",
 		raw, gb.IEC(), listOr(match), n, n, n))
+}
+
+// memoryDefaultFix is the fix the memory warnings suggest for preset g: the
+// figure zerosim takes when gpu_memory is left out (GPUPreset.Usable),
+// naming what a process can allocate where it is less than the driver's
+// total, so that following the advice never counts more than the default
+// does (QA30 M3: "use 81559MiB" was 0.54 GiB above the H100's default
+// 79.11 GiB). Without cluster.gpu (named false) the preset's figure is
+// what to give as gpu_memory.
+func memoryDefaultFix(g GPUPreset, named bool) string {
+	usable := g.Usable()
+	what := "the " + usable.IEC()
+	if usable != g.Memory {
+		what += " of it a process can allocate (PyTorch's total capacity)"
+	}
+	if !named {
+		return fmt.Sprintf("; on a %s use %s, %s,", g.Name, usable.Exact(), what)
+	}
+	return fmt.Sprintf("; leave gpu_memory out and zerosim takes %s,", what)
+}
+
+// warnMemoryAbovePreset warns, and reports true, when cluster.gpu_memory
+// (written raw) is more than the named preset's driver total
+// (GPUPreset.Memory: nvidia-smi's memory.total, rocm-smi's VRAM total) by
+// as little as the marketed size in GiB is: the preset's total within 1 %
+// below it, warnMemoryUnit's match ("80GiB" on an H100, whose driver shows
+// 81,559 MiB = 79.65 GiB; "141GiB" on an H200). The memory above the total
+// does not exist on the card, yet it would count toward the fit verdict. A
+// larger figure is another part on the preset's silicon (torchtitan's 96
+// GB Grand Teton H100s, 95GiB: testdata/validation) and draws no warning.
+func (l *loader) warnMemoryAbovePreset(s *Scenario, raw string) bool {
+	if s.Cluster.GPU == "" {
+		return false
+	}
+	g, ok := findGPU(s.Cluster.GPU)
+	v := s.Cluster.GPUMemory
+	if !ok || v <= g.Memory || g.Memory < v-v/100 {
+		return false
+	}
+	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, more than the %s has (%s, %s, as its driver reports it)%s unless your part has more",
+		raw, s.Cluster.GPUMemory.IEC(), g.Name, g.Memory.IEC(), g.Memory.Exact(), memoryDefaultFix(g, true)))
+	return true
 }
 
 // warnWindows names what zerosim leaves out of blocks that attend over a

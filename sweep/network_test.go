@@ -85,11 +85,13 @@ func testNetworkSearch(t *testing.T, tol float64, reached []int) {
 // tolerance of its compute (QA3 s16 finding 6), Above splits the step at
 // 25 TB/s per NIC on the busiest rank, and the parts add up to the step
 // above compute. On the default scenario at stage 3 the step is the same
-// picosecond at 25 TB/s as at 50 GB/s, 368,984,755,736 ps, over compute
+// picosecond at 25 TB/s as at 50 GB/s, 369,077,481,196 ps, over compute
 // 348,081,751,379 (plan.json's row: plan's fastest, the file's without
-// checkpointing, prefetch depth 2): 16,731,893,141 ps of compute slowed
+// checkpointing, prefetch depth 2): 16,714,368,029 ps of compute slowed
 // by the collectives beside it (compute_interference 0.189) and
-// 4,171,111,216 of exposed communication; the note called it all "NVLink
+// 4,281,361,788 of exposed communication (368,984,755,736, 16,731,893,141
+// and 4,171,111,216 before DeepSpeed's lag counted the whole units its
+// three buckets hold, QA30 M1: the backward waits for one more sync); the note called it all "NVLink
 // and latency". The compute is worked by hand (byhand.Default without
 // checkpointing, within a picosecond a task); the step, slowed and
 // exposed figures are regression pins, the replay's own (they moved with
@@ -110,7 +112,7 @@ func TestNetworkRemainder(t *testing.T) {
 		step, slowed, exposed int64
 		interference          float64
 	}{
-		{"stage 3", plans, 3, false, 368_984_755_736, 16_731_893_141, 4_171_111_216, 0.189},
+		{"stage 3", plans, 3, false, 369_077_481_196, 16_714_368_029, 4_281_361_788, 0.189},
 		{"stage 3, no interference", append(plans, "communication.compute_interference=0"), 3, true, 0, 0, 0, 0},
 		{"stage 1", nil, 1, false, any, any, any, 0.189},
 	} {

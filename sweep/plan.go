@@ -384,6 +384,12 @@ type Plan struct {
 	// Smallest fits as zerosim run judges it (the replayed peak), 0 if none
 	// up to 65,536 GPUs does; set only when nothing fits.
 	NodesToFit int
+	// NodesToRoom is the least number of nodes on which Smallest fits with
+	// room on the device for the caching allocator's reserve (fit's "leave
+	// room", zero.Result.DeviceFits), 0 if none does; set with NodesToFit.
+	// Where it exceeds NodesToFit, run on NodesToFit nodes says "yes, but
+	// … expect allocator retries" (QA30 M1).
+	NodesToRoom int
 	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
 	RequireDeviceFit bool
 	// OneStep is set when the stack has no gradient accumulation
@@ -1255,7 +1261,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
-		p.NodesToFit = nodesToFit(src, s, p.Smallest, opt.RequireDeviceFit)
+		p.NodesToFit, p.NodesToRoom = nodesToFit(src, s, p.Smallest, opt.RequireDeviceFit)
 		if p.StackOffloadNote() == "" {
 			// Only what the stack runs is advised (qa19 L15).
 			p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest, opt.RequireDeviceFit)
@@ -1592,7 +1598,7 @@ func markPareto(rows []PlanRow) {
 // is where the replays start, and they walk from there to the least that
 // fits, doubling the step, then bisecting: near capacity the replayed peak
 // can be above the model's (docs/memory-model.md).
-func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) int {
+func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) (fit, room int) {
 	c.K = 1
 	if c.CP > 0 { // the candidate's cp, kept; dp grows with the nodes
 		cs := *s
@@ -1605,12 +1611,12 @@ func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) int
 		return src.Load(append(c.Sets(), nodeSets(s, j*step)...)...)
 	}, jd)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	if device { // the least with room on the device (fit's device nodes)
-		return ns.DeviceJ * step
+		return ns.DeviceJ * step, ns.DeviceJ * step
 	}
-	return ns.J * step
+	return ns.J * step, ns.DeviceJ * step
 }
 
 // ParseGlobalBatch reads a global batch: a number of sequences ("512"), or

@@ -3,6 +3,8 @@ package zero
 import (
 	"testing"
 
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
 
@@ -18,8 +20,9 @@ import (
 //     buckets' elements are in flight: with the default 40 MB buckets of
 //     bf16, 3 × 20,000,000 elements, less than one GPT-3 175B block
 //     (12·h² + 13·h = 1,812,529,152 parameters at h = 12,288), one unit;
-//     with 4 GB buckets, 3 × 2,000,000,000 elements, the four blocks it
-//     takes to hold them (3 hold 5.44e9).
+//     with 4 GB buckets, 3 × 2,000,000,000 elements, the three blocks
+//     they hold (5.44e9; a fourth, 7.25e9, overflows them, and DeepSpeed
+//     has reduced all of it but the buckets in flight).
 //   - FSDP2: post_backward waits for the previous reduce-scatter's event,
 //     one unit.
 //   - FSDP1: nothing bounds them; the replay piles them up behind a slow
@@ -55,7 +58,7 @@ func TestReduceScattersInFlight(t *testing.T) {
 		{"16k qwZ, DeepSpeed's bound", []string{"communication.zero_quantized_weights=true"}, 1, false},
 		{"16k hpZ 8, boundary deepspeed", []string{"communication.zero_hpz_partition_size=8", "communication.boundary=deepspeed"}, 1, true},
 		{"32 GPUs hpZ 8, DeepSpeed's bound", small, 1, true},
-		{"32 GPUs hpZ 8, 4 GB buckets", append(small[:len(small):len(small)], "communication.bucket_size=4GB"), 4, true},
+		{"32 GPUs hpZ 8, 4 GB buckets", append(small[:len(small):len(small)], "communication.bucket_size=4GB"), 3, true},
 		{"32 GPUs hpZ 8, FSDP2", append(small[:len(small):len(small)], "communication.boundary=fsdp2"), 1, false},
 		{"32 GPUs hpZ 8, FSDP1", append(small[:len(small):len(small)], "communication.boundary=fsdp1"), -1, false},
 	} {
@@ -156,4 +159,64 @@ func componentAtPeak(t *testing.T, res *Result, name string) (int64, int64) {
 		}
 	}
 	return cur[ci], m.AtRest[ci]
+}
+
+// TestMoEWalkMatchesReplay: on an MoE whose expert units are far larger
+// than DeepSpeed's three buckets in flight and whose attention units are
+// smaller (gpt-oss-20b: 32 experts of 3·h·f + 2·f + h = 24,891,840
+// parameters each at h = f = 2,880, over 796 M a block, against the
+// attention's tens of millions; the default 40 MB buckets of bf16 hold
+// 3 × 20,000,000 elements), every unit leaves one sync pending
+// (memory.ReduceScatterLags): the attention unit fits in the buckets and
+// the expert unit after it does not. The walk then holds, at an expert
+// unit's backward, its own unsharded gradient and the attention unit's
+// beside it, not the next expert unit's too, and the memory model's peak
+// is the replayed step's to the byte (QA30 M1: gpt-oss-120b walked 73.01
+// GiB against 68.85 GiB replayed; this scenario walked 13,554,563,824 B
+// against 11,968,148,088 B replayed, one expert unit's gradient apart).
+func TestMoEWalkMatchesReplay(t *testing.T) {
+	doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {hf_config: hf-extra/gpt-oss-20b.json, seq_len: 1024, layers: 4}\n" +
+		"parallelism: {dp: 8, zero_stage: 3}\ntraining: {recompute: full, micro_batch: 1, attention: flash}\n"
+	s, err := scenarios.Load("../scenarios/testdata/s.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 3 * 40_000_000 / 2 // three 40 MB buckets of bf16 elements
+	const expert = 32 * (3*2880*2880 + 2*2880 + 2880)
+	layers := s.Model.LayerList
+	experts := 0
+	small := 0 // units the buckets hold: the attention's
+	for _, l := range layers {
+		switch {
+		case int64(l.Params) >= expert:
+			experts++
+		case int64(l.Params) <= budget:
+			small++
+		}
+	}
+	if experts != 4 || small < 4 {
+		t.Fatalf("%d expert units and %d within the buckets, want the 4 blocks' each", experts, small)
+	}
+	for u, n := range memory.ReduceScatterLags(s) {
+		if n != 1 {
+			t.Errorf("unit %d: %d syncs pending, want 1", u, n)
+		}
+	}
+	res, err := Replay(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak, _ := res.Peak()
+	if walk := res.MemoryModel.Peak; walk != peak {
+		t.Errorf("memory model's peak %d B, replayed %d B: want the same", walk, peak)
+	}
+	// At the peak no two expert units' unsharded gradients are alive.
+	grads, rest := componentAtPeak(t, res, "grads")
+	var shards int64
+	for _, u := range res.MemoryModel.Units {
+		shards += u.ShardGrad
+	}
+	if grads-rest >= 2*2*expert+shards {
+		t.Errorf("grads at the peak %d B above rest: want under two expert units' bf16 gradients (%d B) and the shards (%d B)", grads-rest, 2*2*expert, shards)
+	}
 }

@@ -787,7 +787,7 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 	// the compute stream wait for the previous unit's reduce-scatter event
 	// (n = 1), DeepSpeed's ZeRO-3 blocks the host on the oldest of its
 	// outstanding reduce events when more than max_param_reduce_events = 2
-	// are (n: the units holding three buckets' elements, at least one) — so
+	// are (n: the whole units three buckets' elements hold, at least one) — so
 	// when the network cannot keep up the backward waits instead of piling
 	// up unreduced gradients. FSDP1 (nil) waits only at the end of the
 	// backward (the micro-step's syncs, above and in stage3).

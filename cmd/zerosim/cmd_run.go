@@ -63,7 +63,11 @@ SVG) into DIR, then manifest.json (names, sizes, SHA-256); other files in
 DIR are left alone. The timeline plot draws the first 8 ranks, or fewer
 beside the straggler and the rank that waits or is exposed the most,
 labelled. --format json prints result.json instead of the tables. --require-fit exits 1 after the report
-when the step does not fit in GPU memory (for scripts).`,
+when the headline's "fits in GPU memory" is NO (for scripts): the replayed
+peak, or it with the CUDA context and NCCL's buffers, above the GPU's usable
+memory, or the simulated caching allocator out of memory. A step that fits
+but leaves no room for the allocator's reserve ("yes, but … expect allocator
+retries", the room fit's "leave room" asks for) passes.`,
 		Example: `  zerosim run
   zerosim run seed002-tiny --trace trace.json
   zerosim run scenario.yaml --set parallelism.zero_stage=3 -o out/`,
@@ -77,7 +81,7 @@ when the step does not fit in GPU memory (for scripts).`,
 	f.IntVar(&o.rank, "rank", 0, "rank whose memory timeline is shown (plot, trace counters)")
 	f.BoolVar(&o.full, "full", false, "simulate every rank even when the scenario is symmetric")
 	f.BoolVar(&o.allRanks, "all-ranks", false, "on the symmetric fast path, list every rank in result.json (default: identical ranks once, with the ranks they stand for)")
-	f.BoolVar(&o.requireFit, "require-fit", false, "exit 1 (after the report) when the step does not fit in GPU memory")
+	f.BoolVar(&o.requireFit, "require-fit", false, "exit 1 (after the report) when the headline's fits in GPU memory is NO (peak with the CUDA context and NCCL's buffers above the usable memory; allocator retries pass)")
 	f.StringSliceVar(&o.only, "only", nil, "with -o, write only these kinds of files: html, json, trace, plots (default all)")
 	return cmd
 }

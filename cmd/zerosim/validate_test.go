@@ -84,7 +84,7 @@ func TestValidateFiles(t *testing.T) {
 		// A valid file's warnings are printed in the files' order beside
 		// the invalid files' errors (they were dropped when one failed).
 		{"warnings of the files that passed", []string{"validate", "--set", "cluster.gpu_memory=80GB", good, bad}, "",
-			"", "zerosim: warning: " + good + ": --set cluster.gpu_memory=80GB: gpu_memory 80GB is 74.51 GiB, but A100-80GB has 80.00 GiB (80GiB, as its driver reports it: a GPU sold as 80 GB of memory has about 80 GiB); use 80GiB unless you mean decimal gigabytes\n" +
+			"", "zerosim: warning: " + good + ": --set cluster.gpu_memory=80GB: gpu_memory 80GB is 74.51 GiB, but A100-80GB has 80.00 GiB (80GiB, as its driver reports it: a GPU sold as 80 GB of memory has about 80 GiB); leave gpu_memory out and zerosim takes the 79.18 GiB of it a process can allocate (PyTorch's total capacity), unless you mean decimal gigabytes\n" +
 				"zerosim: " + bad + ":14:3: zero_stage=5 is out of range (use 0, 1, 2 or 3)\n" +
 				"zerosim: validate: 1 of 2 files passed, 1 failed (each failed file's first error is above)\n", 2},
 		{"every file bad", []string{"validate", "--format", "json", bad, bad}, "",
