@@ -466,8 +466,11 @@ func laws(qs ...any) []lawTerm {
 func zeroPPApplies(s *scenarios.Scenario) bool {
 	p := s.Parallelism
 	// DeepSpeed's ZeRO++ steps an fp32 master partition: a pure 16-bit
-	// run (master_dtype none) refuses it.
-	return p.Stage == 3 && p.K == 1 && p.EP <= 1 && p.CP <= 1 && s.Training.FP8 != scenarios.FP8TorchAO && s.Training.MasterDType != scenarios.MasterNone
+	// run (master_dtype none) refuses it, and so does autocast over fp32
+	// parameters, modelled under PyTorch FSDP only
+	// (scenarios.AutocastStageRefusal).
+	return p.Stage == 3 && p.K == 1 && p.EP <= 1 && p.CP <= 1 && s.Training.FP8 != scenarios.FP8TorchAO && s.Training.MasterDType != scenarios.MasterNone &&
+		!s.AutocastFSDP()
 }
 
 func bandwidths(b units.Bandwidth) []string {
