@@ -210,6 +210,9 @@ var verifyKeys = map[string]keyRule{
 	// flash-attn's fused one (fp32 inside) compute it.
 	"training.cross_entropy": toy(func(s *scenarios.Scenario) bool { return !s.Training.Loss16() && !s.Training.LossAutocast() }),
 	"training.keep_logits":   noChange(),
+	// Hugging Face's KV cache in training is returned beside the loss and
+	// read by nothing in the step: memory only.
+	"training.hf_use_cache": noChange(),
 	// torchtitan's ChunkedLossWrapper sums the chunks' summed losses and
 	// assembles each token's hidden-state gradient from its own chunk
 	// (torchtitan/components/loss.py lines 676-711 at b5bcd76c6): the

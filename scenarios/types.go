@@ -393,6 +393,13 @@ type Training struct {
 	// dtype the model returns them in, torchtitan at 83c879f18763: fp32);
 	// scenarios/stack.go.
 	KeepLogits KeepLogits `yaml:"keep_logits,omitempty"`
+	// HFUseCache is whether a Hugging Face model checkpointed by torch's
+	// checkpoint wrapper (not HF's own gradient checkpointing, which turns
+	// use_cache off) builds its KV cache in training, and how long the
+	// loop keeps it: none (unset), forward (freed with the outputs once
+	// the loss is taken, before backward) or kept (held by the loop until
+	// the next forward returns); scenarios/stack.go.
+	HFUseCache HFUseCache `yaml:"hf_use_cache,omitempty"`
 	// ShardDType is the dtype of the rank's parameter shard at stage 3:
 	// unset (param_dtype, beside an fp32 master copy: DeepSpeed) or fp32
 	// (the shard is the optimizer's parameter and no master copy exists:
