@@ -666,6 +666,11 @@ func (m *model) atRest() {
 		}
 	}
 	m.set(CompPadding, 0, "to a multiple of the shard count (communication.padding: "+r.Padding+")")
+	if m.s.Training.FP8Params && r.Stage < 3 {
+		// Two buffers: the note of the first (bf16) alone would misname
+		// the sum (scenarios.resolveFP8Params).
+		m.notes[componentIndex(CompParams)] = "full param buffers: the blocks' fp8 weights, 1 byte each (training.fp8_params), the rest " + string(m.s.Training.ParamDType)
+	}
 	m.set(CompRuntime, int64(m.s.Memory.RuntimeContext), "memory.runtime_context")
 	m.set(CompNCCL, int64(m.s.Memory.NCCLBuffers), "memory.nccl_buffers")
 	// The logits the training loop keeps (training.keep_logits): at rest
@@ -839,6 +844,7 @@ func (m *model) fp8Copies() {
 	}
 	ep := s.Parallelism.EP
 	var copies, gemms int64
+	primary := false
 	for u, l := range s.Model.LayerList {
 		if !scenarios.FP8Linear(l) {
 			continue
@@ -847,15 +853,26 @@ func (m *model) fp8Copies() {
 		if l.Group == scenarios.GroupExpert {
 			held /= int64(ep)
 		}
-		m.fp8Unit[u] = c.Mul(held, 2)
+		per := int64(2)
+		if scenarios.FP8Primary(l) {
+			// fp8 primary weights (training.fp8_params): the weight is
+			// the fp8 data, in the param buffer; what TE adds is its
+			// transpose cache, 1 byte (scenarios.resolveFP8Params).
+			per, primary = 1, true
+		}
+		m.fp8Unit[u] = c.Mul(held, per)
 		copies = c.Add(copies, m.fp8Unit[u])
 		gemms = c.Add(gemms, scenarios.FP8GEMMs(l, ep))
 	}
+	what := "TE fp8 weight copies + transposes"
+	if primary {
+		what = "TE fp8 transposes of the fp8 weights (fp8_params)"
+	}
 	if s.Training.FP8 == scenarios.FP8TE {
-		m.set(CompFP8, c.Mul(gemms, 3, scenarios.AmaxHistoryLen, 4), "TE fp8 weight copies + transposes, amax history")
+		m.set(CompFP8, c.Mul(gemms, 3, scenarios.AmaxHistoryLen, 4), what+", amax history")
 	} else {
 		// Current scaling keeps no history: the scale is the tensor's own.
-		m.set(CompFP8, 0, "TE fp8 weight copies + transposes")
+		m.set(CompFP8, 0, what)
 	}
 	if r.Stage != 3 {
 		m.set(CompFP8, copies, "")

@@ -185,6 +185,7 @@ var verifyKeys = map[string]keyRule{
 	"training.max_grad_norm": followed(),
 	// Only under training.fp8 (listed there).
 	"training.fp8_all_gather":         noChange(),
+	"training.fp8_params":             noChange(),
 	"training.recompute":              noChange(),
 	"training.recompute_early_stop":   noChange(),
 	"training.recompute_every":        noChange(),
