@@ -95,10 +95,12 @@ func TestAutocastStatesAndCasts(t *testing.T) {
 	}
 }
 
-// TestAutocastOtherStagesRefused: the loader takes training.autocast at
-// zero_stage 0 only (scenarios.resolveAutocast: the stacks zerosim models
-// at stages 1–3 run their own mixed precision), so the per-stage tables of
-// an autocast scenario say why stages 1–3 have no figures, as they do for
+// TestAutocastOtherStagesRefused: over fp32 parameters the loader takes
+// training.autocast at zero_stage 0, and at stages 2–3 only under PyTorch
+// FSDP's boundaries (scenarios.AutocastStageRefusal: the stacks zerosim models
+// at stages 1–3 otherwise run their own mixed precision); this scenario's
+// boundary is the default, so the per-stage tables of an autocast scenario
+// say why stages 1–3 have no figures, as they do for
 // master_dtype bf16 at stage 0, instead of laying out fp32 parameters and
 // autocast casts at a stage the loader refuses.
 func TestAutocastOtherStagesRefused(t *testing.T) {

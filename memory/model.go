@@ -737,7 +737,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		// The loader's rule (scenarios/autocast_fsdp.go): at stages 1–3
 		// outside PyTorch FSDP the stacks zerosim models run their own
 		// mixed precision, 16-bit parameters gathered from an fp32 shard.
-		return nil, &StageRefusedError{Stage: s.Parallelism.Stage, Reason: "training.autocast (torch.autocast over fp32 parameters) is modelled at zero_stage 0 (torch DDP) and under PyTorch FSDP (zero_stage 2 or 3, communication.boundary fsdp1 or fsdp2) only"}
+		return nil, &StageRefusedError{Stage: s.Parallelism.Stage, Reason: "training.autocast (torch.autocast over fp32 parameters) is modelled at zero_stage 0 (torch DDP) and under PyTorch FSDP (zero_stage 2 or 3, communication.boundary fsdp1, fsdp2 or fsdp2_head) only"}
 	}
 	r, err := analyzeSetup(s, opt)
 	if err != nil {

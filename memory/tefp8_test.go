@@ -1,7 +1,10 @@
 package memory
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/zerosim/zerosim/internal/golden"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -94,6 +97,24 @@ func TestTEFP8BlockTensors(t *testing.T) {
 			t.Errorf("megatron %v: the head keeps %d (%v) before the logits, want %d", c.d.MegatronTE, model, err, c.want)
 		}
 	}
+	// docs/memory-model.md's Megatron TE block against the eager one, in
+	// bf16: a block, and 32 blocks and the head's part before the logits.
+	keeps := func(d BlockDims) (block, head int64) {
+		t.Helper()
+		var err error
+		if block, _, err = BlockActivation(d, PolicyNone); err != nil {
+			t.Fatal(err)
+		}
+		d.Vocab = 128256
+		if head, _, _, err = headParts(d); err != nil {
+			t.Fatal(err)
+		}
+		return block, head
+	}
+	mb, mh := keeps(with(false, true, false))
+	eb, eh := keeps(with(false, false, false))
+	golden.CheckQuotes(t, "../docs/memory-model.md", "TestTEFP8BlockTensors (Llama 3.1 8B, t = 4,096)",
+		fmt.Sprintf("%s B a block against %s, %.2f GiB less over 32 blocks and the head.", commas(mb), commas(eb), float64(32*(eb-mb)+eh-mh)/(1<<30)))
 	// A GPT block (LayerNorm, fused qkv, GeLU; llm-foundry's MPT with
 	// te.Linear): the same −th −tf, its norms and GeLU input unchanged.
 	gpt := teFP8Dims

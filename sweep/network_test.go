@@ -2,12 +2,14 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/byhand"
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -129,7 +131,8 @@ func TestNetworkRemainder(t *testing.T) {
 				if a != nil || sb.NICBandwidth == 0 {
 					t.Fatalf("want an answer and no remainder, got %d B/s and %+v", sb.NICBandwidth, a)
 				}
-				t.Logf("%s: %.2f GB/s per GPU", tc.name, sb.PerGPU/1e9)
+				golden.CheckQuotes(t, "../docs/sweeps.md", "TestNetworkRemainder (default, stage 3, no interference)",
+					fmt.Sprintf("it is within 5 %% from %.2f GB/s per GPU", sb.PerGPU/1e9))
 				return
 			}
 			if a == nil {
@@ -148,6 +151,10 @@ func TestNetworkRemainder(t *testing.T) {
 				if f.want != any && f.got != f.want {
 					t.Errorf("%s %d, want %d", f.what, f.got, f.want)
 				}
+			}
+			if tc.stage == 3 {
+				golden.CheckQuotes(t, "../docs/sweeps.md", "TestNetworkRemainder (default, stage 3)",
+					fmt.Sprintf("ZeRO-3 is %.1f %% above compute at any bandwidth", 100*float64(a.Step-sb.ComputeBound)/float64(sb.ComputeBound)))
 			}
 			if a.Interference != tc.interference {
 				t.Errorf("interference %g, want %g", a.Interference, tc.interference)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -65,6 +66,20 @@ func TestPackedAttentionFLOPs(t *testing.T) {
 	if _, err := PackedAttentionFLOPs(1, heads, 4096, dim, dim, 0, 0, 5000, 0); err == nil {
 		t.Error("document longer than the sequence: no error")
 	}
+	// docs/compute-model.md's worked numbers, from the counts above.
+	flash := func(doc, blk int64) float64 {
+		t.Helper()
+		f, err := PackedAttentionFLOPs(1, heads, 4096, dim, dim, 0, 0, doc, blk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(f)
+	}
+	f256, x256, x64 := flash(256, 0), flash(256, 128), flash(64, 128)
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestPackedAttentionFLOPs (32 heads of 128, s = 4,096)",
+		fmt.Sprintf("32·4096·256·256 = %.2f GFLOP of forward attention a sequence, 1/%.0f of the unpacked %.1f GFLOP;", f256/1e9, float64(full)/f256, float64(full)/1e9),
+		fmt.Sprintf("48 of the 528 causal tiles are touched (alternately 1 and 2 key tiles per query tile), 1/%.0f of the unpacked count, %.2f× the exact count;", float64(full)/x256, x256/f256),
+		fmt.Sprintf("documents of 64 touch one tile per query tile, %.1f× the exact count.", x64/flash(64, 0)))
 }
 
 // packedScenario is Llama 3 8B's shape on one H100 node at seq_len 4096.

@@ -873,6 +873,10 @@ func TestPlanRequireDeviceFit(t *testing.T) {
 	if w := room.Rows[0]; w.Step <= 0 || math.Abs(w.TPS-float64(w.Micro*w.Accum*32*4096)/(float64(w.Step)/1e12)/32) > 1e-9*w.TPS {
 		t.Errorf("winner: %.6f tokens/s per GPU from a %d ps step of micro-batch %d × %d", w.TPS, w.Step, w.Micro, w.Accum)
 	}
+	tps := commas(int64(math.Round(room.Rows[0].TPS)))
+	golden.CheckQuotes(t, "../../docs/sweeps.md", "TestPlanRequireDeviceFit (plan llama2-13b-a100-eth --format json)",
+		"picks K=1 at "+tps+" tokens/s per GPU",
+		"the winner is the same K=1 row at "+tps+" tokens/s per GPU (`TestPlanRequireDeviceFit`).")
 }
 
 // TestPlanNoFitStagesTheStackRuns: plan's no-fit advice names only ZeRO
