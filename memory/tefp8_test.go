@@ -18,6 +18,16 @@ import (
 // 4·a·s·b = 524,288.
 var teFP8Dims = BlockDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Attention: AttentionFlash}
 
+// teFP8Dims' sizes in elements: t tokens, th, tkv, tf, and the
+// log-sum-exp's a·s·b (4 B each).
+const (
+	teTok = 4096 * 1
+	teTH  = teTok * 4096
+	teTKV = teTok * 1024
+	teTF  = teTok * 14336
+	teASB = 32 * 4096 * 1
+)
+
 // TestTEFP8BlockTensors counts by hand what a block keeps under
 // Transformer Engine's fp8 recipes (BlockDims.FP8Inputs, teFP8Input) and
 // as Megatron-core builds it with TE (BlockDims.MegatronTE).
@@ -52,18 +62,22 @@ func TestTEFP8BlockTensors(t *testing.T) {
 		d.FP8Inputs, d.MegatronTE, d.FP8ProjOriginal = fp8, megatron, original
 		return d
 	}
+	// q/k/v's 4·tkv, the two rstds' 8·t and the log-sum-exp's 4·a·s·b are
+	// in every case; the eager block's 20·th + … + 8·tf.
+	const rest = 4*teTKV + 8*teTok + 4*teASB
+	const eagerBF16 = 20*teTH + rest + 8*teTF
 	for _, c := range []struct {
 		name string
 		d    BlockDims
 		want int64
 	}{
-		{"eager norms, bf16", with(false, false, false), 822_640_640},
-		{"eager norms, te", with(true, false, false), 747_143_168},
-		{"megatron, bf16", with(false, true, false), 570_982_400},
-		{"megatron, te", with(true, true, false), 495_484_928},
-		{"megatron, te_current", with(true, true, true), 478_707_712},
+		{"eager norms, bf16", with(false, false, false), eagerBF16},               // 822,640,640
+		{"eager norms, te", with(true, false, false), eagerBF16 - teTH - teTF},    // 747,143,168
+		{"megatron, bf16", with(false, true, false), 12*teTH + rest + 6*teTF},     // 570,982,400
+		{"megatron, te", with(true, true, false), 11*teTH + rest + 5*teTF},        // 495,484,928
+		{"megatron, te_current", with(true, true, true), 10*teTH + rest + 5*teTF}, // 478,707,712
 		// FP8ProjOriginal means nothing without fp8.
-		{"megatron, bf16, original", with(false, true, true), 570_982_400},
+		{"megatron, bf16, original", with(false, true, true), 12*teTH + rest + 6*teTF},
 	} {
 		st, tr, err := BlockActivation(c.d, PolicyNone)
 		if err != nil {
@@ -76,12 +90,13 @@ func TestTEFP8BlockTensors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		const input = 2 * teTH // the block input the checkpoint holds, 33,554,432
 		rebuilt := c.want
 		if c.d.MegatronTE {
-			rebuilt -= 33_554_432
+			rebuilt -= input
 		}
-		if st != 33_554_432 || tr != rebuilt {
-			t.Errorf("%s, full: keeps %d, rebuilds %d; want 33554432, %d", c.name, st, tr, rebuilt)
+		if st != input || tr != rebuilt {
+			t.Errorf("%s, full: keeps %d, rebuilds %d; want %d, %d", c.name, st, tr, input, rebuilt)
 		}
 	}
 	// Megatron's final TENorm keeps its 16-bit input and rsigma, and the
@@ -90,7 +105,7 @@ func TestTEFP8BlockTensors(t *testing.T) {
 	for _, c := range []struct {
 		d    BlockDims
 		want int64
-	}{{with(true, true, false), 67_125_248}, {with(false, false, false), 134_234_112}} {
+	}{{with(true, true, false), 2*teTH + 4*teTok + 2*teTH}, {with(false, false, false), 4*teTH + 4*teTok + 2*teTH + 2*teTH}} {
 		c.d.Vocab = 128256
 		model, _, _, err := headParts(c.d)
 		if err != nil || model != c.want {
@@ -196,7 +211,10 @@ func TestTEFP8Scenario(t *testing.T) {
 	if !d.FP8Inputs || !d.FP8ProjOriginal {
 		t.Errorf("te_current: FP8Inputs %v, FP8ProjOriginal %v, want true, true", d.FP8Inputs, d.FP8ProjOriginal)
 	}
-	if bf16-te != 2_415_919_104 || te-cur != 536_870_912 {
+	// 32 blocks × (th + tf): the two ln_outs and linear_fc2's input at
+	// 1 byte (−2·th −tf), linear_proj's fp8 copy (+th): 12·th + 6·tf →
+	// 11·th + 5·tf; then te_current 32 × th less (linear_proj's copy).
+	if bf16-te != 32*(teTH+teTF) || te-cur != 32*teTH {
 		t.Errorf("activations bf16 %d, te %d, te_current %d: want te 2,415,919,104 and te_current 536,870,912 B less", bf16, te, cur)
 	}
 	if _, d := acts("stack=torchtitan", "training.fp8=torchao", "parallelism.zero_stage=3"); d.FP8Inputs || d.MegatronTE {

@@ -37,7 +37,12 @@ func TestHFBlamesEditedKey(t *testing.T) {
 			t.Errorf("%s: %v\nwant %s", c.name, err, c.want)
 		}
 	}
-	if hm, err := ImportHF("c.json", []byte(llama70)); err != nil || hm.Total != 70_553_706_496 {
-		t.Errorf("as published: %v, %v; want 70,553,706,496 parameters", hm, err)
+	// As published: untied embedding and lm_head V·h, 80 blocks of q and o
+	// h², k and v h·kv (8 heads of 128), gate/up/down 3·h·f and two RMSNorms,
+	// a final norm: 70,553,706,496, Llama 3.1 70B's count.
+	const h, kv, f, v, layers = 8192, 8 * 128, 28672, 128256, 80
+	const want = 2*v*h + layers*(2*h*h+2*h*kv+3*h*f+2*h) + h
+	if hm, err := ImportHF("c.json", []byte(llama70)); err != nil || hm.Total != want {
+		t.Errorf("as published: %v, %v; want %d parameters", hm, err, want)
 	}
 }

@@ -378,10 +378,20 @@ func init() {
 	// forward/backward boundary (30.5 GiB of gathered parameters in
 	// forward instead of 2.4). Load should refuse a model.layers that
 	// disagrees with an explicit list's "block.*" units, and the law skip
-	// such a subject.
+	// such a subject. The peak may fall by at most those units' gathered
+	// parameters (param_dtype), what the defect holds.
+	unmarked := func(a, b propPoint) int64 {
+		var n int64
+		for _, l := range a.s.Model.LayerList {
+			if strings.HasPrefix(l.Name, "block.") && !l.Block {
+				n += int64(l.Params)
+			}
+		}
+		return n * paramBytes(a.s.Training.ParamDType)
+	}
 	for _, q := range qMemory {
 		propExceptions = append(propExceptions, propException{subject: "torchtitan-qwen3-32b-h100", key: "model.layers", quantity: q.name,
-			lo: "32", hi: "64", defect: true,
+			lo: "32", hi: "64", defect: true, excess: unmarked,
 			reason: "model.layers beside an explicit layer_list of 64 blocks marks only the first 32 as blocks (markBlocks), and fsdp2_head keeps the other 32 gathered as units after the last block; Load should refuse the disagreement"})
 	}
 	// The MI300X template (torchtitan 2c8b5947) keeps fewer activations the

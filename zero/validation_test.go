@@ -226,6 +226,9 @@ func (r *validationRow) resolve(capacityGiB float64) error {
 		*m.gib = *m.pct / 100 * capacityGiB
 	}
 	if r.MemoryBytes != 0 {
+		if r.MemoryBytes < 0 {
+			return fmt.Errorf("memory_bytes %d: want a byte count above 0", r.MemoryBytes)
+		}
 		if r.MemoryGiB != 0 {
 			return fmt.Errorf("memory_gib and memory_bytes both set: give one")
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,7 +14,10 @@ import (
 // a duration") is rounded to the nearest picosecond, as --help says, and
 // calibrates as that picosecond does.
 func TestCalibrateStepTimeRounds(t *testing.T) {
-	for _, c := range []struct {
+	// calibrate writes its file (default ./calibration.yaml) and keeps an
+	// existing one's other part: each case writes its own in a temp dir.
+	dir := t.TempDir()
+	for i, c := range []struct {
 		arg  string
 		want int64
 	}{
@@ -21,7 +26,7 @@ func TestCalibrateStepTimeRounds(t *testing.T) {
 		{"3.890069448566s", 3_890_069_448_566},
 		{"1.0000000000004s", 1_000_000_000_000},
 	} {
-		out, eo, code := runCLI("calibrate", "--step-time", c.arg, "default", "--format", "json")
+		out, eo, code := runCLI("calibrate", "--step-time", c.arg, "default", "--format", "json", "--file", filepath.Join(dir, fmt.Sprintf("cal%d.yaml", i)))
 		var s struct {
 			Compute struct {
 				MeasuredPS int64 `json:"measured_ps"`
