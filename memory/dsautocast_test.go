@@ -108,3 +108,66 @@ func TestAutocastLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastFP32ModelTensors: torch.autocast over an fp32 model
+// (training.autocast with param_dtype fp32: BlockDims.Autocast with
+// InputFP32) applies the same op policies as over bf16 parameters, and
+// its residual stream is fp32 (scenarios/autocast_fsdp.go). A GPT
+// block's two LayerNorms save the fp32 stream, 4·t·h in place of 2·t·h,
+// and eager softmax saves fp32 probabilities beside the bf16 cast
+// (TestAutocastOpsTensors' deltas); an eager Llama block's two RMSNorms
+// keep their normalized tensor in fp32 (hidden_states.to(input_dtype),
+// input_dtype fp32), 4·t·h in place of 2·t·h, and its softmax is fp32
+// already (SoftmaxFP32); the head's final norm likewise, +2·t·h; full
+// checkpointing keeps the fp32 block input, 4·t·h.
+func TestAutocastFP32ModelTensors(t *testing.T) {
+	const s, b, h, a, f, v = 512, 4, 1024, 16, 2816, 50000
+	const tok = s * b
+	for _, c := range []struct {
+		name              string
+		d                 BlockDims
+		blockDelta, headΔ int64
+	}{
+		{"gpt eager", BlockDims{Arch: "gpt", Attention: AttentionEager, QKVBias: true, OBias: true, MLPBias: true},
+			2*2*tok*h + 4*a*s*s*b, 2 * tok * h},
+		{"gpt flash", BlockDims{Arch: "gpt", Attention: AttentionFlash, QKVBias: true, OBias: true, MLPBias: true},
+			2 * 2 * tok * h, 2 * tok * h},
+		{"llama eager", BlockDims{Arch: "llama", Attention: AttentionEager, SoftmaxFP32: true},
+			2 * 2 * tok * h, 2 * tok * h},
+		{"llama flash", BlockDims{Arch: "llama", Attention: AttentionFlash},
+			2 * 2 * tok * h, 2 * tok * h},
+	} {
+		d := c.d
+		d.Seq, d.Batch, d.Hidden, d.Heads, d.KVHeads, d.FFN, d.Vocab = s, b, h, a, a, f, v
+		base, _, err := BlockActivation(d, PolicyNone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headBase, _, err := HeadActivation(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Autocast, d.InputFP32 = true, true
+		got, _, err := BlockActivation(d, PolicyNone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _, err := HeadActivation(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got-base != c.blockDelta {
+			t.Errorf("%s: block %d B under autocast over fp32, %d without: +%d, want +%d", c.name, got, base, got-base, c.blockDelta)
+		}
+		if head-headBase != c.headΔ {
+			t.Errorf("%s: head +%d B under autocast over fp32, want +%d", c.name, head-headBase, c.headΔ)
+		}
+		full, _, err := BlockActivation(d, PolicyFull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(4 * tok * h); full != want {
+			t.Errorf("%s: full recompute keeps %d B, want 4·t·h = %d", c.name, full, want)
+		}
+	}
+}
