@@ -32,38 +32,47 @@ func TestAutocastOpsTensors(t *testing.T) {
 		{"254m flash", 512, 4, 1024, 16, 50000, AttentionFlash, 4 * 2048 * 1024, 2 * 2048 * 1024},
 	} {
 		d := BlockDims{Arch: "gpt", Seq: c.s, Batch: c.b, Hidden: c.h, Heads: c.a, Vocab: c.v, Attention: c.attention, QKVBias: true, OBias: true, MLPBias: true}
-		base, _, err := BlockActivation(d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		headBase, _, err := HeadActivation(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Autocast = true
-		got, _, err := BlockActivation(d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head, _, err := HeadActivation(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got-base != c.blockDelta {
-			t.Errorf("%s: block %d B under autocast, %d without: +%d, want +%d", c.name, got, base, got-base, c.blockDelta)
-		}
-		if head-headBase != c.headΔ {
-			t.Errorf("%s: head +%d B under autocast, want +%d", c.name, head-headBase, c.headΔ)
-		}
 		// Full checkpointing keeps the block's bf16 input, 2·t·h, as
 		// without autocast.
-		full, _, err := BlockActivation(d, PolicyFull)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := 2 * c.s * c.b * c.h; full != want {
-			t.Errorf("%s: full recompute keeps %d B, want 2·t·h = %d", c.name, full, want)
-		}
+		checkAutocastDeltas(t, c.name, d, func(d *BlockDims) { d.Autocast = true }, c.blockDelta, c.headΔ, 2*c.s*c.b*c.h)
+	}
+}
+
+// checkAutocastDeltas holds what d keeps after on sets its autocast
+// fields against what it keeps before: the block's and the head's
+// activations grow by block and head bytes, and full checkpointing keeps
+// full bytes.
+func checkAutocastDeltas(t *testing.T, name string, d BlockDims, on func(*BlockDims), block, head, full int64) {
+	t.Helper()
+	base, _, err := BlockActivation(d, PolicyNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headBase, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on(&d)
+	got, _, err := BlockActivation(d, PolicyNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotHead, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got-base != block {
+		t.Errorf("%s: block %d B under autocast, %d without: +%d, want +%d", name, got, base, got-base, block)
+	}
+	if gotHead-headBase != head {
+		t.Errorf("%s: head +%d B under autocast, want +%d", name, gotHead-headBase, head)
+	}
+	gotFull, _, err := BlockActivation(d, PolicyFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotFull != full {
+		t.Errorf("%s: full recompute keeps %d B, want %d", name, gotFull, full)
 	}
 }
 
@@ -139,35 +148,6 @@ func TestAutocastFP32ModelTensors(t *testing.T) {
 	} {
 		d := c.d
 		d.Seq, d.Batch, d.Hidden, d.Heads, d.KVHeads, d.FFN, d.Vocab = s, b, h, a, a, f, v
-		base, _, err := BlockActivation(d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		headBase, _, err := HeadActivation(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Autocast, d.InputFP32 = true, true
-		got, _, err := BlockActivation(d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head, _, err := HeadActivation(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got-base != c.blockDelta {
-			t.Errorf("%s: block %d B under autocast over fp32, %d without: +%d, want +%d", c.name, got, base, got-base, c.blockDelta)
-		}
-		if head-headBase != c.headΔ {
-			t.Errorf("%s: head +%d B under autocast over fp32, want +%d", c.name, head-headBase, c.headΔ)
-		}
-		full, _, err := BlockActivation(d, PolicyFull)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := int64(4 * tok * h); full != want {
-			t.Errorf("%s: full recompute keeps %d B, want 4·t·h = %d", c.name, full, want)
-		}
+		checkAutocastDeltas(t, c.name, d, func(d *BlockDims) { d.Autocast, d.InputFP32 = true, true }, c.blockDelta, c.headΔ, 4*tok*h)
 	}
 }
