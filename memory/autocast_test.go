@@ -128,6 +128,8 @@ func TestAutocastOtherStagesRefused(t *testing.T) {
 	c.Parallelism.Stage = 3
 	if _, err := Analyze(&c, Options{}); !errors.As(err, new(*StageRefusedError)) {
 		t.Errorf("stage 3 as the scenario's own: %v, want a *StageRefusedError", err)
+	} else if !strings.Contains(err.Error(), "fsdp2_head") {
+		t.Errorf("stage 3 refused with %q, want the loader's rule, which names every FSDP boundary (fsdp2_head too)", err)
 	}
 }
 
