@@ -151,3 +151,24 @@ func TestAutocastFP32ModelTensors(t *testing.T) {
 		checkAutocastDeltas(t, c.name, d, func(d *BlockDims) { d.Autocast, d.InputFP32 = true, true }, c.blockDelta, c.headΔ, 4*tok*h)
 	}
 }
+
+// TestAutocastFP32CompiledHead: under compiled blocks the final norm is
+// still eager (torchtitan's apply_compile compiles each block alone), so
+// over the fp32 residual stream it keeps its fp32 normalized tensor:
+// +2·t·h on the head, as eager.
+func TestAutocastFP32CompiledHead(t *testing.T) {
+	const s, b, h = 512, 4, 1024
+	d := BlockDims{Arch: "llama", Attention: AttentionFlash, Compiled: true, Seq: s, Batch: b, Hidden: h, Heads: 16, KVHeads: 16, FFN: 2816, Vocab: 50000}
+	base, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Autocast, d.InputFP32 = true, true
+	got, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2 * s * b * h); got-base != want {
+		t.Errorf("compiled blocks: head +%d B over the fp32 stream, want +2·t·h = %d", got-base, want)
+	}
+}

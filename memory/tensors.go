@@ -112,8 +112,9 @@ type BlockDims struct {
 	// huggingface/transformers 002272831fba584eb30dca9729c1be456836960a;
 	// Meta's reference RMSNorm's .type_as(x) the same), is fp32, which the
 	// fp32 weight's mul saves: 4·t·h in place of 2·t·h, the final norm's
-	// too (headParts). A compiled or fused norm's input is still counted
-	// 16-bit.
+	// too (headParts; the final norm stays eager under compiled blocks,
+	// torchtitan compiling each block alone). A compiled block's or a
+	// fused norm's input is still counted 16-bit.
 	InputFP32 bool
 	// NoFFN marks a block without a dense MLP (a MoE block whose routed
 	// experts are a unit of their own): its FFN tensors are left out.
@@ -1597,7 +1598,7 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 	t := c.Mul(d.Seq, d.Batch)
 	switch {
 	case d.Arch == "llama" && (d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32),
-		d.Arch == "llama" && d.InputFP32 && !d.Compiled && !d.NormFused && !d.MegatronTE:
+		d.Arch == "llama" && d.InputFP32 && !d.NormFused && !d.MegatronTE:
 		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
 		// tensor (normFP32Affine), so does an eager RMSNorm over the fp32
 		// residual stream (normFP32Input).
