@@ -329,6 +329,17 @@ func (st *simState) freeOldest(kind string, u int) {
 	t.hs, t.sizes = t.hs[1:], t.sizes[1:]
 }
 
+// liveBytes is the bytes of the live tensors of kind (unit -1).
+func (st *simState) liveBytes(kind string) int64 {
+	var n int64
+	if t := st.lookup(key(kind, -1)); t != nil {
+		for _, b := range t.sizes {
+			n += b
+		}
+	}
+	return n
+}
+
 // freeBytes frees the oldest live tensors of kind (unit -1) until n bytes
 // are freed, a tensor of exactly n first.
 func (st *simState) freeBytes(kind string, n int64) {
@@ -528,7 +539,7 @@ func (st *simState) initParams(params []simUnit) {
 	// memory.nccl_buffers are outside the allocator).
 	for _, c := range st.r.Components {
 		switch Comp(c.Name) {
-		case CompParams, CompAdamM, CompAdamV, CompPadding, CompLogits, CompRuntime, CompNCCL:
+		case CompParams, CompAdamM, CompAdamV, CompPadding, CompLogits, CompKVCache, CompRuntime, CompNCCL:
 		default:
 			st.alloc("rest:"+c.Name, -1, StreamCompute, c.AtRest)
 		}
@@ -735,6 +746,16 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				}
 			default:
 				st.free("cast", u)
+			}
+		case CompKVCache:
+			// Each block's keys and values (training.hf_use_cache), freed
+			// whole as the model returns: the oldest, the previous
+			// step's when the loop keeps them, none at the first step.
+			switch {
+			case e.Delta > 0:
+				st.alloc("kvcache", -1, StreamCompute, e.Delta)
+			case !st.s.Training.KVCacheAtRest() || st.liveBytes("kvcache") > -e.Delta:
+				st.freeBytes("kvcache", -e.Delta)
 			}
 		case CompLogits:
 			if e.Delta > 0 {

@@ -161,6 +161,12 @@ const (
 	// CompCasts is the weights torch.autocast casts to the 16-bit dtype
 	// of training.autocast (UnitInfo.Casts); last in the order.
 	CompCasts Comp = "autocast weight casts"
+	// CompKVCache is the KV cache a Hugging Face model builds in its
+	// training forward under torch's checkpoint wrapper
+	// (training.hf_use_cache, KVCache): each block's from its forward,
+	// the previous step's at rest when the loop keeps the outputs; last in
+	// the order.
+	CompKVCache Comp = "kv cache"
 )
 
 // NoActivationsNote is the activations row's note for a model zerosim
@@ -173,7 +179,7 @@ const NoActivationsNote = "not counted: no transformer dimensions (give model.pr
 var componentOrder = []Comp{
 	CompParams, CompGrads, CompMaster, CompAdamM, CompAdamV, CompPadding, CompGradBuckets,
 	CompGathered, CompHPZ, CompQuant, CompStepTemp, CompFP8, CompActivations, CompRing, CompMask, CompRuntime, CompNCCL, CompLogits,
-	CompLossTemp, CompSavedWeights, CompCasts,
+	CompLossTemp, CompSavedWeights, CompCasts, CompKVCache,
 }
 
 // Components lists the memory model's components in report order.
@@ -383,6 +389,12 @@ type UnitInfo struct {
 	// the loop frees the previous step's kept logits and after the loss's
 	// fp32 upcast.
 	Logits, AfterLogits int64
+	// KVCache is, on a block unit under training.hf_use_cache, the bytes
+	// of the keys and values its forward hands to the model's cache
+	// (KVCache); 0 elsewhere. The timeline allocates them at the unit's
+	// forward and frees the whole cache as the head's forward returns:
+	// the step's own (forward) or the previous step's (kept, at rest).
+	KVCache int64
 	// LossLogits and LossUpcast are the head's forward temporaries around
 	// its loss (HeadLossTemps): the 16-bit logits nothing keeps past the
 	// loss (past the model's own .float() under keep_logits fp32) and the

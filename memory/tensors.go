@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -1731,6 +1732,38 @@ func KeptLogits(d BlockDims) (int64, error) {
 		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return v, nil
+}
+
+// KVCache returns the bytes of one block's KV cache when a Hugging Face
+// model builds it in training (training.hf_use_cache): its key states
+// after RoPE and its value states at the key/value heads, in the dtype the
+// projections return (elem: 2 under bf16 or fp16 parameters and under
+// autocast, 4 for fp32 without it), 2·t·kv_heads·head_dim·elem (t = s·b
+// tokens; V at value_head_dim where that differs). transformers'
+// LlamaAttention.forward projects k and v, applies RoPE to k and hands
+// (key_states, value_states) to the cache before repeat_kv expands them to
+// the query heads (src/transformers/models/llama/modeling_llama.py at
+// huggingface/transformers 002272831fba584eb30dca9729c1be456836960a;
+// ATorch's LlamaAttentionFA at intelligent-machine-learning/dlrover
+// 70df7d5a2b4c38899a11385189234dd8a8f26869 returns the same pair). Under
+// torch's checkpoint wrapper the block frees what it saves for backward
+// but the cache holds these two tensors (scenarios.HFUseCache). Multi-head
+// latent and linear attention cache other tensors: an error.
+func KVCache(d BlockDims, elem int64) (int64, error) {
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	if d.LinearAttention != "" || d.KVLoRARank > 0 {
+		return 0, fmt.Errorf("training.hf_use_cache: the KV cache is modelled for multi-head and grouped-query attention (this block has %s)",
+			cmp.Or(d.LinearAttention, "multi-head latent attention"))
+	}
+	vd := cmp.Or(d.ValueHeadDim, d.HeadDim)
+	var c calc
+	kv := c.Mul(c.Add(d.HeadDim, vd), d.KVHeads, d.Seq, d.Batch, elem)
+	if c.Err != nil {
+		return 0, fmt.Errorf("KV cache size overflows: %w", c.Err)
+	}
+	return kv, nil
 }
 
 // HeadLossTemps returns the head's forward temporaries around its loss,

@@ -193,6 +193,25 @@ func (r *Report) BucketBytes(g int) []int64 {
 	return out
 }
 
+// unitKVCache is the bytes of block l's KV cache under
+// training.hf_use_cache (KVCache; 0 when unset or for a unit that is not
+// an attention block), in the dtype its projections return: autocast's
+// over fp32 parameters, else param_dtype (scenarios.Training.LogitsDType
+// is that dtype).
+func unitKVCache(s *scenarios.Scenario, l scenarios.Layer) (int64, error) {
+	if !s.Training.KVCached() || !l.Block || s.Model.Kind != scenarios.KindTransformer || s.Model.Hidden <= 0 || s.Model.Heads <= 0 || s.Model.SeqLen <= 0 {
+		return 0, nil
+	}
+	if l.Dims != nil && l.Dims.Heads == 0 && l.Dims.LinearAttention == "" && l.Dims.ExpertsOnly() {
+		return 0, nil
+	}
+	elem := int64(2)
+	if s.Training.LogitsDType() == scenarios.FP32 {
+		elem = 4
+	}
+	return KVCache(blockDims(baseDims(s), l), elem)
+}
+
 // unitInfos computes the per-unit allocation sizes.
 func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, error) {
 	layers := s.Model.LayerList
@@ -226,6 +245,9 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			out[u].ActivationTensors, out[u].RecomputeTensors = tensors[u].keep, tensors[u].rebuild
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
+			if out[u].KVCache, err = unitKVCache(s, l); err != nil {
+				return nil, err
+			}
 			if u == head {
 				out[u].Logits, out[u].AfterLogits = logits, afterLogits
 				out[u].LossLogits, out[u].LossUpcast = lossLogits, upcast
@@ -644,6 +666,11 @@ func (m *model) atRest() {
 		}
 	}
 	m.set(CompPadding, 0, "to a multiple of the shard count (communication.padding: "+r.Padding+")")
+	if m.s.Training.FP8Params && r.Stage < 3 {
+		// Two buffers: the note of the first (bf16) alone would misname
+		// the sum (scenarios.resolveFP8Params).
+		m.notes[componentIndex(CompParams)] = "full param buffers: the blocks' fp8 weights, 1 byte each (training.fp8_params), the rest " + string(m.s.Training.ParamDType)
+	}
 	m.set(CompRuntime, int64(m.s.Memory.RuntimeContext), "memory.runtime_context")
 	m.set(CompNCCL, int64(m.s.Memory.NCCLBuffers), "memory.nccl_buffers")
 	// The logits the training loop keeps (training.keep_logits): at rest
@@ -656,6 +683,18 @@ func (m *model) atRest() {
 	}
 	m.set(CompLogits, logits, "logits the model returned ("+string(m.s.Training.KeepLogits)+
 		"), held by the training loop until the next forward returns (training.keep_logits)")
+	// The KV cache (training.hf_use_cache): at rest the previous step's
+	// when the loop keeps the outputs (kept), which it frees as the new
+	// forward returns (KVCache).
+	var kv int64
+	for _, u := range r.Units {
+		kv = c.Add(kv, u.KVCache)
+	}
+	if !m.s.Training.KVCacheAtRest() {
+		kv = 0
+	}
+	m.set(CompKVCache, kv, "Hugging Face's KV cache (training.hf_use_cache: "+string(m.s.Training.HFUseCache)+
+		"): each block's post-RoPE keys and values from its forward until the model returns"+map[bool]string{true: ", and the loop's outputs hold them until the next forward returns", false: " and the loop drops its outputs before backward"}[m.s.Training.KVCacheAtRest()])
 }
 
 // tiedHeadGrad is, for a model whose output projection is the embedding's
@@ -805,6 +844,7 @@ func (m *model) fp8Copies() {
 	}
 	ep := s.Parallelism.EP
 	var copies, gemms int64
+	primary := false
 	for u, l := range s.Model.LayerList {
 		if !scenarios.FP8Linear(l) {
 			continue
@@ -813,15 +853,26 @@ func (m *model) fp8Copies() {
 		if l.Group == scenarios.GroupExpert {
 			held /= int64(ep)
 		}
-		m.fp8Unit[u] = c.Mul(held, 2)
+		per := int64(2)
+		if scenarios.FP8Primary(l) {
+			// fp8 primary weights (training.fp8_params): the weight is
+			// the fp8 data, in the param buffer; what TE adds is its
+			// transpose cache, 1 byte (scenarios.resolveFP8Params).
+			per, primary = 1, true
+		}
+		m.fp8Unit[u] = c.Mul(held, per)
 		copies = c.Add(copies, m.fp8Unit[u])
 		gemms = c.Add(gemms, scenarios.FP8GEMMs(l, ep))
 	}
+	what := "TE fp8 weight copies + transposes"
+	if primary {
+		what = "TE fp8 transposes of the fp8 weights (fp8_params)"
+	}
 	if s.Training.FP8 == scenarios.FP8TE {
-		m.set(CompFP8, c.Mul(gemms, 3, scenarios.AmaxHistoryLen, 4), "TE fp8 weight copies + transposes, amax history")
+		m.set(CompFP8, c.Mul(gemms, 3, scenarios.AmaxHistoryLen, 4), what+", amax history")
 	} else {
 		// Current scaling keeps no history: the scale is the tensor's own.
-		m.set(CompFP8, 0, "TE fp8 weight copies + transposes")
+		m.set(CompFP8, 0, what)
 	}
 	if r.Stage != 3 {
 		m.set(CompFP8, copies, "")
@@ -980,6 +1031,16 @@ func (m *model) buildEvents() {
 	// forward, released and reduced as one after the lead's backward.
 	r.root, r.rootLead = fsdp2RootGroup(m.s, r)
 	root, lead, inRoot := r.root, r.rootLead, r.inRoot
+	// The whole KV cache (training.hf_use_cache), freed as the head's
+	// forward returns (the last unit's where no unit derives the head).
+	kvHead := headUnit(m.s)
+	if kvHead < 0 {
+		kvHead = L - 1
+	}
+	var kvTotal int64
+	for u := range units {
+		kvTotal = c.Add(kvTotal, units[u].KVCache)
+	}
 	var rootGather int64
 	for u := range root {
 		if root[u] {
@@ -1145,6 +1206,10 @@ func (m *model) buildEvents() {
 		}
 		m.ev(PhaseForward, u, OpCompute, CompCasts, casts)
 		m.ev(PhaseForward, u, OpCompute, CompActivations, units[u].Activation-units[u].AfterLogits)
+		// The block's keys and values, handed to the model's cache
+		// (training.hf_use_cache, KVCache): alive past its checkpointed
+		// forward.
+		m.ev(PhaseForward, u, OpCompute, CompKVCache, units[u].KVCache)
 		if units[u].CastsPerOp {
 			m.ev(PhaseForward, u, OpCompute, CompCasts, -casts)
 		}
@@ -1183,6 +1248,14 @@ func (m *model) buildEvents() {
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossUpcast)
 		if units[u].Logits == 0 {
 			m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossLogits)
+		}
+		// Hugging Face computes the loss inside the model's forward; once
+		// it returns, outputs = model(**batch) rebinds the loop's name and
+		// frees the previous step's cache (hf_use_cache: kept), or the loop
+		// keeps only the loss and the step's own cache goes (forward):
+		// either way the bytes of one whole cache (KVCache).
+		if u == kvHead {
+			m.ev(PhaseForward, u, OpRebind, CompKVCache, -kvTotal)
 		}
 		// Context parallelism: the ring's buffers during the block's
 		// attention (ringattn.go), freed when its compute ends.

@@ -21,7 +21,7 @@ const (
 )
 
 // optionalComps are left out of a report when they hold nothing.
-var optionalComps = map[Comp]bool{CompHPZ: true, CompQuant: true, CompRing: true, CompMask: true, CompLogits: true, CompLossTemp: true, CompSavedWeights: true, CompCasts: true}
+var optionalComps = map[Comp]bool{CompHPZ: true, CompQuant: true, CompRing: true, CompMask: true, CompLogits: true, CompLossTemp: true, CompSavedWeights: true, CompCasts: true, CompKVCache: true}
 
 // quantTargetGroup is CUDAQuantizer.target_group_size
 // (partition_parameters.py:848).

@@ -185,6 +185,7 @@ var verifyKeys = map[string]keyRule{
 	"training.max_grad_norm": followed(),
 	// Only under training.fp8 (listed there).
 	"training.fp8_all_gather":         noChange(),
+	"training.fp8_params":             noChange(),
 	"training.recompute":              noChange(),
 	"training.recompute_early_stop":   noChange(),
 	"training.recompute_every":        noChange(),
@@ -210,6 +211,9 @@ var verifyKeys = map[string]keyRule{
 	// flash-attn's fused one (fp32 inside) compute it.
 	"training.cross_entropy": toy(func(s *scenarios.Scenario) bool { return !s.Training.Loss16() && !s.Training.LossAutocast() }),
 	"training.keep_logits":   noChange(),
+	// Hugging Face's KV cache in training is returned beside the loss and
+	// read by nothing in the step: memory only.
+	"training.hf_use_cache": noChange(),
 	// torchtitan's ChunkedLossWrapper sums the chunks' summed losses and
 	// assembles each token's hidden-state gradient from its own chunk
 	// (torchtitan/components/loss.py lines 676-711 at b5bcd76c6): the

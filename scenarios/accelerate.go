@@ -948,6 +948,10 @@ func (r *accReader) training(dtype DType, dfrom string, stage int64, fsdp1, ac b
 	case ac:
 		r.set("training.recompute", string(RecomputeFull), "fsdp_activation_checkpointing true: checkpoint_wrapper on every wrapped block (accelerator.py prepare_model, fsdp_utils.py fsdp2_apply_ac at "+accCommit+")")
 		r.set("training.recompute_early_stop", "true", "checkpoint_wrapper's NO_REENTRANT checkpointing stops the rerun forward early")
+		// torch's checkpoint_wrapper, not HF's gradient checkpointing, so
+		// transformers leaves use_cache on (scenarios.HFUseCache); whether
+		// the loop keeps the outputs is not in this file.
+		r.note("fsdp_activation_checkpointing is torch's checkpoint_wrapper, not Hugging Face's gradient checkpointing, so a transformers model with config.use_cache true (Llama's default) builds a KV cache in every training forward: set training.hf_use_cache: forward (the Trainer's compute_loss keeps only the loss) or kept (a loop that holds outputs until the next forward), or none if the model sets use_cache=False (docs/memory-model.md)")
 	case r.o.Recompute != "":
 		r.set("training.recompute", string(r.o.Recompute), "--recompute (the Trainer's --gradient_checkpointing; not in the Accelerate config)")
 		if r.o.Recompute != RecomputeNone {

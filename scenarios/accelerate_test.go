@@ -53,7 +53,7 @@ func TestImportAccelerate(t *testing.T) {
 			"distributed_type: FSDP\nmixed_precision: fp16\nnum_machines: 2\nnum_processes: 16\nfsdp_config:\n  fsdp_sharding_strategy: 4\n" +
 				"  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_backward_prefetch: BACKWARD_POST\n  fsdp_activation_checkpointing: yes\n"), AccelerateOptions{},
 			map[string]string{"cluster.nodes": "2", "cluster.gpus_per_node": "8", "parallelism.dp": "16", "parallelism.zero_stage": "3", "parallelism.k": "2",
-				"communication.backward_prefetch_depth": "0", "training.param_dtype": "fp16", "training.recompute": "full", "training.recompute_early_stop": "true"}, ""},
+				"communication.backward_prefetch_depth": "0", "training.param_dtype": "fp16", "training.recompute": "full", "training.recompute_early_stop": "true", "training.hf_use_cache": ""}, "training.hf_use_cache: forward"},
 		{"HYBRID_SHARD_ZERO2", []byte("distributed_type: FSDP\nnum_machines: 4\nnum_processes: 32\nfsdp_config:\n  fsdp_sharding_strategy: hybrid_shard_zero2\n"), AccelerateOptions{},
 			map[string]string{"parallelism.zero_stage": "2", "parallelism.k": "4", "training.param_dtype": "fp32", "training.shard_dtype": "", "communication.boundary": "fsdp1", "training.grad_sync": "last"}, "NO_WRAP"},
 		{"SHARD_GRAD_OP", []byte("distributed_type: FSDP\nnum_processes: 8\nmixed_precision: bf16\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"), AccelerateOptions{},

@@ -1,6 +1,9 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // FP8Recipe is the fp8 training recipe (training.fp8).
 type FP8Recipe string
@@ -14,7 +17,7 @@ const (
 	// and an amax history per fp8 tensor; GEMMs at the fp8 peak; each
 	// linear layer keeps its input for backward in fp8, 1 byte an element
 	// (memory.BlockDims.FP8Inputs). Primary fp8 weights (NeMo's
-	// fp8_params, Megatron's --fp8-param-gather) are not modelled.
+	// fp8_params, Megatron's --fp8-param-gather): training.fp8_params.
 	FP8TE FP8Recipe = "te"
 	// FP8TECurrent is Transformer Engine's current (per-tensor) scaling,
 	// Float8CurrentScaling (Megatron-LM's --fp8-recipe tensorwise,
@@ -259,6 +262,106 @@ func (l *loader) resolveFP8(s *Scenario) *Error {
 	// weights where the memory model holds fp8 ones.
 	if t.FP8 == FP8TorchAO && s.Communication.ZeroPP() {
 		return l.errPath("training.fp8", "fp8 torchao gathers fp8 weights with FSDP2, and ZeRO++ (zero_quantized_weights, zero_hpz_partition_size, zero_quantized_gradients) is DeepSpeed's stage 3: no stack runs both (use fp8: te with ZeRO++, or remove the ZeRO++ keys)")
+	}
+	return nil
+}
+
+// FP8ParamsGroup is the parameter group training.fp8_params puts the
+// transformer blocks in: Megatron's separate uint8 param buffer.
+const FP8ParamsGroup = "fp8"
+
+// FP8Primary reports whether unit l's weights are fp8 primary weights
+// (training.fp8_params): it is in FP8ParamsGroup.
+func FP8Primary(l Layer) bool { return l.Group == FP8ParamsGroup }
+
+// resolveFP8Params checks training.fp8_params and moves the transformer
+// blocks into FP8ParamsGroup (precision fp8: 1-byte param buffer, bf16
+// gradients, fp32 master; memory's elemBytes). What the sources allocate
+// per block weight with fp8 primary weights under the distributed
+// optimizer:
+//
+//   - The module weight is a Float8Tensor, no bf16 copy: Transformer
+//     Engine's fp8_model_init (transformer_engine/pytorch/fp8.py lines
+//     489-521 at NVIDIA/TransformerEngine v1.11 c27ee60ec746) makes
+//     reset_parameters wrap each weight as Float8Tensor.to_float8(...,
+//     with_transpose_cache=torch.is_grad_enabled()) (module/base.py lines
+//     879-892): uint8 data, one fp32 scale_inv and a uint8 transpose of the
+//     same size (tensor/float8_tensor.py lines 124-148); the optimizer's
+//     update only marks the transpose stale (_reset_caches, lines 881-886)
+//     and Linear.forward refills it in place, with no workspace
+//     (module/linear.py lines 964-972). TE 2.x alike: the weight quantizer
+//     is set_usage(rowwise=True, columnwise=torch.is_grad_enabled())
+//     (module/base.py lines 1838-1865 at d0067d0da6cb).
+//   - NeMo's model.fp8_params builds the model under fp8_model_init and
+//     sets the DDP's fp8_param_gather (nemo/collections/nlp/models/
+//     language_modeling/megatron_gpt_model.py lines 362-364 and 563 at
+//     NVIDIA/NeMo v2.0.0 e938df32, the 24.09 container); Megatron-LM's
+//     --fp8-param-gather the same (pretrain_gpt.py lines 82-93 at
+//     core_v0.9.0 86197976) and only with the distributed optimizer
+//     (megatron/training/arguments.py lines 314-316).
+//   - Megatron's DDP puts them in their own buffer, param dtype uint8, the
+//     gradient dtype the weight's nominal bf16 (fp32 under
+//     grad_reduce_in_fp32) (megatron/core/distributed/
+//     distributed_data_parallel.py lines 113-121 at core_v0.9.0), and
+//     points each Float8Tensor's _data into it (param_and_grad_buffer.py
+//     lines 496-532): the all-gather after the step moves 1 byte per
+//     weight. The distributed optimizer keeps the fp32 main shard and
+//     Adam's states as for bf16 (distrib_optimizer.py lines 344-368) and
+//     casts the updated shard into the uint8 buffer (lines 1724-1740).
+//     NeMo's distributed_fused_adam alike: uint8 param buckets and buffer
+//     (nemo/core/optim/distributed_adam.py lines 295, 393-465 at v2.0.0),
+//     the fp32 shard cast into it (_check_params_shard_dtypes, line 601),
+//     store_params for the fp32 master (megatron_base_model.py line 804).
+//
+// A block's norm weights (TE LayerNormLinear's layer_norm_weight, not
+// fp8) sit in Megatron's bf16 buffer; zerosim's unit is the whole block,
+// so they are counted at 1 byte with it (2·hidden bytes a block too few,
+// 256 KiB on Llama 3.1 8B). The embedding, final norm and output layer
+// stay in the bf16 group, as TE and Megatron leave them.
+func (l *loader) resolveFP8Params(s *Scenario) *Error {
+	t := &s.Training
+	if !t.FP8Params {
+		return nil
+	}
+	const key = "training.fp8_params"
+	const what = "fp8_params is Transformer Engine's fp8 primary weights (fp8_model_init: NeMo's model.fp8_params, Megatron-LM's --fp8-param-gather)"
+	switch {
+	case !t.FP8.TE():
+		return l.errPath(key, fmt.Sprintf("%s, and training.fp8 is %s (set fp8: te or te_current, or delete the key)", what, t.FP8))
+	case s.Stack != "megatron":
+		return l.errPath(key, fmt.Sprintf("%s, modelled with Megatron's distributed optimizer, and stack is %q (set stack: megatron, or delete the key)", what, s.Stack))
+	case s.Parallelism.Stage != 1:
+		return l.errPath(key, fmt.Sprintf("%s, which Megatron-LM takes only with the distributed optimizer (arguments.py: \"--fp8-param-gather only supported with distributed optimizer\"), and zero_stage is %d (set zero_stage: 1, or delete the key)", what, s.Parallelism.Stage))
+	case t.ParamDType != BF16 && t.ParamDType != FP16:
+		return l.errPath(key, fmt.Sprintf("%s beside 16-bit parameters, and param_dtype is %s (set param_dtype: bf16, or delete the key)", what, t.ParamDType))
+	}
+	m := &s.Model
+	have := false // resolved before: the group is there (a resolved scenario written out and read back)
+	for _, g := range m.Groups {
+		if g.Name == FP8ParamsGroup && g.Precision == FP8 {
+			have = true
+			continue
+		}
+		if g.Name != "dense" {
+			return l.errPath(key, fmt.Sprintf("%s: the blocks go to their own fp8 group, and model.groups has %q besides dense (not modelled: drop the group or the key)", what, g.Name))
+		}
+	}
+	list := slices.Clone(m.LayerList)
+	n := 0
+	for i := range list {
+		if list[i].Block && list[i].Group == "dense" {
+			list[i].Group = FP8ParamsGroup
+		}
+		if list[i].Group == FP8ParamsGroup {
+			n++
+		}
+	}
+	if n == 0 {
+		return l.errPath(key, what+", and the model has no transformer blocks to hold them (use a transformer model, or delete the key)")
+	}
+	m.LayerList = list
+	if !have {
+		m.Groups = append(slices.Clone(m.Groups), ParamGroup{Name: FP8ParamsGroup, Precision: FP8})
 	}
 	return nil
 }

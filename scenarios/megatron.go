@@ -1179,8 +1179,21 @@ func (m *Megatron) readPrecision(a *mgArgs) error {
 				m.note("--fp8-recipe %s (block-scaled fp8) is modelled as delayed scaling's per-tensor casts", recipe)
 			}
 		}
-		if pg, _ := a.bool("fp8-param-gather"); pg {
-			m.note("--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters is modelled as a 16-bit gather")
+		// --fp8-param-gather builds the model under Transformer Engine's
+		// fp8_model_init (pretrain_gpt.py lines 82-93 at core_v0.9.0
+		// 86197976) and validate_args asserts the distributed optimizer
+		// (arguments.py lines 314-316 there; d98e8a64 also takes FSDP,
+		// which the importer refuses): training.fp8_params
+		// (scenarios.resolveFP8Params).
+		pg, err := a.bool("fp8-param-gather")
+		if err != nil {
+			return err
+		}
+		if pg {
+			if a.flags["use-distributed-optimizer"].at.text == "" {
+				return a.errAt(a.flags["fp8-param-gather"].at, "--fp8-param-gather needs --use-distributed-optimizer (validate_args asserts it: add it or remove this)")
+			}
+			m.set("training.fp8_params", "true", "--fp8-param-gather: Transformer Engine's fp8 primary weights (fp8_model_init), all-gathered in fp8")
 		}
 	}
 	return nil

@@ -38,8 +38,7 @@ func TestImportMegatron(t *testing.T) {
 		{name: "llama3-8b", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{GPU: "H100-80GB"},
 			params: 8_030_261_248 + 2*128*4096, dp: 8, k: 1, ga: 16, arch: ArchLlama,
 			want: map[string]string{"kv_heads": "8", "ffn": "14336", "zero_stage": "1", "overlap_param_gather": "true", "reduce_dtype": "param_dtype", "attention_kernel": "cudnn", "bucket_size": "80MB",
-				"vocab": "128384", "fp8": "te"},
-			note: "--fp8-param-gather: the distributed optimizer's all-gather of fp8 parameters",
+				"vocab": "128384", "fp8": "te", "fp8_params": "true"},
 			// Review s18 B1: the branch at line 135 rests on $3 and $4
 			// being absent, which the import says.
 			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
@@ -175,6 +174,10 @@ func TestImportMegatronErrors(t *testing.T) {
 			"--num-distributed-optimizer-instances 3 does not divide dp × cp = 8"},
 		{"param gather", "", base + "--overlap-grad-reduce --overlap-param-gather", MegatronOptions{},
 			"--overlap-param-gather needs --use-distributed-optimizer"},
+		// --fp8-param-gather: validate_args asserts the distributed
+		// optimizer (arguments.py lines 314-316 at core_v0.9.0).
+		{"fp8 param gather", "", base + "--bf16 --fp8-format hybrid --fp8-param-gather", MegatronOptions{},
+			fmt.Sprintf("args.txt:1:%d: --fp8-param-gather needs --use-distributed-optimizer (validate_args asserts it: add it or remove this)", len(base)+len("--bf16 --fp8-format hybrid ")+1)},
 		{"global batch", "", base + "--global-batch-size 100", MegatronOptions{Nodes: 1},
 			"--global-batch-size 100 is not a multiple of micro-batch 2 × dp 8 = 16"},
 		{"missing", "", "--hidden-size 64", MegatronOptions{}, "args.txt: --num-layers is missing"},

@@ -1,5 +1,7 @@
 package scenarios
 
+import "cmp"
+
 // CrossEntropy is the loss kernel (training.cross_entropy): what the loss
 // keeps for backward and what its backward allocates.
 type CrossEntropy string
@@ -78,6 +80,58 @@ const (
 	// fp16): the model returns its 16-bit logits, 2·t·V.
 	KeepLogitsFP32 KeepLogits = "fp32"
 )
+
+// HFUseCache is training.hf_use_cache: whether a Hugging Face causal LM
+// run under torch's checkpoint wrapper returns a KV cache from its
+// training forward, and how long the training loop keeps it.
+//
+// transformers' LlamaModel.forward takes use_cache from config.use_cache
+// (LlamaConfig's default use_cache=True) and turns it off only under its
+// own gradient checkpointing: "if self.gradient_checkpointing and
+// self.training and use_cache: ... use_cache = False"; otherwise every
+// decoder layer returns its post-RoPE key and value states as its
+// present key/value and the model returns them all in
+// CausalLMOutputWithPast.past_key_values
+// (src/transformers/models/llama/modeling_llama.py at huggingface/transformers
+// 002272831fba584eb30dca9729c1be456836960a; ATorch's flash-attention
+// replacement does the same: "past_key_value = (key_states,
+// value_states) if use_cache else None", atorch/modules/transformer/layers.py
+// LlamaAttentionFA.forward at intelligent-machine-learning/dlrover
+// 70df7d5a2b4c38899a11385189234dd8a8f26869). torch's checkpoint wrapper
+// (Accelerate's fsdp_activation_checkpointing: accelerator.py prepare_model
+// and utils/fsdp_utils.py fsdp2_apply_ac at huggingface/accelerate
+// 16cb6eb80dd9aa8b4df1a63ef57863e455d53b83; ATorch's ("checkpoint", ...)
+// strategy, atorch/auto/opt_lib/checkpoint_optimization.py at 70df7d5a2)
+// frees what the layer saves for backward but not what it returns, so the
+// cache is memory of its own (memory.KVCache).
+type HFUseCache string
+
+const (
+	// HFUseCacheNone (the default, unset): no KV cache in training (HF's
+	// gradient checkpointing, use_cache=False, or a model without one).
+	HFUseCacheNone HFUseCache = "none"
+	// HFUseCacheForward: the cache lives from each layer's forward until
+	// the loss has been taken inside the model's forward and the loop
+	// drops the outputs before backward (a loop that keeps only the loss).
+	HFUseCacheForward HFUseCache = "forward"
+	// HFUseCacheKept: the loop holds the outputs until the next forward
+	// returns and rebinds them: dlrover's atorch/examples/llama2/fsdp_llama2.py
+	// at 70df7d5a2 ("outputs = model(**batch); loss = loss_func(None,
+	// outputs); loss.backward(); optimizer.step()", lines 243-246), so the
+	// previous step's cache is at rest and beside the new one until the
+	// model returns.
+	HFUseCacheKept HFUseCache = "kept"
+)
+
+// KVCacheAtRest is whether the previous step's KV cache is alive at rest
+// (training.hf_use_cache: kept).
+func (t *Training) KVCacheAtRest() bool { return t.HFUseCache == HFUseCacheKept }
+
+// KVCached is whether the forward builds a KV cache (training.hf_use_cache
+// forward or kept).
+func (t *Training) KVCached() bool {
+	return t.HFUseCache == HFUseCacheForward || t.HFUseCache == HFUseCacheKept
+}
 
 // LogitsDType is the dtype the model returns its logits in: param_dtype,
 // or under training.autocast over fp32 parameters autocast's dtype (the
@@ -262,6 +316,18 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 		}
 		if t.KeepLogits == KeepLogitsFP32 && t.CrossEntropy == CrossEntropyFused {
 			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
+		}
+	}
+	if l.has("training.hf_use_cache") {
+		if err := oneOf(l, "training.hf_use_cache", t.HFUseCache, HFUseCacheNone, HFUseCacheForward, HFUseCacheKept); err != nil {
+			return err
+		}
+		// Only a checkpointed block frees the key and value states it
+		// saves for attention: without checkpointing the cache is that
+		// very storage, and a selective policy keeps some of it.
+		if t.KVCached() && t.Recompute != RecomputeFull {
+			return l.errPath("training.hf_use_cache", "hf_use_cache="+string(t.HFUseCache)+" is modelled for blocks checkpointed whole by torch's checkpoint wrapper (training.recompute: full; got "+
+				string(cmp.Or(t.Recompute, RecomputeNone))+"): without it the cache shares the attention's saved keys and values (set recompute: full, or hf_use_cache: none)")
 		}
 	}
 	if l.has("training.reduce_dtype") {

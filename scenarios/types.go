@@ -331,6 +331,15 @@ type Training struct {
 	// config.py @ 11ce634705af1972320a8488d3e2ca223dcb0372), which zerosim
 	// import torchtitan writes.
 	FP8AllGather *bool `yaml:"fp8_all_gather,omitempty"`
+	// FP8Params (te, te_current; stack megatron at zero_stage 1) keeps the
+	// transformer blocks' weights as fp8 primary weights: Transformer
+	// Engine's fp8_model_init, which NeMo's model.fp8_params and
+	// Megatron-LM's --fp8-param-gather turn on. The blocks go to their own
+	// fp8 parameter group (FP8ParamsGroup): a 1-byte param buffer
+	// all-gathered in fp8, bf16 gradients, the fp32 master; TE keeps a
+	// 1-byte transpose beside each weight and no other fp8 copy
+	// (resolveFP8Params cites the sources).
+	FP8Params bool `yaml:"fp8_params,omitempty"`
 	// MFU, when given, is the model FLOPs utilization the step must reach
 	// (PaLM's 6N + 12·L·H·Q·s per token over the peak): the replay fits the
 	// compute efficiency to it. Give it or compute_efficiency, not both.
@@ -393,6 +402,13 @@ type Training struct {
 	// dtype the model returns them in, torchtitan at 83c879f18763: fp32);
 	// scenarios/stack.go.
 	KeepLogits KeepLogits `yaml:"keep_logits,omitempty"`
+	// HFUseCache is whether a Hugging Face model checkpointed by torch's
+	// checkpoint wrapper (not HF's own gradient checkpointing, which turns
+	// use_cache off) builds its KV cache in training, and how long the
+	// loop keeps it: none (unset), forward (freed with the outputs once
+	// the loss is taken, before backward) or kept (held by the loop until
+	// the next forward returns); scenarios/stack.go.
+	HFUseCache HFUseCache `yaml:"hf_use_cache,omitempty"`
 	// ShardDType is the dtype of the rank's parameter shard at stage 3:
 	// unset (param_dtype, beside an fp32 master copy: DeepSpeed) or fp32
 	// (the shard is the optimizer's parameter and no master copy exists:

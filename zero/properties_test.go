@@ -466,8 +466,11 @@ func laws(qs ...any) []lawTerm {
 func zeroPPApplies(s *scenarios.Scenario) bool {
 	p := s.Parallelism
 	// DeepSpeed's ZeRO++ steps an fp32 master partition: a pure 16-bit
-	// run (master_dtype none) refuses it.
-	return p.Stage == 3 && p.K == 1 && p.EP <= 1 && p.CP <= 1 && s.Training.FP8 != scenarios.FP8TorchAO && s.Training.MasterDType != scenarios.MasterNone
+	// run (master_dtype none) refuses it, and so does autocast over fp32
+	// parameters, modelled under PyTorch FSDP only
+	// (scenarios.AutocastStageRefusal).
+	return p.Stage == 3 && p.K == 1 && p.EP <= 1 && p.CP <= 1 && s.Training.FP8 != scenarios.FP8TorchAO && s.Training.MasterDType != scenarios.MasterNone &&
+		!s.AutocastFSDP()
 }
 
 func bandwidths(b units.Bandwidth) []string {
@@ -1027,6 +1030,12 @@ var gaReserveRises = map[string]string{}
 // next: the pool does not settle after two micro-steps.
 const gaKeptLogits = "the kept logits (Composer's self.state.outputs, keep_logits bf16) are freed in the middle of the next micro-step's forward, so the caching allocator's best fit carves each micro-step's blocks from another pool"
 
+// gaKeptKVCache is gaKeptLogits' effect for Hugging Face's KV cache held
+// by the loop's outputs (training.hf_use_cache: kept): the previous
+// micro-step's 32 per-block tensors are freed when the next forward
+// returns, after that forward's own blocks were carved around them.
+const gaKeptKVCache = "the kept KV cache (dlrover's outputs = model(**batch), hf_use_cache kept) is freed at the end of the next micro-step's forward, so the caching allocator's best fit carves each micro-step's blocks from another pool"
+
 // gaStepsSeen records the gaReserveSteps that happened.
 var gaStepsSeen = map[string]bool{}
 
@@ -1039,6 +1048,7 @@ var gaReserveSteps = map[string]string{
 	"llm-foundry-mpt-a100-80gb":       gaKeptLogits,
 	"llm-foundry-mpt-h100-80gb":       gaKeptLogits,
 	"mosaicml-examples-mpt-a100-80gb": gaKeptLogits,
+	"dlrover-atorch-fsdp-llama2-7b":   gaKeptKVCache,
 }
 
 // gaDropsSeen records the gaReserveDrops that happened.
@@ -1090,7 +1100,14 @@ func TestRecomputeOrder(t *testing.T) {
 		n++
 		pts := map[string]propPoint{}
 		for _, pol := range []string{"none", "selective", "op", "full"} {
-			p, err := sub.run("training.recompute=" + pol)
+			set := []string{"training.recompute=" + pol}
+			if bases[i].s.Training.KVCached() {
+				// The KV cache is modelled under full checkpointing
+				// only (scenarios.HFUseCache): compare the policies
+				// without it.
+				set = append(set, "training.hf_use_cache=none")
+			}
+			p, err := sub.run(set...)
 			if err != nil {
 				t.Fatalf("%s: %v", sub.name, err)
 			}
