@@ -130,7 +130,6 @@ func unitActivationTensors(s *scenarios.Scenario) (stored, transient []int64, te
 		// keeps the activations of its ceil(s/cp) tokens (ring attention
 		// holds one block of keys and values at a time).
 		base := baseDims(s)
-		base.InputFP32 = s.Training.Autocasts()
 		head := headUnit(s)
 		type lists struct {
 			keep, rebuild []int64
@@ -314,7 +313,11 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
 		NormFused: s.Training.NormImpl == scenarios.NormFused,
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
-		LossChunks: s.Training.LossChunks, Autocast: s.Training.AutocastOps(),
+		LossChunks: s.Training.LossChunks,
+		// torch.autocast's op policies apply over 16-bit parameters
+		// (AutocastOps) and over an fp32 model (Autocasts), whose
+		// residual stream is fp32 besides (InputFP32).
+		Autocast: s.Training.AutocastOps() || s.Training.Autocasts(), InputFP32: s.Training.Autocasts(),
 		// Transformer Engine's linear layers keep their inputs in fp8
 		// under te and te_current (BlockDims.FP8Inputs); torchao's
 		// Float8Linear keeps the high-precision input

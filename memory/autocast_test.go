@@ -130,5 +130,30 @@ func TestAutocastOtherStagesRefused(t *testing.T) {
 	c.Parallelism.Stage = 3
 	if _, err := Analyze(&c, Options{}); !errors.As(err, new(*StageRefusedError)) {
 		t.Errorf("stage 3 as the scenario's own: %v, want a *StageRefusedError", err)
+	} else if !strings.Contains(err.Error(), "fsdp2_head") {
+		t.Errorf("stage 3 refused with %q, want the loader's rule, which names every FSDP boundary (fsdp2_head too)", err)
+	}
+}
+
+// TestAutocastDims: the scenario's autocast reaches the block dimensions
+// the activations are counted with: over an fp32 model both the op
+// policies (Autocast) and the fp32 residual stream (InputFP32), neither
+// without autocast.
+func TestAutocastDims(t *testing.T) {
+	for _, c := range []struct {
+		sets             []string
+		autocast, fp32In bool
+	}{
+		{nil, true, true},
+		{[]string{"training.autocast=none"}, false, false},
+	} {
+		s, err := scenarios.Load("s.yaml", []byte(autocastYAML), c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := baseDims(s)
+		if d.Autocast != c.autocast || d.InputFP32 != c.fp32In {
+			t.Errorf("%v: Autocast %v, InputFP32 %v, want %v, %v", c.sets, d.Autocast, d.InputFP32, c.autocast, c.fp32In)
+		}
 	}
 }

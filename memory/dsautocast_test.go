@@ -32,38 +32,47 @@ func TestAutocastOpsTensors(t *testing.T) {
 		{"254m flash", 512, 4, 1024, 16, 50000, AttentionFlash, 4 * 2048 * 1024, 2 * 2048 * 1024},
 	} {
 		d := BlockDims{Arch: "gpt", Seq: c.s, Batch: c.b, Hidden: c.h, Heads: c.a, Vocab: c.v, Attention: c.attention, QKVBias: true, OBias: true, MLPBias: true}
-		base, _, err := BlockActivation(d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		headBase, _, err := HeadActivation(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Autocast = true
-		got, _, err := BlockActivation(d, PolicyNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head, _, err := HeadActivation(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got-base != c.blockDelta {
-			t.Errorf("%s: block %d B under autocast, %d without: +%d, want +%d", c.name, got, base, got-base, c.blockDelta)
-		}
-		if head-headBase != c.headΔ {
-			t.Errorf("%s: head +%d B under autocast, want +%d", c.name, head-headBase, c.headΔ)
-		}
 		// Full checkpointing keeps the block's bf16 input, 2·t·h, as
 		// without autocast.
-		full, _, err := BlockActivation(d, PolicyFull)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := 2 * c.s * c.b * c.h; full != want {
-			t.Errorf("%s: full recompute keeps %d B, want 2·t·h = %d", c.name, full, want)
-		}
+		checkAutocastDeltas(t, c.name, d, func(d *BlockDims) { d.Autocast = true }, c.blockDelta, c.headΔ, 2*c.s*c.b*c.h)
+	}
+}
+
+// checkAutocastDeltas holds what d keeps after on sets its autocast
+// fields against what it keeps before: the block's and the head's
+// activations grow by block and head bytes, and full checkpointing keeps
+// full bytes.
+func checkAutocastDeltas(t *testing.T, name string, d BlockDims, on func(*BlockDims), block, head, full int64) {
+	t.Helper()
+	base, _, err := BlockActivation(d, PolicyNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headBase, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on(&d)
+	got, _, err := BlockActivation(d, PolicyNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotHead, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got-base != block {
+		t.Errorf("%s: block %d B under autocast, %d without: +%d, want +%d", name, got, base, got-base, block)
+	}
+	if gotHead-headBase != head {
+		t.Errorf("%s: head +%d B under autocast, want +%d", name, gotHead-headBase, head)
+	}
+	gotFull, _, err := BlockActivation(d, PolicyFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotFull != full {
+		t.Errorf("%s: full recompute keeps %d B, want %d", name, gotFull, full)
 	}
 }
 
@@ -106,5 +115,60 @@ func TestAutocastLoss(t *testing.T) {
 		if logits != c.logitTemp || upcast != c.upcast {
 			t.Errorf("%s: temporaries %d, %d B; want %d, %d", c.name, logits, upcast, c.logitTemp, c.upcast)
 		}
+	}
+}
+
+// TestAutocastFP32ModelTensors: torch.autocast over an fp32 model
+// (training.autocast with param_dtype fp32: BlockDims.Autocast with
+// InputFP32) applies the same op policies as over bf16 parameters, and
+// its residual stream is fp32 (scenarios/autocast_fsdp.go). A GPT
+// block's two LayerNorms save the fp32 stream, 4·t·h in place of 2·t·h,
+// and eager softmax saves fp32 probabilities beside the bf16 cast
+// (TestAutocastOpsTensors' deltas); an eager Llama block's two RMSNorms
+// keep their normalized tensor in fp32 (hidden_states.to(input_dtype),
+// input_dtype fp32), 4·t·h in place of 2·t·h, and its softmax is fp32
+// already (SoftmaxFP32); the head's final norm likewise, +2·t·h; full
+// checkpointing keeps the fp32 block input, 4·t·h.
+func TestAutocastFP32ModelTensors(t *testing.T) {
+	const s, b, h, a, f, v = 512, 4, 1024, 16, 2816, 50000
+	const tok = s * b
+	for _, c := range []struct {
+		name              string
+		d                 BlockDims
+		blockDelta, headΔ int64
+	}{
+		{"gpt eager", BlockDims{Arch: "gpt", Attention: AttentionEager, QKVBias: true, OBias: true, MLPBias: true},
+			2*2*tok*h + 4*a*s*s*b, 2 * tok * h},
+		{"gpt flash", BlockDims{Arch: "gpt", Attention: AttentionFlash, QKVBias: true, OBias: true, MLPBias: true},
+			2 * 2 * tok * h, 2 * tok * h},
+		{"llama eager", BlockDims{Arch: "llama", Attention: AttentionEager, SoftmaxFP32: true},
+			2 * 2 * tok * h, 2 * tok * h},
+		{"llama flash", BlockDims{Arch: "llama", Attention: AttentionFlash},
+			2 * 2 * tok * h, 2 * tok * h},
+	} {
+		d := c.d
+		d.Seq, d.Batch, d.Hidden, d.Heads, d.KVHeads, d.FFN, d.Vocab = s, b, h, a, a, f, v
+		checkAutocastDeltas(t, c.name, d, func(d *BlockDims) { d.Autocast, d.InputFP32 = true, true }, c.blockDelta, c.headΔ, 4*tok*h)
+	}
+}
+
+// TestAutocastFP32CompiledHead: under compiled blocks the final norm is
+// still eager (torchtitan's apply_compile compiles each block alone), so
+// over the fp32 residual stream it keeps its fp32 normalized tensor:
+// +2·t·h on the head, as eager.
+func TestAutocastFP32CompiledHead(t *testing.T) {
+	const s, b, h = 512, 4, 1024
+	d := BlockDims{Arch: "llama", Attention: AttentionFlash, Compiled: true, Seq: s, Batch: b, Hidden: h, Heads: 16, KVHeads: 16, FFN: 2816, Vocab: 50000}
+	base, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Autocast, d.InputFP32 = true, true
+	got, _, err := HeadActivation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2 * s * b * h); got-base != want {
+		t.Errorf("compiled blocks: head +%d B over the fp32 stream, want +2·t·h = %d", got-base, want)
 	}
 }

@@ -733,11 +733,14 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 	if s != nil && s.Training.MasterDType == scenarios.MasterBF16 && s.Parallelism.Stage == 0 {
 		return nil, &StageRefusedError{Stage: 0, Reason: "DeepSpeed takes bf16_master_weights_and_grads (training.master_dtype bf16) at ZeRO stages 1, 2 and 3 only (deepspeed/runtime/config.py)"}
 	}
-	if s != nil && scenarios.AutocastStageRefusal(s) != "" {
-		// The loader's rule (scenarios/autocast_fsdp.go): at stages 1–3
-		// outside PyTorch FSDP the stacks zerosim models run their own
-		// mixed precision, 16-bit parameters gathered from an fp32 shard.
-		return nil, &StageRefusedError{Stage: s.Parallelism.Stage, Reason: "training.autocast (torch.autocast over fp32 parameters) is modelled at zero_stage 0 (torch DDP) and under PyTorch FSDP (zero_stage 2 or 3, communication.boundary fsdp1, fsdp2 or fsdp2_head) only"}
+	if s != nil {
+		// The loader's rule (scenarios/autocast_fsdp.go), in its words
+		// (which name fsdp2_head too): at stages 1–3 outside PyTorch FSDP
+		// the stacks zerosim models run their own mixed precision, 16-bit
+		// parameters gathered from an fp32 shard.
+		if why := scenarios.AutocastStageRefusal(s); why != "" {
+			return nil, &StageRefusedError{Stage: s.Parallelism.Stage, Reason: "training.autocast: " + why}
+		}
 	}
 	r, err := analyzeSetup(s, opt)
 	if err != nil {

@@ -105,7 +105,17 @@ type BlockDims struct {
 	// torch.autocast over an fp32 model (training.autocast), whose fp32
 	// embedding output and fp32 residual adds keep the stream fp32
 	// (scenarios/autocast_fsdp.go). A checkpointed block (policies op and
-	// full) keeps it at 4·t·h.
+	// full) keeps it at 4·t·h. Its norms see fp32 inputs: a LayerNorm
+	// saves the fp32 stream (4·t·h, as under Autocast), and an eager
+	// RMSNorm's normalized tensor, hidden_states.to(input_dtype) with
+	// input_dtype fp32 (LlamaRMSNorm.forward,
+	// src/transformers/models/llama/modeling_llama.py at
+	// huggingface/transformers 002272831fba584eb30dca9729c1be456836960a;
+	// Meta's reference RMSNorm's .type_as(x) the same), is fp32, which the
+	// fp32 weight's mul saves: 4·t·h in place of 2·t·h, the final norm's
+	// too (headParts; the final norm stays eager under compiled blocks,
+	// torchtitan compiling each block alone). A compiled block's or a
+	// fused norm's input is still counted 16-bit.
 	InputFP32 bool
 	// NoFFN marks a block without a dense MLP (a MoE block whose routed
 	// experts are a unit of their own): its FFN tensors are left out.
@@ -192,9 +202,13 @@ type BlockDims struct {
 	// Korthikanti et al. 2022). AttnSoftcap: the scores pass through
 	// cap·tanh(scores/cap) first (scenarios.BlockDims.AttnSoftcap).
 	SoftmaxFP32, AttnSoftcap bool
-	// Autocast: the block runs under torch.autocast over parameters of
+	// Autocast: the block runs under torch.autocast, over parameters of
 	// the autocast dtype (scenarios.Training.AutocastOps: DeepSpeed's
-	// torch_autocast beside bf16.enabled). Autocast's fp32 policies
+	// torch_autocast beside bf16.enabled) or over an fp32 model
+	// (scenarios.Training.Autocasts, with InputFP32: there layer_norm's
+	// input is the fp32 residual stream itself, which it saves, 4·t·h,
+	// with no cast; softmax is on the same policy, the weights' casts are
+	// memory/autocast.go's). Autocast's fp32 policies
 	// (AT_FORALL_FP32: layer_norm, native_layer_norm;
 	// AT_FORALL_FP32_SET_OPT_DTYPE: softmax; the lists
 	// aten/src/ATen/autocast_mode.cpp at pytorch/pytorch
@@ -496,6 +510,8 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		switch style {
 		case normFP32Affine:
 			add(which+" normalized (fp32)", "mul(·, 1 + weight)", "4·t·"+wf, c.Mul(4, t, w), false, false)
+		case normFP32Input:
+			add(which+" normalized (fp32, the input's dtype)", "mul(weight, ·)", "4·t·"+wf, c.Mul(4, t, w), false, false)
 		case normNoWeight:
 		default:
 			add(which+" normalized (bf16)", "mul(·, weight)", "2·t·"+wf, c.Mul(2, t, w), false, false)
@@ -527,16 +543,25 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			}
 			add(which+" rstd (fp32)", by, "4·t", c.Mul(4, t), false, false)
 		case llama:
-			rmsNorm(which, hiddenNorm, h, t, "h", "t", "")
+			style := hiddenNorm
+			if d.InputFP32 && style == "" {
+				style = normFP32Input
+			}
+			rmsNorm(which, style, h, t, "h", "t", "")
 		default:
 			name := which + " input"
 			if first {
 				name = "block input (" + which + " input)"
 			}
-			if d.Autocast {
-				// Autocast's fp32 copy of the input, which
+			if d.Autocast || d.InputFP32 {
+				// Autocast's fp32 copy of the input, or the fp32
+				// residual stream itself (InputFP32), which
 				// native_layer_norm saves (BlockDims.Autocast).
-				add(name+" cast to fp32 (autocast)", "layer_norm", "4·t·h", c.Mul(4, t, h), false, first)
+				what := " cast to fp32 (autocast)"
+				if d.InputFP32 {
+					what = " (fp32 residual stream)"
+				}
+				add(name+what, "layer_norm", "4·t·h", c.Mul(4, t, h), false, first)
 			} else {
 				add(name, "layer_norm", "2·t·h", c.Mul(2, t, h), false, first)
 			}
@@ -860,7 +885,11 @@ func (d BlockDims) opForceFragments() []string {
 // 4·t·w or nothing.
 const (
 	normFP32Affine = "fp32_affine"
-	normNoWeight   = "no_weight"
+	// normFP32Input: an eager RMSNorm over an fp32 input (InputFP32),
+	// whose normalized tensor stays fp32 (.to(input_dtype)) and is
+	// multiplied by the fp32 weight.
+	normFP32Input = "fp32_input"
+	normNoWeight  = "no_weight"
 )
 
 // qkNorms adds what the query and key norms keep (d.QKNorm, the kinds of
@@ -1569,9 +1598,11 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 	var c calc
 	t := c.Mul(d.Seq, d.Batch)
 	switch {
-	case d.Arch == "llama" && (d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32):
+	case d.Arch == "llama" && (d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32),
+		d.Arch == "llama" && d.InputFP32 && !d.NormFused && !d.MegatronTE:
 		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
-		// tensor (normFP32Affine).
+		// tensor (normFP32Affine), so does an eager RMSNorm over the fp32
+		// residual stream (normFP32Input).
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
 	case d.Arch == "llama" && (d.NormFused || d.MegatronTE):
 		// torchtitan's fused_rmsnorm (BlockTensors' fused), Megatron's
@@ -1580,9 +1611,9 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(4, t))
 	case d.Arch == "llama":
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
-	case d.Autocast:
+	case d.Autocast || d.InputFP32:
 		// The final LayerNorm saves autocast's fp32 copy of its input
-		// (BlockDims.Autocast).
+		// (BlockDims.Autocast), or the fp32 stream (InputFP32).
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(8, t))
 	default:
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(8, t))

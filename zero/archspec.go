@@ -708,15 +708,18 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 }
 
 // blockSaved is the tensors an eager block of s with dimensions d keeps
-// for backward (memory.BlockTensors). Under DeepSpeed's torch_autocast
-// over bf16 parameters (scenarios.Training.AutocastOps) they include
-// autocast's fp32 copies (memory.BlockDims.Autocast), which blockTraffic's
-// rule then writes and reads as the kernels do: the LayerNorm's fp32 input
-// and the eager softmax's fp32 probabilities and their bf16 cast.
+// for backward (memory.BlockTensors). Under torch.autocast, DeepSpeed's
+// torch_autocast over bf16 parameters (scenarios.Training.AutocastOps) or
+// autocast over an fp32 model (Training.Autocasts, whose residual stream
+// is fp32: memory.BlockDims.InputFP32), they include autocast's fp32
+// tensors (memory.BlockDims.Autocast), which blockTraffic's rule then
+// writes and reads as the kernels do: the LayerNorm's fp32 input, an eager
+// RMSNorm's fp32 normalized tensor over the fp32 stream, and the eager
+// softmax's fp32 probabilities and their bf16 cast.
 func blockSaved(s *scenarios.Scenario, d FLOPDims) ([]memory.SavedTensor, error) {
 	return memory.BlockTensors(memory.BlockDims{Arch: d.Arch, Seq: d.Seq, Batch: d.Batch, Hidden: d.Hidden,
 		Heads: d.Heads, KVHeads: d.KVHeads, HeadDim: d.HeadDim, FFN: d.FFN, Dropout: s.Training.Dropout > 0,
-		Attention: string(s.Training.Attention), Autocast: s.Training.AutocastOps()})
+		Attention: string(s.Training.Attention), Autocast: s.Training.AutocastOps() || s.Training.Autocasts(), InputFP32: s.Training.Autocasts()})
 }
 
 // flatGradCopyBytes is the HBM traffic per parameter of a unit's backward

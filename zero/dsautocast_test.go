@@ -17,28 +17,41 @@ import (
 // 516082c6): h 1024, 16 heads, seq 512, batch 4 (t = 2048): 4·t·h +
 // 4·a·s²·b = 8,388,608 + 67,108,864 = 75,497,472 B more kept, so
 // 150,994,944 B more forward and 301,989,888 B more backward.
+//
+// Autocast over an fp32 model (Training.Autocasts, stage-0 DDP) keeps the
+// same tensors in a GPT block: its LayerNorms save the fp32 residual
+// stream (memory.BlockDims.InputFP32), 4·t·h each, and softmax runs on
+// the same fp32 policy: the same deltas.
 func TestAutocastOpsTraffic(t *testing.T) {
 	d := FLOPDims{Arch: "gpt", Seq: 512, Batch: 4, Hidden: 1024, Heads: 16, KVHeads: 16, FFN: 4096, Vocab: 50000}
-	s := &scenarios.Scenario{Stack: "deepspeed"}
-	s.Training.Attention = scenarios.AttentionEager
-	s.Training.ParamDType = scenarios.BF16
-	f0, b0, err := blockElementwise(s, d, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Training.Autocast = scenarios.BF16
-	if !s.Training.AutocastOps() {
-		t.Fatal("autocast bf16 over bf16 parameters: AutocastOps false")
-	}
-	f1, b1, err := blockElementwise(s, d, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// t = s·b tokens: the LayerNorms' 2·(4−2)·t·h, softmax's 4·a·s²·b +
-	// 2·a·s²·b − 2·a·s²·b; written and read once forward, twice backward.
-	const tok, h, a, seq, b = 512 * 4, 1024, 16, 512, 4
-	const kept = 2*(4-2)*tok*h + 4*a*seq*seq*b // 75,497,472
-	if f1-f0 != 2*kept || b1-b0 != 4*kept {
-		t.Errorf("autocast adds %d / %d B, want %d / %d (150,994,944 / 301,989,888)", f1-f0, b1-b0, 2*kept, 4*kept)
+	for _, c := range []struct {
+		name, stack string
+		param       scenarios.DType
+	}{
+		{"deepspeed over bf16", "deepspeed", scenarios.BF16},
+		{"ddp over fp32", "", scenarios.FP32},
+	} {
+		s := &scenarios.Scenario{Stack: c.stack}
+		s.Training.Attention = scenarios.AttentionEager
+		s.Training.ParamDType = c.param
+		f0, b0, err := blockElementwise(s, d, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Training.Autocast = scenarios.BF16
+		if !s.Training.AutocastOps() && !s.Training.Autocasts() {
+			t.Fatalf("%s: autocast bf16 is neither AutocastOps nor Autocasts", c.name)
+		}
+		f1, b1, err := blockElementwise(s, d, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// t = s·b tokens: the LayerNorms' 2·(4−2)·t·h, softmax's 4·a·s²·b +
+		// 2·a·s²·b − 2·a·s²·b; written and read once forward, twice backward.
+		const tok, h, a, seq, b = 512 * 4, 1024, 16, 512, 4
+		const kept = 2*(4-2)*tok*h + 4*a*seq*seq*b // 75,497,472
+		if f1-f0 != 2*kept || b1-b0 != 4*kept {
+			t.Errorf("%s: autocast adds %d / %d B, want %d / %d (150,994,944 / 301,989,888)", c.name, f1-f0, b1-b0, 2*kept, 4*kept)
+		}
 	}
 }

@@ -321,6 +321,10 @@ func checkPlanLists(o planOpts, opt *sweep.PlanOptions) error {
 	}{{"stages", itoas(o.stages)}, {"recompute", o.recompute}, {"bucket-sizes", o.buckets}, {"prefetch", itoas(o.prefetch)},
 		{"algorithms", o.algorithms}, {"cp", itoas(o.cp)}, {"k", itoas(o.ks)}, {"micro-batches", itoas(o.microBatches)}} {
 		for i, v := range l.vals {
+			if strings.TrimSpace(v) == "" {
+				// "--algorithms ," was told ` is given twice`.
+				return inputError{fmt.Errorf("--%s: an empty value in %q (drop the stray comma)", l.flag, strings.Join(l.vals, ","))}
+			}
 			if slices.Contains(l.vals[:i], v) {
 				return inputError{fmt.Errorf("--%s: %s is given twice (list each value once)", l.flag, v)}
 			}

@@ -30,3 +30,11 @@ func TestRepeatedFlagRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanListEmptyValue: a list flag with an empty value between commas
+// is refused as such, not as a value "given twice".
+func TestPlanListEmptyValue(t *testing.T) {
+	args := []string{"plan", "seed002-tiny", "--algorithms", "ring,,tree"}
+	code, out, errOut := runMain(t, "", args...)
+	oneLine(t, args, code, out, errOut, `--algorithms: an empty value in "ring,,tree" (drop the stray comma)`)
+}
