@@ -181,6 +181,12 @@ func TestTEFP8Scenario(t *testing.T) {
 	if _, d := acts("stack=torchtitan", "training.fp8=torchao", "parallelism.zero_stage=3"); d.FP8Inputs || d.MegatronTE {
 		t.Errorf("torchtitan torchao: FP8Inputs %v, MegatronTE %v, want neither", d.FP8Inputs, d.MegatronTE)
 	}
+	// save_original_input on linear_proj is Megatron-core's
+	// (attention.py lines 428-444 at d98e8a64): llm-foundry's te.Linear
+	// under current scaling keeps its fp8 copy of the attention output.
+	if _, d := acts("stack=llm-foundry", "communication.padding=toy", "training.fp8=te_current"); !d.FP8Inputs || d.FP8ProjOriginal || d.MegatronTE {
+		t.Errorf("llm-foundry te_current: FP8Inputs %v, FP8ProjOriginal %v, MegatronTE %v, want true, false, false", d.FP8Inputs, d.FP8ProjOriginal, d.MegatronTE)
+	}
 }
 
 // TestTEFP8ScopeAndGate: FP8Inputs' other block shapes.

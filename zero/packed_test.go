@@ -153,4 +153,12 @@ func TestDocumentLenRefused(t *testing.T) {
 			t.Errorf("document_len %s, dp %s, cp %s, %s: %v, want %q…", c.doc, c.dp, c.cp, c.att, err, c.want)
 		}
 	}
+	// Only kind transformer counts attention by document
+	// (PackedAttentionFLOPs): seed 002's tiny-transformer, with a sequence
+	// of its own, is refused too.
+	tiny := "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\n" +
+		"model:\n  preset: tiny-transformer\n  document_len: 4\nparallelism: {dp: 2, zero_stage: 1}\ntraining: {micro_batch: 1}\n"
+	if _, err := scenarios.Load("s.yaml", []byte(tiny), nil); err == nil || !strings.Contains(err.Error(), "document_len needs a transformer with seq_len") {
+		t.Errorf("tiny-transformer with document_len: %v, want it refused (needs a transformer)", err)
+	}
 }
