@@ -82,3 +82,53 @@ func TestAutocastFSDPCasts(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastFSDP1CastsAllocator: the caching-allocator replay (allocseq)
+// follows UnitInfo.CastsPerOp. Under FSDP1 a checkpointed block's forward
+// casts live one matmul at a time (FSDP1's flat-parameter views escape
+// autocast's cache, scenarios/autocast_fsdp.go), so the allocator is asked
+// for the largest, gate_proj's 64×128 bf16 cast, 16,384 B, not for every
+// weight's; the recomputation in backward casts all seven again: q 64×64
+// and o 64×64 (8,192 B each), k and v 32×64 (4,096 B each), gate, up and
+// down 64×128 (16,384 B each), 73,728 B. Every size is a multiple of the
+// allocator's 512-B rounding, so the allocated bytes move by exactly these.
+func TestAutocastFSDP1CastsAllocator(t *testing.T) {
+	const onePeak, allCasts = 16_384, 2*8_192 + 2*4_096 + 3*16_384
+	s, err := scenarios.Load("s.yaml", []byte(autocastYAML), []string{"parallelism.zero_stage=3", "communication.boundary=fsdp1", "training.recompute=full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustAnalyze(t, s, Options{})
+	sim, err := SimulateReserved(s, r, SegmentsDefault, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := r.Timeline()
+	seen := map[Phase]int{}
+	for i, e := range evs {
+		if e.Component != CompCasts || e.Delta <= 0 || !s.Model.LayerList[e.Unit].Block {
+			continue
+		}
+		var before, after int64
+		found := false
+		for _, p := range sim.Series {
+			if p.Event < i {
+				before = p.Allocated
+			}
+			if p.Event == i {
+				after, found = p.Allocated, true
+			}
+		}
+		want := int64(allCasts)
+		if e.Phase == PhaseForward {
+			want = onePeak
+		}
+		if !found || after-before != want {
+			t.Errorf("event %d (%s casts of unit %d): allocated +%d B (point found %t), want +%d", i, e.Phase, e.Unit, after-before, found, want)
+		}
+		seen[e.Phase]++
+	}
+	if seen[PhaseForward] != 2 || len(seen) != 2 {
+		t.Errorf("block cast events by phase %v, want the two blocks' in forward and in backward", seen)
+	}
+}

@@ -1,6 +1,10 @@
 package memory
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
 
 // TestAutocastOpsTensors: a GPT block under torch.autocast over bf16
 // parameters (DeepSpeed's torch_autocast beside bf16.enabled,
@@ -170,5 +174,40 @@ func TestAutocastFP32CompiledHead(t *testing.T) {
 	}
 	if want := int64(2 * s * b * h); got-base != want {
 		t.Errorf("compiled blocks: head +%d B over the fp32 stream, want +2·t·h = %d", got-base, want)
+	}
+}
+
+// TestAutocastLossScenario: a scenario's training.cross_entropy autocast
+// reaches the head's tensors as the loss on the 16-bit logits
+// (baseDims: LossAutocast, not LossFP32). log_softmax runs on the bf16
+// logits with their own dtype (scenarios.CrossEntropyAutocast), so no
+// fp32 upcast of the logits is made beside them: HeadLossTemps' upcast is
+// 0, where the fp32 loss (cross_entropy fp32) makes one of 4·t·V (GPT-3
+// 125M's vocab 50,257 at micro-batch 1, seq 2,048: 4·2,048·50,257 =
+// 411,705,344 B).
+func TestAutocastLossScenario(t *testing.T) {
+	const y = `version: 1
+stack: deepspeed
+cluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}
+model: {preset: gpt3-125m}
+parallelism: {dp: 2, zero_stage: 3}
+training: {micro_batch: 1, param_dtype: bf16, autocast: bf16}
+`
+	for _, c := range []struct {
+		loss   string
+		upcast int64
+	}{{"autocast", 0}, {"fp32", 4 * 2048 * 50257}} {
+		s, err := scenarios.Load("s.yaml", []byte(y), []string{"training.cross_entropy=" + c.loss})
+		if err != nil {
+			t.Fatalf("%s: %v", c.loss, err)
+		}
+		d := baseDims(s)
+		_, up, err := HeadLossTemps(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up != c.upcast || d.LossAutocast != (c.loss == "autocast") {
+			t.Errorf("cross_entropy %s: upcast %d B, LossAutocast %t; want %d, %t", c.loss, up, d.LossAutocast, c.upcast, c.loss == "autocast")
+		}
 	}
 }

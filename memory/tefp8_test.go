@@ -220,4 +220,51 @@ func TestTEFP8Scenario(t *testing.T) {
 	if _, d := acts("stack=torchtitan", "training.fp8=torchao", "parallelism.zero_stage=3"); d.FP8Inputs || d.MegatronTE {
 		t.Errorf("torchtitan torchao: FP8Inputs %v, MegatronTE %v, want neither", d.FP8Inputs, d.MegatronTE)
 	}
+	// save_original_input on linear_proj is Megatron-core's
+	// (attention.py lines 428-444 at d98e8a64): llm-foundry's te.Linear
+	// under current scaling keeps its fp8 copy of the attention output.
+	if _, d := acts("stack=llm-foundry", "communication.padding=toy", "training.fp8=te_current"); !d.FP8Inputs || d.FP8ProjOriginal || d.MegatronTE {
+		t.Errorf("llm-foundry te_current: FP8Inputs %v, FP8ProjOriginal %v, MegatronTE %v, want true, false, false", d.FP8Inputs, d.FP8ProjOriginal, d.MegatronTE)
+	}
+}
+
+// TestTEFP8ScopeAndGate: FP8Inputs' other block shapes.
+//
+//   - An MLA block (KVLoRARank > 0; DeepSeek-V2-Lite's dimensions: h 2048,
+//     16 heads, nope 128, rope 64, value 128, kv rank 512, f 10,944) keeps
+//     its 16-bit tensors: FP8Inputs covers the dense softmax-attention
+//     layers of Megatron's and llm-foundry's Transformer Engine specs
+//     (blockTensors), so fp8 changes nothing there.
+//   - Qwen3-Next's gated attention (OutputGate; teFP8Dims otherwise): the
+//     out-projection's input is the gated product, which the o_proj keeps
+//     in fp8, t·h, in place of 2·t·h; the kernel's own output stays
+//     beside it as before, and no second fp8 copy of it is made (that copy
+//     is the ungated out-projection's input). So fp8 keeps less by th
+//     (q/k/v input), th (o_proj input), th (FFN input) and tf (w2 input):
+//     3·16,777,216 + 58,720,256 = 109,051,904 B.
+func TestTEFP8ScopeAndGate(t *testing.T) {
+	mla := BlockDims{Arch: "llama", Seq: 4096, Batch: 1, Hidden: 2048, Heads: 16, KVHeads: 16, HeadDim: 128, RopeHeadDim: 64, ValueHeadDim: 128, KVLoRARank: 512, FFN: 10944, Attention: AttentionFlash}
+	gate := teFP8Dims
+	gate.OutputGate = true
+	for _, c := range []struct {
+		name string
+		d    BlockDims
+		less int64
+	}{
+		{"mla", mla, 0},
+		{"output gate", gate, 3*16_777_216 + 58_720_256},
+	} {
+		bf16, _, err := BlockActivation(c.d, PolicyNone)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		c.d.FP8Inputs = true
+		fp8, _, err := BlockActivation(c.d, PolicyNone)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if bf16-fp8 != c.less {
+			t.Errorf("%s: fp8 inputs keep %d B less than bf16 (%d), want %d", c.name, bf16-fp8, bf16, c.less)
+		}
+	}
 }

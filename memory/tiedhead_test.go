@@ -70,3 +70,45 @@ func tiedLnF(v, h int64) string {
 	return strings.Replace(tiedGPT, "model: {kind: transformer, arch: gpt, vocab: 50368, seq_len: 256, hidden: 512, layers: 4, heads: 8}",
 		"model:\n  kind: transformer\n  arch: gpt\n  vocab: 50368\n  seq_len: 256\n  hidden: 512\n  layers: 4\n  heads: 8\n  layer_list:\n"+b.String(), 1)
 }
+
+// TestTiedHeadTransformerOnly: a tied head is modelled for kind
+// transformer only (tiedHead). Seed 002's tiny-transformer projects with a
+// weight of its own (out.w_vocab, scenarios/models.go), so a hand-written
+// tiny-transformer layer list that happens to name a unit "embedding"
+// casts no vocab × hidden tied weight in its last unit and holds no tied
+// gradient: its last unit casts its own 20,000 parameters (one tensor,
+// shapes unknown), nothing else.
+func TestTiedHeadTransformerOnly(t *testing.T) {
+	const y = `version: 1
+cluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}
+model:
+  kind: tiny-transformer
+  hidden: 64
+  layers: 1
+  vocab: 256
+  seq_len: 16
+  layer_list:
+  - {name: embedding, params: 16384}
+  - {name: attn, params: 16384}
+  - {name: out, params: 20000}
+parallelism: {dp: 2, zero_stage: 0}
+training: {micro_batch: 1, param_dtype: fp32, autocast: bf16}
+`
+	s, err := scenarios.Load("tiny.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head, emb := tiedHead(s); head >= 0 || emb >= 0 {
+		t.Errorf("tiedHead = %d, %d for a tiny-transformer, want -1, -1", head, emb)
+	}
+	if got := AutocastCastElems(s)[2]; !slices.Equal(got, []int64{20000}) {
+		t.Errorf("unit out casts %v, want its own [20000] without the 256·64 tied weight", got)
+	}
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := tiedEvents(r); len(evs) != 0 {
+		t.Errorf("tied-gradient events %v, want none", evs)
+	}
+}

@@ -72,6 +72,10 @@ func TestAutocastOps(t *testing.T) {
 		{[]string{"training.autocast=fp16"}, "not modelled"},
 		{[]string{"training.param_dtype=fp16"}, "not modelled"},
 		{[]string{"communication.zero_quantized_weights=true"}, "Cannot enable both torch autocast and zero quantized weights"},
+		// Transformer Engine's fp8 (or torchao's) beside autocast is not
+		// modelled: resolveAutocastOps refuses it, on an fp8 GPU too.
+		{[]string{"cluster.gpu=H100-80GB", "training.fp8=te"}, "training.fp8"},
+		{[]string{"cluster.gpu=H100-80GB", "training.fp8=te_current"}, "training.fp8"},
 	} {
 		sets := append([]string{"stack=deepspeed", "parallelism.zero_stage=3", "training.param_dtype=bf16", "training.autocast=bf16"}, c.sets...)
 		s, err := Load("s.yaml", []byte(baseYAML), sets)

@@ -46,3 +46,21 @@ func TestHFBlamesEditedKey(t *testing.T) {
 		t.Errorf("as published: %v, %v; want %d parameters", hm, err, want)
 	}
 }
+
+// TestNearestMultipleDividing: the suggestion in kvHeads' message is the
+// multiple of the key-value heads nearest the query heads that divides
+// hidden_size, the smaller at a tie (its doc comment). 60 heads over 8 KV
+// heads and hidden 4,480 = 2⁷·5·7: 56 (= 8·7, 4,480/56 = 80) and 64
+// (4,480/64 = 70) both divide it, each 4 from 60: 56. Hidden 4,096: 64
+// (56 does not divide it). No hidden size: none.
+func TestNearestMultipleDividing(t *testing.T) {
+	for _, c := range []struct{ heads, step, hidden, want int64 }{
+		{60, 8, 4480, 56},
+		{60, 8, 4096, 64},
+		{60, 8, 0, 0},
+	} {
+		if got := nearestMultipleDividing(c.heads, c.step, c.hidden); got != c.want {
+			t.Errorf("nearestMultipleDividing(%d, %d, %d) = %d, want %d", c.heads, c.step, c.hidden, got, c.want)
+		}
+	}
+}

@@ -273,3 +273,38 @@ func TestComputeOnlyCalibrationKeepsNCCLModel(t *testing.T) {
 		t.Errorf("timing %q, want NCCL's nominal cost model", r.Timing)
 	}
 }
+
+// TestCalibrateInterBandwidthTol: CalibrateInterBandwidth's default
+// tolerance (tol ≤ 0: InterBandwidthTol, 1e-3 in ln(bandwidth)) returns
+// the middle of a bracket narrower than the tolerance around the
+// crossing, so a step replayed at a tenth of the scenario's own inter-node
+// bandwidth is explained by that bandwidth to within tol/2: |ln(bw/B₀)| ≤
+// 5e-4, ±0.05 %. GPT-3 1.3B at ZeRO-3 over 2 nodes of 8 A100s, whose
+// exposed inter-node collectives make the step fall as the bandwidth rises.
+func TestCalibrateInterBandwidthTol(t *testing.T) {
+	const doc = `version: 1
+cluster: {nodes: 2, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: gpt3-1.3b}
+parallelism: {dp: 16, zero_stage: 3}
+training: {micro_batch: 1}
+`
+	s, err := scenarios.Load("s.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := s.Cluster.Inter.Bandwidth
+	b0 := units.Bandwidth(math.Round(float64(own) * 0.1))
+	s.Cluster.Inter.Bandwidth = b0
+	res, err := Replay(s, Options{NoCollectives: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Cluster.Inter.Bandwidth = own
+	bw, ok, err := CalibrateInterBandwidth(s, res.StepTime, 0)
+	if err != nil || !ok {
+		t.Fatalf("ok %t, %v", ok, err)
+	}
+	if d := math.Abs(math.Log(float64(bw) / float64(b0))); d > 5e-4+1e-9 {
+		t.Errorf("inter-node bandwidth %v for the step at %v: off by %.2g in ln, want ≤ 5e-4", bw, b0, d)
+	}
+}

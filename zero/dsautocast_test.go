@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"math"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -52,6 +53,40 @@ func TestAutocastOpsTraffic(t *testing.T) {
 		const kept = 2*(4-2)*tok*h + 4*a*seq*seq*b // 75,497,472
 		if f1-f0 != 2*kept || b1-b0 != 4*kept {
 			t.Errorf("%s: autocast adds %d / %d B, want %d / %d (150,994,944 / 301,989,888)", c.name, f1-f0, b1-b0, 2*kept, 4*kept)
+		}
+	}
+}
+
+// TestAutocastLossTraffic: under training.cross_entropy autocast the
+// head's loss moves 10 B per logit (scenarios.CrossEntropyAutocast:
+// log_softmax reads and writes the bf16 logits, 4 B; autocast's fp32 copy
+// for nll_loss reads 2 and writes 4), against 4 B for the bf16 loss: the
+// head unit's forward is 6·t·V B longer at the memory-bound rate and its
+// backward twice that; no other unit moves. Llama 2 7B under DeepSpeed's
+// torch_autocast over bf16 parameters, micro-batch 1 of 4,096 tokens,
+// vocabulary 32,000, on A100s (2,039 GB/s at DefaultHBMEfficiency).
+func TestAutocastLossTraffic(t *testing.T) {
+	const doc = `version: 1
+stack: deepspeed
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-7b}
+parallelism: {dp: 8, zero_stage: 3}
+training: {micro_batch: 1, param_dtype: bf16, autocast: bf16}
+`
+	ac, b16 := docCosts(t, doc, "training.cross_entropy=autocast"), docCosts(t, doc, "training.cross_entropy=bf16")
+	hbm := 2039e9 * DefaultHBMEfficiency
+	const tv = 4096 * 32000
+	for i := range ac {
+		var wantF, wantB float64
+		if ac[i].Name == "lm_head" {
+			wantF = 6 * tv / hbm
+			wantB = 2 * wantF
+		}
+		if got := (ac[i].Fwd - b16[i].Fwd).Seconds(); math.Abs(got-wantF) > 2e-12 {
+			t.Errorf("unit %s: forward %.6g s longer, want %.6g s", ac[i].Name, got, wantF)
+		}
+		if got := (ac[i].Bwd - b16[i].Bwd).Seconds(); math.Abs(got-wantB) > 2e-12 {
+			t.Errorf("unit %s: backward %.6g s longer, want %.6g s", ac[i].Name, got, wantB)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
@@ -495,5 +496,40 @@ func TestPublishedRange(t *testing.T) {
 	}
 	if above != 2 {
 		t.Errorf("%d published bf16 runs fitted above the default %g; README says two compiled runs do", above, scenarios.DefaultComputeEfficiency)
+	}
+}
+
+// TestPublishedWordingByRecipe: the words beside a published range name
+// the runs of the scenario's own recipe. publishedEfficiencies holds two
+// torchao fp8 runs on H100-80GB, both single-node torch.compile runs
+// (torchtitan-llama3.1-8b-h100-cp and -float8), and no Transformer Engine
+// run: OnGPU qualifies the torchao range and says nothing of te's, and
+// EfficiencyCeiling's range is "fp8" runs' under torchao, bf16 runs'
+// without fp8 (unset or none).
+func TestPublishedWordingByRecipe(t *testing.T) {
+	for _, c := range []struct {
+		fp8  scenarios.FP8Recipe
+		want string
+	}{
+		{scenarios.FP8TorchAO, "on H100-80GB (both single-node torch.compile runs)"},
+		{scenarios.FP8TE, "on H100-80GB"},
+		{scenarios.FP8TECurrent, "on H100-80GB"},
+	} {
+		if got := OnGPU("H100-80GB", c.fp8); got != c.want {
+			t.Errorf("OnGPU(H100-80GB, %s) = %q, want %q", c.fp8, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		fp8  scenarios.FP8Recipe
+		want string
+	}{
+		{scenarios.FP8TorchAO, "2 published fp8 runs on H100-80GB"},
+		{scenarios.FP8None, "published bf16 runs on H100-80GB"},
+		{"", "published bf16 runs on H100-80GB"},
+	} {
+		_, what, ok := EfficiencyCeiling("H100-80GB", c.fp8, false)
+		if !ok || !strings.Contains(what, c.want) {
+			t.Errorf("EfficiencyCeiling(H100-80GB, %q): %q (ok %t), want it to contain %q", c.fp8, what, ok, c.want)
+		}
 	}
 }

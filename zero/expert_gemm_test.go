@@ -257,3 +257,62 @@ func TestExpertMeanRowsNotPadded(t *testing.T) {
 		t.Errorf("padded to whole 256-row tiles: %.4f× the mean's time, want 512/%.2f = %.4f", r, m, 512/m)
 	}
 }
+
+// TestExpertGEMMTileFlags: ExpertGEMMSeconds rounds to whole tiles only
+// the dimensions that are real sizes (groupedGEMMSeconds' tileRows). Its
+// forward and input-gradient matmuls have the experts' mean rows as m,
+// m = t·k·ep/E = 4096·4/60 = 273.07 (Qwen1.5-MoE-A2.7B's 60 experts, top
+// 4, h 2,048, f 1,408, ep 1), counted as they are; its weight-gradient
+// matmuls have a weight's rows as m (f or h), a real size, rounded up to
+// 256-row tiles: 1,408 → 1,536, 2,048 itself. Every n here is a multiple
+// of 128. Each matmul is the larger of its compute, 2·tm·tn·k·60 FLOPs
+// at the GEMM efficiency scaled by the wave fill of ⌈m/256⌉·⌈n/128⌉·60
+// tiles over 108 SMs, and its bytes 2(mk + kn + mn)·60 at the HBM
+// efficiency (A100: 312 TFLOP/s, 2,039 GB/s).
+func TestExpertGEMMTileFlags(t *testing.T) {
+	g := GPUShape{Peak: 312e12, HBM: 2039e9, SMs: 108}
+	e := Efficiency{GEMM: 0.8, HBM: DefaultHBMEfficiency}
+	const groups, h, f = 60.0, 2048.0, 1408.0
+	m := 4096.0 * 4 / 60
+	roof := func(m, n, k, tm float64) float64 {
+		tiles := math.Ceil(m/256) * math.Ceil(n/128) * groups
+		waves := math.Ceil(tiles / 108)
+		compute := 2 * tm * n * k * groups / (312e12 * 0.8 * tiles / (waves * 108))
+		bytes := 2 * (m*k + k*n + m*n) * groups / (2039e9 * DefaultHBMEfficiency)
+		return max(compute, bytes)
+	}
+	// gate and up: h → f; down: f → h.
+	wantFwd := 2*roof(m, f, h, m) + roof(m, h, f, m)
+	wantBwd := 2*roof(m, h, f, m) + roof(m, f, h, m) + // input gradients
+		2*roof(h, f, m, h) + roof(f, h, m, 1536) // weight gradients
+	fwd, bwd, err := ExpertGEMMSeconds(4096, 60, 4, 1, 2048, 1408, g, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(fwd/wantFwd-1) > 1e-12 || math.Abs(bwd/wantBwd-1) > 1e-12 {
+		t.Errorf("experts: forward %.9g s, backward %.9g s; want %.9g, %.9g", fwd, bwd, wantFwd, wantBwd)
+	}
+}
+
+// TestGEMMSecondsNarrowN: an output narrower than one 128-column tile
+// counts as it is (groupedGEMMSeconds: cuBLAS picks a narrower tile for
+// such a shape), not as a whole tile: m 4,096, n 100, k 4,096 on an A100
+// (108 SMs) at GEMM efficiency 0.3 is compute-bound: 16·1 tiles, one wave,
+// 2·4096·100·4096 FLOPs over 312 TFLOP/s · 0.3 · 16/108, against
+// 2(4096² + 2·4096·100) bytes at 2,039 GB/s · 0.9.
+func TestGEMMSecondsNarrowN(t *testing.T) {
+	g := GPUShape{Peak: 312e12, HBM: 2039e9, SMs: 108}
+	e := Efficiency{GEMM: 0.3, HBM: 0.9}
+	got, err := GEMMSeconds(4096, 100, 4096, g, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compute := 2.0 * 4096 * 100 * 4096 / (312e12 * 0.3 * 16 / 108)
+	bytes := 2.0 * (4096*4096 + 2*4096*100) / (2039e9 * 0.9)
+	if compute <= bytes {
+		t.Fatalf("the case is meant to be compute-bound: %g ≤ %g", compute, bytes)
+	}
+	if math.Abs(got/compute-1) > 1e-12 {
+		t.Errorf("GEMM 4096×100×4096: %.9g s, want %.9g s (n counted as 100, not a 128-wide tile)", got, compute)
+	}
+}

@@ -43,6 +43,19 @@ func TestPackedAttentionFLOPs(t *testing.T) {
 		{"flex 256", 4096, 0, 0, 256, 128, 4096 * 4096 * 48 / 528},
 		{"flex 64", 4096, 0, 0, 64, 128, 4096 * 4096 * 32 / 528},
 		{"flex whole sequence", 4096, 0, 0, 4096, 128, 4096 * 4096},
+		// A window of 129 keys: row q's keys start at q − 128 (the window
+		// holds q itself), so query tile k ≥ 1 reaches key tiles k − 1 and
+		// k: with documents of 512, 14 tiles of 1,024/128 = 8 query tiles
+		// (the first tile of each document reaches only itself), 15
+		// without; the unpacked count w·(2s − w) scaled by 14/15.
+		{"flex window 129 in 512", 1024, 129, 0, 512, 128, 129 * (2*1024 - 129) * 14 / 15},
+		// Chunks of 384 restart at each document (positions restart
+		// there): document 0's rows 384–511 and document 1's rows
+		// 896–1,023 begin a chunk, so the query tiles reach 1, 2, 3, 1 |
+		// 1, 2, 3, 1 key tiles, 14; unpacked, chunks at 0, 384 and 768
+		// give 1, 2, 3, 1, 2, 3, 1, 2 = 15; the unpacked 2·384² + 256²
+		// scaled by 14/15.
+		{"flex chunk 384 in 512", 1024, 0, 384, 512, 128, (2*384*384 + 256*256) * 14 / 15},
 		{"flash whole sequence", 4096, 0, 0, 4096, 0, 4096 * 4096},
 	} {
 		got, err := PackedAttentionFLOPs(1, heads, c.seq, dim, dim, c.window, c.chunk, c.doc, c.blk)
@@ -154,5 +167,13 @@ func TestDocumentLenRefused(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("document_len %s, dp %s, cp %s, %s: %v, want %q…", c.doc, c.dp, c.cp, c.att, err, c.want)
 		}
+	}
+	// Only kind transformer counts attention by document
+	// (PackedAttentionFLOPs): seed 002's tiny-transformer, with a sequence
+	// of its own, is refused too.
+	tiny := "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}\n" +
+		"model:\n  preset: tiny-transformer\n  document_len: 4\nparallelism: {dp: 2, zero_stage: 1}\ntraining: {micro_batch: 1}\n"
+	if _, err := scenarios.Load("s.yaml", []byte(tiny), nil); err == nil || !strings.Contains(err.Error(), "document_len needs a transformer with seq_len") {
+		t.Errorf("tiny-transformer with document_len: %v, want it refused (needs a transformer)", err)
 	}
 }
