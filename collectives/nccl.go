@@ -719,11 +719,13 @@ func BufferChannels(hw Hardware, sh Shape) int {
 	search, bwIntra := m.channels(sh), searchStep(float64(hw.NICBW)/1e9)/2
 	if m.ringGraphUndoubled(sh) {
 		// The ring graph keeps one 48 GB/s channel per NIC
-		// (ringGraphChannels), and so does the tree graph, whose search
-		// is held to the ring's count (init.cc lines 1068–1069 at
-		// v2.29.2-1: treeGraph->minChannels = maxChannels =
-		// ringGraph->nChannels; comm->nChannels is the smaller of the
-		// two, line 1243).
+		// (ringGraphChannels). The tree graph's search is held to the
+		// ring's count (init.cc lines 1068–1069 at v2.29.2-1:
+		// treeGraph->minChannels = maxChannels = ringGraph->nChannels),
+		// and comm->nChannels is the smaller of the two (line 1243).
+		// Were the tree to find only half, 4 of 8, connect.cc's line 473
+		// (the ring graph's 48 GB/s > 45, 8 < 16) would double the 8 to
+		// 16 all the same.
 		search, bwIntra = m.ringGraphChannels(sh), speedArrayInter[0]
 	}
 	n := min(maxChannels, 2*int(search))
