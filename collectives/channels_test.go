@@ -10,11 +10,12 @@ import (
 // alone, worked by hand from src/enqueue.cc (topoGetAlgoInfo and
 // scheduleCollTasksToPlan) and src/graph/tuning.cc at
 // 5067397c2676d5aed50042fc39e5c8ee96eb0027. 2 × 8 H100 (16 ranks):
-// comm->nChannels 32 (BufferChannels), nvlsChannels 16.
-//   - all-reduce 1 MiB, tree LL128: 640 threads × 8 B × 32 channels =
-//     160 KiB ≤ 1 MiB keeps 32; traffic 2 MiB, 64 KiB a channel; cells of
-//     16 KiB (32 KiB of traffic at 2 per byte), 64 of them, 2 a channel:
-//     Lo 2, 31 more of 2, Hi folded from the last: 32 channels, {0..31}.
+// comm->nChannels 16 (BufferChannels: the ring graph's 8, one per NDR
+// NIC, duplicated), nvlsChannels 16.
+//   - all-reduce 1 MiB, tree LL128: 640 threads × 8 B × 16 channels =
+//     80 KiB ≤ 1 MiB keeps 16; traffic 2 MiB, 128 KiB a channel; cells of
+//     16 KiB (32 KiB of traffic at 2 per byte), 64 of them, 4 a channel:
+//     16 channels, {0..15}.
 //   - all-reduce 8 KiB, tree LL: 512 × 8 B a channel, 2 channels; traffic
 //     ×2 ×4 (LL) = 64 KiB, 32 KiB a channel; cells 4 KiB (32 KiB / 8), 2,
 //     one a channel: {0..1}.
@@ -48,7 +49,7 @@ func TestChannelRange(t *testing.T) {
 		bytes  units.Bytes // the call's count × 2 (bf16)
 		lo, hi int
 	}{
-		{"AR 1 MiB tree/LL128", m, sh, AllReduce, Tree, LL128, units.MiB, 0, 31},
+		{"AR 1 MiB tree/LL128", m, sh, AllReduce, Tree, LL128, units.MiB, 0, 15},
 		{"AR 8 KiB tree/LL", m, sh, AllReduce, Tree, LL, 8 * units.KiB, 0, 1},
 		{"AR 256 KiB ring/LL", m, sh, AllReduce, Ring, LL, 256 * units.KiB, 0, 3},
 		{"AR 8 B tree/LL", m, sh, AllReduce, Tree, LL, 8, 0, 0},

@@ -665,12 +665,20 @@ func (m *Model) channels(sh Shape) float64 {
 // Only the ring's LL128 cap takes this count; the rest of the model keeps
 // channels.
 func (m *Model) ringGraphChannels(sh Shape) float64 {
-	nics := m.HW.shapeNICs(sh)
-	nic := float64(m.HW.NICBW) / 1e9
-	if sh.Nodes > 1 && m.HW.Arch >= Hopper && m.HW.GFX == "" && nics > 4 && nic*1.0001 >= speedArrayInter[0] && nic < 2*speedArrayInter[0] {
-		return float64(min(nics, 32))
+	if m.ringGraphUndoubled(sh) {
+		return float64(min(m.HW.shapeNICs(sh), 32))
 	}
 	return m.channels(sh)
+}
+
+// ringGraphUndoubled reports whether ncclTopoDupChannels leaves NCCL's
+// ring graph at one 48 GB/s channel per NIC (ringGraphChannels): a
+// cross-node NCCL communicator on Hopper or later that crosses on more
+// than 4 NICs of 48 to 96 GB/s.
+func (m *Model) ringGraphUndoubled(sh Shape) bool {
+	nic := float64(m.HW.NICBW) / 1e9
+	return sh.Nodes > 1 && m.HW.Arch >= Hopper && m.HW.GFX == "" && m.HW.shapeNICs(sh) > 4 &&
+		nic*1.0001 >= speedArrayInter[0] && nic < 2*speedArrayInter[0]
 }
 
 // maxChannels is NCCL's MAXCHANNELS (src/include/device.h at the commit
@@ -688,7 +696,14 @@ const maxChannels = 64
 // when a channel's speed exceeds 45 GB/s ("4 compute channels per search
 // channel", lines 480–483; the channel's speed is the search's NIC step).
 // Inside an H100 node that is 32 channels, the count NCCL logs there
-// (NVIDIA/nccl#1685).
+// (NVIDIA/nccl#1685). Where the ring graph keeps one 48 GB/s channel per
+// NIC (ringGraphChannels: more than 4 NDR-class NICs on Hopper or later)
+// the search's channels are that graph's, and its channel speed is 48:
+// on an 8-NIC H100 node 8, duplicated to 16 (connect.cc line 452 at
+// v2.29.2-1, ebd1e929285881cb4df02c3459588a2e12b2d8c0), not doubled again
+// (line 473 needs fewer than 16), where two channels per NIC would give
+// 32. The published 2 × 8 NCCL_DEBUG=INFO run ringGraphChannels cites logs
+// rings 00–15, 16 channels, of which 00/01/08/09 leave the node.
 //
 // On an AMD GPU (RCCL), one node of 8 fully connected GPUs matches
 // rome_model_79, whose ringBase lists 28 rings (ROCm/rccl
@@ -701,8 +716,20 @@ func BufferChannels(hw Hardware, sh Shape) int {
 	if name, _ := m.rcclMatched(sh); hw.GFX != "" && name == "rome_model_79" {
 		return rcclOneNodeChannels
 	}
-	n := min(maxChannels, 2*int(m.channels(sh)))
-	if hw.Arch >= Hopper && sh.Nodes > 1 && n < 16 && searchStep(float64(hw.NICBW)/1e9)/2 > 45 {
+	search, bwIntra := m.channels(sh), searchStep(float64(hw.NICBW)/1e9)/2
+	if m.ringGraphUndoubled(sh) {
+		// The ring graph keeps one 48 GB/s channel per NIC
+		// (ringGraphChannels). The tree graph's search is held to the
+		// ring's count (init.cc lines 1068–1069 at v2.29.2-1:
+		// treeGraph->minChannels = maxChannels = ringGraph->nChannels),
+		// and comm->nChannels is the smaller of the two (line 1243).
+		// Were the tree to find only half, 4 of 8, connect.cc's line 473
+		// (the ring graph's 48 GB/s > 45, 8 < 16) would double the 8 to
+		// 16 all the same.
+		search, bwIntra = m.ringGraphChannels(sh), speedArrayInter[0]
+	}
+	n := min(maxChannels, 2*int(search))
+	if hw.Arch >= Hopper && sh.Nodes > 1 && n < 16 && bwIntra > 45 {
 		n *= 2
 	}
 	return n

@@ -561,7 +561,11 @@ func TestHostCPU(t *testing.T) {
 // from connect.cc at 5067397c (the search's channels doubled, at most 64;
 // doubled again on Hopper+ across nodes below 16 when a channel runs above
 // 45 GB/s): one H100 node 16 → 32 (NVIDIA/nccl#1685 logs 32); 2 × 8 H100
-// with 8 NDR NICs a node 16 → 32; one rank per node on an NDR NIC 2 → 4; a
+// with 8 NDR NICs a node: the ring graph's 8 channels of 48 GB/s (one per
+// NIC, ringGraphChannels) → 16, not doubled again (connect.cc line 473 at
+// v2.29.2-1 needs fewer than 16); 2 × 6 H100 on 6 NICs 6 → 12 → 24 (a 48
+// GB/s channel, 12 < 16); 2 × 4 H100 on 4 NICs two per NIC 8 → 16; 8 H100
+// on 800 Gb/s NICs two per NIC 16 → 32; one rank per node on an NDR NIC 2 → 4; a
 // PCIe node 2 → 4; 8 GPUs sharing one 100 Gb/s NIC 2 → 4; one rank per
 // node on a Blackwell XDR NIC (a 48 GB/s channel) 2 → 4 → 8.
 func TestBufferChannels(t *testing.T) {
@@ -575,7 +579,10 @@ func TestBufferChannels(t *testing.T) {
 		want int
 	}{
 		{"H100 node", h100(50e9, 0), Shape{Ranks: 8, Nodes: 1}, 32},
-		{"2 × 8 H100", h100(50e9, 0), Shape{Ranks: 16, Nodes: 2}, 32},
+		{"2 × 8 H100", h100(50e9, 0), Shape{Ranks: 16, Nodes: 2}, 2 * 8},
+		{"2 × 6 H100", h100(50e9, 0), Shape{Ranks: 12, Nodes: 2}, 2 * 2 * 6},
+		{"2 × 4 H100", h100(50e9, 0), Shape{Ranks: 8, Nodes: 2}, 2 * 2 * 4},
+		{"2 × 8 H100 800G", h100(100e9, 0), Shape{Ranks: 16, Nodes: 2}, 2 * 2 * 8},
 		{"H100 one rank a node", h100(50e9, 0), Shape{Ranks: 2, Nodes: 2}, 4},
 		{"PCIe node", pci, Shape{Ranks: 8, Nodes: 1}, 4},
 		{"A100, one shared NIC", eth, Shape{Ranks: 32, Nodes: 4}, 4},

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,28 +167,34 @@ memory: {host_lead: `+c.lead+`}
 	}
 }
 
-// TestNCCLCommunicatorsByK: K > 1 adds the inter group's communicator at
-// stages 1–3, one communicator's buffers more on the device; stage 0
-// all-reduces over every rank whatever K, so K adds nothing there (run
-// prints "K: 2 (no effect: stage 0 shards nothing)"). On the default
-// cluster (2 × 8 H100, a NIC per GPU) the intra group is one node, 32
-// channels as the world's 16 ranks over 16 NICs; the inter group has one
-// rank per node, so NCCL's search finds two channels on its GPU's one NIC,
-// doubled to 4 (collectives.BufferChannels): 4 × 2 connections × 10 MiB =
-// 80 MiB more, not another 640 MiB. The intra group, one node of 8 H100,
+// TestNCCLCommunicatorsByK: K > 1 replaces the world's communicator by
+// the intra and inter groups' at stages 1–3; stage 0 all-reduces over
+// every rank whatever K, so K adds nothing there (run prints "K: 2 (no
+// effect: stage 0 shards nothing)"). On the default cluster (2 × 8 H100,
+// a 400 Gb/s NIC per GPU, collectives.BufferChannels by hand from
+// connect.cc at v2.29.2-1): the world's 16 ranks cross on 8 NICs a node,
+// where NCCL's ring graph keeps one 48 GB/s channel per NIC, 8, duplicated
+// to 16: 16 × 2 connections × 10 MiB = 320 MiB. K=2's intra group is one
+// node, 16 search channels duplicated to 32: 640 MiB; the inter group has
+// one rank per node, so the search finds two channels on its GPU's one
+// NIC, doubled to 4: 80 MiB. K=2 holds 640 + 80 − 320 = 400 MiB more. The
+// intra group, one node of 8 H100,
 // runs its all-gathers and reduce-scatters as rings at every size under
 // zerosim's auto (collectives.RunsNVLS is false: NVLS's fill is in the
 // ranking, docs/collectives.md), so it holds no NVLS buffers.
 func TestNCCLCommunicatorsByK(t *testing.T) {
 	data, _ := scenarios.Example("default")
-	one, err := NCCLBuffers(1, 4, DefaultRingConnections)
-	if err != nil || one != 80<<20 {
-		t.Fatal(one, err)
+	world, err1 := NCCLBuffers(1, 2*8, DefaultRingConnections)
+	intra, err2 := NCCLBuffers(1, 2*16, DefaultRingConnections)
+	inter, err3 := NCCLBuffers(1, 2*2, DefaultRingConnections)
+	if err := errors.Join(err1, err2, err3); err != nil || world != 320<<20 || intra != 640<<20 || inter != 80<<20 {
+		t.Fatal(world, intra, inter, err)
 	}
+	extra := intra + inter - world
 	for _, c := range []struct {
 		stage int
 		extra int64
-	}{{0, 0}, {1, one}, {3, one}} {
+	}{{0, 0}, {1, extra}, {3, extra}} {
 		var dev [2]int64
 		for i, k := range []int{1, 2} {
 			s, err := scenarios.Load("default.yaml", data, []string{fmt.Sprintf("parallelism.zero_stage=%d", c.stage), fmt.Sprintf("parallelism.k=%d", k)})

@@ -9,7 +9,7 @@ import "testing"
 // needs there (+ CUDA context and NCCL's buffers, zero.Result.DeviceNeed)
 // against the GPU's memory, device_fits the device peak's (+ the
 // allocator's reserve). Default: peak 58,143,247,360 B, need
-// 59,214,627,840 B, device 67,936,683,008 B.
+// 58,879,083,520 B, device 67,601,138,688 B (TestFitCountsDeviceNeed).
 func TestResultJSONFits(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -18,7 +18,7 @@ func TestResultJSONFits(t *testing.T) {
 	}{
 		{"default, 80 GiB", nil, true, true},
 		{"64 GB: allocated fits, device does not", []string{"cluster.gpu_memory=64GB"}, true, false},
-		{"59 GB: allocated fits, its need does not", []string{"cluster.gpu_memory=59GB"}, false, false},
+		{"58.8 GB: allocated fits, its need does not", []string{"cluster.gpu_memory=58.8GB"}, false, false},
 		{"58 GB", []string{"cluster.gpu_memory=58GB"}, false, false},
 		{"stage 0", []string{"parallelism.zero_stage=0"}, false, false},
 	} {

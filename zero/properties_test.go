@@ -350,6 +350,49 @@ func init() {
 				lo: e.lo, hi: e.hi, excess: heldCached, reason: allocatorReuse})
 		}
 	}
+	// NCCL's ring graph on a node that crosses on more than 4 NICs of 48 to
+	// 96 GB/s keeps one 48 GB/s channel per NIC, which connect.cc
+	// duplicates once (collectives.BufferChannels, NVIDIA/nccl
+	// src/graph/search.cc line 965 and connect.cc lines 452 and 473 at
+	// v2.29.2-1 ebd1e929285881cb4df02c3459588a2e12b2d8c0): 8 NDR NICs a
+	// node give 16 channels, where 25 GB/s NICs (two 12 GB/s channels a
+	// NIC, doubled) and 100 GB/s NICs (two 48 GB/s channels a NIC,
+	// doubled) give 32. A communicator across such nodes holds 16 channels'
+	// buffers fewer at 50 GB/s than on either side: the device peak dips
+	// there by the world communicator's buffer change and no more.
+	worldBuffers := func(p propPoint) int64 {
+		t, err := topology.Build(p.s)
+		if err != nil {
+			return 0
+		}
+		b, err := memory.NCCLBuffers(1, collectives.BufferChannels(collectives.HardwareOf(p.s), collectives.ShapeOfRange(t, 0, 1, t.Ranks())), memory.DefaultRingConnections)
+		if err != nil {
+			return 0
+		}
+		return b
+	}
+	worldChange := func(a, b propPoint) int64 {
+		x, y := worldBuffers(a), worldBuffers(b)
+		return max(x-y, y-x)
+	}
+	for _, subject := range []string{
+		"default",
+		"default [parallelism.zero_stage=0]",
+		"default [parallelism.zero_stage=2]",
+		"default [parallelism.zero_stage=3]",
+		"default [model.preset=gpt3-1.3b parallelism.zero_stage=2]",
+		"default [model.preset=llama2-70b parallelism.zero_stage=3 training.recompute=full]",
+		"default [model.preset=mixtral-8x7b parallelism.zero_stage=3 parallelism.ep=8 training.recompute=full]",
+		"default [parallelism.zero_stage=3 communication.zero_quantized_weights=true communication.zero_hpz_partition_size=8]",
+		"default [parallelism.zero_stage=3 offload.optimizer=cpu]",
+		"torchtitan-llama3.1-8b-h200-trainy",
+	} {
+		for _, pair := range [][2]string{{"25000000000B/s", "50000000000B/s"}, {"50000000000B/s", "100000000000B/s"}} {
+			propExceptions = append(propExceptions, propException{subject: subject, key: "cluster.inter.bandwidth", quantity: qDevice.name,
+				lo: pair[0], hi: pair[1], excess: worldChange,
+				reason: "NCCL's ring graph keeps one channel per NDR NIC on a node of more than 4 (search.cc ncclTopoDupChannels), 16 channels' buffers fewer than at 25 or 100 GB/s"})
+		}
+	}
 	// torchtitan 40f8fd007's policy (parallelize_llama.py no_recompute_list)
 	// saves the same SDPA outputs and every other mm; so does the _save_list
 	// of 9a4eebe1c and 37c4b8181 (torchtitan/parallelisms/

@@ -210,16 +210,18 @@ func TestCollectiveNothingRuns(t *testing.T) {
 // "%s: %ld Bytes -> Algo %s proto %s channel{Lo..Hi}={%d..%d}") before
 // each row, which calibrate skips as a comment; a training or model
 // --set, which changes nothing here, is refused. The channels on the
-// default 2 × 8 H100 (collectives.TestChannelRange's derivation): a
-// 1 MiB tree LL128 all-reduce's 64 cells of 16 KiB over all 32 channels,
-// a 1 GiB NVLS-tree's the 16 NVLS channels, a 1 GiB all-gather's (64 MiB
-// a rank) 32; RCCL's tuner (MI300X) logs no channels here.
+// default 2 × 8 H100 (collectives.TestChannelRange's derivation; the
+// communicator's 16 channels, the ring graph's 8 on 8 NDR NICs
+// duplicated): a 1 MiB tree LL128 all-reduce's 64 cells of 16 KiB over
+// all 16 channels, a 1 GiB NVLS-tree's the 16 NVLS channels, a 1 GiB
+// all-gather's (64 MiB a rank) 16; RCCL's tuner (MI300X) logs no channels
+// here.
 func TestCollectiveNCCLTestsNamesChoice(t *testing.T) {
 	out, errOut, code := runCollectiveCLI(t, "--size", "1MiB:1GiB", "--format", "nccl-tests")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"# NCCL INFO AllReduce: 1048576 Bytes -> Algo TREE proto LL128 channel{Lo..Hi}={0..31}\n     1048576 ",
+	for _, want := range []string{"# NCCL INFO AllReduce: 1048576 Bytes -> Algo TREE proto LL128 channel{Lo..Hi}={0..15}\n     1048576 ",
 		"# NCCL INFO AllReduce: 1073741824 Bytes -> Algo NVLS_TREE proto SIMPLE channel{Lo..Hi}={0..15}\n  1073741824 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
@@ -229,7 +231,7 @@ func TestCollectiveNCCLTestsNamesChoice(t *testing.T) {
 		t.Errorf("read back: %v", err)
 	}
 	ag, _, _ := runCollectiveCLI(t, "--op", "allgather", "--size", "1GiB", "--format", "nccl-tests")
-	if !strings.Contains(ag, "# NCCL INFO AllGather: 67108864 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..31}\n") {
+	if !strings.Contains(ag, "# NCCL INFO AllGather: 67108864 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..15}\n") {
 		t.Errorf("all-gather: NCCL's bytes are the count passed (a rank's 64 MiB):\n%s", ag)
 	}
 	amd, _, _ := runCollectiveCLI(t, "--set", "cluster.gpu=MI300X", "--size", "1GiB", "--format", "nccl-tests")
