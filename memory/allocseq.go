@@ -1031,6 +1031,23 @@ func (a *AllocSim) OOMReason() string {
 	return why
 }
 
+// ExpectRetries is the clause that ends every warning of a step that fits
+// but leaves the device no room for the caching allocator's reserve:
+// NoRoomWarning's, and the reports' fit verdicts.
+const ExpectRetries = "expect allocator retries (it releases cached blocks before it reports out-of-memory)"
+
+// NoRoomWarning says that the allocated peak with what the GPU holds
+// outside the allocator (need) fits the GPU's capacity, but with the
+// caching allocator's usual reserve the device needs device: "the device
+// needs 78.12 GiB of 79.65 GiB (the allocated peak with the CUDA context
+// and NCCL's buffers), 80.11 GiB with the caching allocator's usual
+// reserve: expect allocator retries (…)". Report.RoomWarning and the run
+// report's warnings (by the replay's figures) both say it.
+func NoRoomWarning(need, capacity, device int64, outside string) string {
+	return fmt.Sprintf("the device needs %s of %s (the allocated peak with %s), %s with the caching allocator's usual reserve: %s",
+		units.Bytes(need).IEC(), units.Bytes(capacity).IEC(), outside, units.Bytes(device).IEC(), ExpectRetries)
+}
+
 // RetriesReason says that the simulated allocator, within its limit,
 // released its cache a.Retries times: "the simulated caching allocator
 // released its cache 4 times in 4 steps from the process's start, once in

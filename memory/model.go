@@ -827,8 +827,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		case r.Fits && sim != nil && sim.Retries > 0:
 			r.Warnings = append(r.Warnings, sim.RetriesReason(outsideWords(&s.Cluster), r.GPUMemory))
 		case r.Fits && r.Device > r.GPUMemory:
-			r.RoomWarning = fmt.Sprintf("the device needs %s of %s (the allocated peak with %s), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
-				units.Bytes(r.Need).IEC(), units.Bytes(r.GPUMemory).IEC(), outsideWords(&s.Cluster), units.Bytes(r.Device).IEC())
+			r.RoomWarning = NoRoomWarning(r.Need, r.GPUMemory, r.Device, outsideWords(&s.Cluster))
 			r.Warnings = append(r.Warnings, r.RoomWarning)
 		}
 	}

@@ -1,14 +1,13 @@
 package reports
 
 import (
-	"fmt"
 	"io"
 	"slices"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/topology"
-	"github.com/zerosim/zerosim/units"
 	"gopkg.in/yaml.v3"
 )
 
@@ -298,8 +297,7 @@ func (run *Run) Warnings() []string {
 		}
 	}
 	if v.Known && v.Fits && !v.Room && v.Retries == 0 && v.Device > v.Capacity {
-		out = append(out, fmt.Sprintf("the device needs %s of %s (the allocated peak with %s), %s with the caching allocator's usual reserve: expect allocator retries (it releases cached blocks before it reports out-of-memory)",
-			units.Bytes(v.Need).IEC(), units.Bytes(v.Capacity).IEC(), v.Vendor.extras(), units.Bytes(v.Device).IEC()))
+		out = append(out, memory.NoRoomWarning(v.Need, v.Capacity, v.Device, v.Vendor.extras()))
 	}
 	return out
 }

@@ -86,10 +86,10 @@ func (v FitVerdict) roomText() string {
 	case v.Room:
 		return ""
 	case v.Retries > 0:
-		return fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it: expect allocator retries (it releases cached blocks before it reports out-of-memory)", timesWord(v.Retries))
+		return fmt.Sprintf(", but the simulated caching allocator releases its cache %s a step to stay within it: %s", timesWord(v.Retries), memory.ExpectRetries)
 	case v.Device > v.Capacity:
-		return fmt.Sprintf(", but with the caching allocator's reserve the device needs %s (%s %%): expect allocator retries (it releases cached blocks before it reports out-of-memory)",
-			v.Units.format(v.Device), percent(v.Device, v.Capacity))
+		return fmt.Sprintf(", but with the caching allocator's reserve the device needs %s (%s %%): %s",
+			v.Units.format(v.Device), percent(v.Device, v.Capacity), memory.ExpectRetries)
 	}
 	return ""
 }
