@@ -977,7 +977,11 @@ func documentText(s *scenarios.Scenario) string {
 	case s.Training.AttentionKernel == scenarios.KernelFlex:
 		how = fmt.Sprintf("FlexAttention's non-empty %d×%d tiles computed whole", zero.DefaultFlexBlock, zero.DefaultFlexBlock)
 	}
-	return fmt.Sprintf("; packed documents of %s tokens, attention confined to each: %s", commas(d), how)
+	tokens := "tokens"
+	if d == 1 {
+		tokens = "token"
+	}
+	return fmt.Sprintf("; packed documents of %s %s, attention confined to each: %s", commas(d), tokens, how)
 }
 
 // windowUtilization is, for a model whose blocks attend over a sliding

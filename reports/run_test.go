@@ -550,6 +550,8 @@ func TestAttentionHeadline(t *testing.T) {
 			"flex at 0.3796 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); packed documents of 512 tokens, attention confined to each: FlexAttention's non-empty 128×128 tiles computed whole"},
 		{"documents, eager", "default", []string{"model.document_len=512", "training.attention=eager"},
 			"eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM; packed documents of 512 tokens, attention confined to each: every score computed under eager"},
+		{"one-token documents", "default", []string{"model.document_len=1"},
+			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); packed documents of 1 token, attention confined to each: each document its own causal sequence (flash varlen, Transformer Engine's THD)"},
 		{"documents = seq_len", "default", []string{"model.document_len=4096"},
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		// At seq_len = window transformers still hands SDPA the mask
