@@ -454,6 +454,15 @@ func TestAttentionDocFigures(t *testing.T) {
 // accurate is it?": the default "is at the top of what those runs
 // reached"; two compiled runs, fms-fsdp's A100 column and KempnerForge's
 // one-GPU row, fitted above it).
+//
+// The table's figures are regression pins of the generated table
+// publishedEfficiencies (zero/published_efficiency.go, written with
+// docs/validation.md's fits by `go test ./zero -run 'TestValidation$'
+// -update`): they pin, per GPU and recipe, the least and greatest of the
+// runs' fits docs/validation.md lists (its fitted-efficiency column) and
+// how many runs there are, so a refit that moves a range fails here
+// and is updated by hand with its before → after in the commit. Reading
+// them from the table would recompute PublishedRange itself.
 func TestPublishedRange(t *testing.T) {
 	for _, tc := range []struct {
 		gpu    string

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // TestCalibrateFP8RecipeRange (qatput30 finding 7b): a step fitted under
@@ -12,10 +16,20 @@ import (
 // (0.31–0.53), so a torchao fit of 0.55 is warned above them, while a
 // Transformer Engine fit of 0.55 (NeMo fitted 0.5469 on Megatron + TE),
 // which no published run shares the recipe of, is not; a bf16 fit of 0.55
-// is within the bf16 runs' 0.36–0.70, as before.
+// is within the bf16 runs' 0.36–0.70, as before. The range is read from
+// the generated table (zero.PublishedRange over published_efficiency.go,
+// written from docs/validation.md's fits by
+// `go test ./zero -run 'TestValidation$' -update`), not retyped.
 func TestCalibrateFP8RecipeRange(t *testing.T) {
 	dir := t.TempDir()
-	const above = "is above the 0.31–0.53 that 2 published fp8 runs on H100-80GB (both single-node torch.compile runs) fitted (docs/validation.md)"
+	const fit = 0.55
+	lo, hi, n, _ := zero.PublishedRange("H100-80GB", scenarios.FP8TorchAO)
+	if n != 2 || hi >= fit {
+		// The warning's "both …" names two runs, and the torchao fit
+		// below must lie above their range for the test to mean anything.
+		t.Fatalf("published torchao fp8 runs on H100-80GB: %d, %g–%g; the test wants 2, topping out below %g", n, lo, hi, fit)
+	}
+	above := "is above the " + zero.FittedRange(lo, hi) + " that 2 published fp8 runs on H100-80GB (both single-node torch.compile runs) fitted (docs/validation.md)"
 	for _, c := range []struct {
 		recipe string
 		warn   bool
@@ -26,7 +40,7 @@ func TestCalibrateFP8RecipeRange(t *testing.T) {
 		{"none", false},
 	} {
 		set := "training.fp8=" + c.recipe
-		step := replayDefault(t, set, "training.compute_efficiency=0.55").StepTime.String()
+		step := replayDefault(t, set, fmt.Sprintf("training.compute_efficiency=%g", fit)).StepTime.String()
 		_, errOut, code := runCLI("calibrate", "--set", set, "--step-time", step, "default", "--file", filepath.Join(dir, c.recipe+".yaml"))
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.recipe, code, errOut)
