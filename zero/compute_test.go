@@ -350,18 +350,36 @@ func TestLoss16Traffic(t *testing.T) {
 	f32, b16 := load("training.cross_entropy=fp32"), load("training.cross_entropy=bf16")
 	hbm := 2039e9 * DefaultHBMEfficiency
 	const tv = 2 * 4096 * 32000 // micro-batch 2 of llama2-7b's 4,096 tokens, vocabulary 32,000
-	for i := range f32 {
-		var wantF, wantB float64
-		if f32[i].Name == "lm_head" {
-			wantF = 10 * tv / hbm
-			wantB = 2 * wantF
+	headOnlyDelta(t, f32, b16, 10*tv/hbm, "shorter")
+}
+
+// headOnlyDelta checks that long and short list the same units, one of them
+// the LM head, and that each unit's forward in long exceeds short's by
+// wantF seconds and its backward by 2·wantF on the LM head, and by nothing
+// on every other unit (within 2 ps); what words the difference in errors
+// ("longer", "shorter"). TestLoss16Traffic and TestAutocastLossTraffic
+// share it: a cross-entropy variant moves only the head's logits traffic.
+func headOnlyDelta(t *testing.T, long, short []LayerCost, wantF float64, what string) {
+	t.Helper()
+	if len(long) != len(short) {
+		t.Fatalf("%d units against %d, want the same units", len(long), len(short))
+	}
+	heads := 0
+	for i := range long {
+		var wf, wb float64
+		if long[i].Name == "lm_head" {
+			heads++
+			wf, wb = wantF, 2*wantF
 		}
-		if got := (f32[i].Fwd - b16[i].Fwd).Seconds(); math.Abs(got-wantF) > 2e-12 {
-			t.Errorf("unit %s: forward %.6g s shorter, want %.6g s", f32[i].Name, got, wantF)
+		if got := (long[i].Fwd - short[i].Fwd).Seconds(); math.Abs(got-wf) > 2e-12 {
+			t.Errorf("unit %s: forward %.6g s %s, want %.6g s", long[i].Name, got, what, wf)
 		}
-		if got := (f32[i].Bwd - b16[i].Bwd).Seconds(); math.Abs(got-wantB) > 2e-12 {
-			t.Errorf("unit %s: backward %.6g s shorter, want %.6g s", f32[i].Name, got, wantB)
+		if got := (long[i].Bwd - short[i].Bwd).Seconds(); math.Abs(got-wb) > 2e-12 {
+			t.Errorf("unit %s: backward %.6g s %s, want %.6g s", long[i].Name, got, what, wb)
 		}
+	}
+	if heads != 1 {
+		t.Errorf("%d units named lm_head, want 1", heads)
 	}
 }
 
