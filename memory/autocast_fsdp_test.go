@@ -25,7 +25,14 @@ import (
 // autocast: 4 B × 16 tokens × 64 = 4,096 B, where bf16 parameters keep
 // 2,048.
 func TestAutocastFSDPCasts(t *testing.T) {
-	const blockCasts, headCasts, largest = 36_864 * 2, 16_384 * 2, 8_192 * 2
+	// autocastYAML: hidden 64, 4 heads of 16 with 2 KV heads (k and v 32 wide),
+	// ffn 128, vocabulary 256; 2 B per bf16 element.
+	const (
+		hidden, kv, ffn, vocab = 64, 2 * 64 / 4, 128, 256
+		blockCasts             = 2 * (2*hidden*hidden + 2*kv*hidden + 3*hidden*ffn) // 36,864 elements
+		headCasts              = 2 * vocab * hidden                                 // 16,384 elements
+		largest                = 2 * hidden * ffn                                   // 8,192 elements
+	)
 	for _, c := range []struct {
 		boundary      string
 		fwdPeak       int64
@@ -55,16 +62,21 @@ func TestAutocastFSDPCasts(t *testing.T) {
 		if cur != 0 || fwd != c.fwdPeak || bwd != c.bwdPeak {
 			t.Errorf("%s: casts peak %d B in forward, %d in backward, end at %d; want %d, %d, 0", c.boundary, fwd, bwd, cur, c.fwdPeak, c.bwdPeak)
 		}
+		rebuilt := 0
 		for u, ui := range r.Units {
 			if !ui.CastsRebuilt {
 				continue
 			}
+			rebuilt++
 			if ui.CastsPerOp != c.perOp || (c.perOp && ui.CastPeak != largest) {
 				t.Errorf("%s: unit %d CastsPerOp %t CastPeak %d, want %t and %d", c.boundary, u, ui.CastsPerOp, ui.CastPeak, c.perOp, largest)
 			}
 			if ui.Activation != 4*16*64 {
 				t.Errorf("%s: checkpointed unit %d keeps %d B, want the fp32 input 4,096", c.boundary, u, ui.Activation)
 			}
+		}
+		if rebuilt != 2 {
+			t.Errorf("%s: %d units rebuild their casts, want the two checkpointed blocks", c.boundary, rebuilt)
 		}
 		if s.AutocastCached() != c.cached {
 			t.Errorf("%s: AutocastCached %t, want %t", c.boundary, s.AutocastCached(), c.cached)
@@ -76,10 +88,18 @@ func TestAutocastFSDPCasts(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustAnalyze(t, s, Options{})
+	blocks := 0
 	for u, l := range s.Model.LayerList {
-		if l.Block && r.Units[u].Activation != 2*16*64 {
+		if !l.Block {
+			continue
+		}
+		blocks++
+		if r.Units[u].Activation != 2*16*64 {
 			t.Errorf("bf16: block unit %d keeps %d B, want 2,048", u, r.Units[u].Activation)
 		}
+	}
+	if blocks != 2 {
+		t.Errorf("bf16: %d block units, want autocastYAML's 2", blocks)
 	}
 }
 
