@@ -332,23 +332,17 @@ func (r validationRow) name() string {
 			n += " of " + r.RecomputeFraction + " of the blocks"
 		}
 	}
-	if r.NormImpl != "" {
-		n += ", norm " + r.NormImpl
-	}
-	if r.OptimizerImpl != "" {
-		n += ", optimizer " + r.OptimizerImpl
-	}
-	if r.MasterDType != "" {
-		n += ", master " + r.MasterDType
-	}
-	if r.OptimizerStateDType != "" {
-		n += ", optimizer states " + r.OptimizerStateDType
-	}
-	if r.Autocast != "" {
-		n += ", autocast " + r.Autocast
-	}
-	if r.CrossEntropy != "" {
-		n += ", cross_entropy " + r.CrossEntropy
+	for _, o := range []struct{ label, v string }{
+		{"norm", r.NormImpl},
+		{"optimizer", r.OptimizerImpl},
+		{"master", r.MasterDType},
+		{"optimizer states", r.OptimizerStateDType},
+		{"autocast", r.Autocast},
+		{"cross_entropy", r.CrossEntropy},
+	} {
+		if o.v != "" {
+			n += ", " + o.label + " " + o.v
+		}
 	}
 	if r.FP8 != "" {
 		n += ", fp8 " + r.FP8
