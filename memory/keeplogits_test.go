@@ -47,6 +47,24 @@ func keepLogitsReport(t *testing.T, set ...string) *Report {
 }
 
 // unitIndex is the index of the unit called name.
+// keptTwice checks component comp of keepLogitsReport, called what in
+// errors: none without set; with set, whole at rest (the previous step's)
+// and twice that at its peak, in the forward (the new before the old is
+// freed). It returns the report with set and the component.
+// TestKeptLogitsLifetime and TestKVCacheKept share it.
+func keptTwice(t *testing.T, comp Comp, what, set string, whole int64) (*Report, Component) {
+	t.Helper()
+	if got := keepLogitsReport(t).Component(comp); got.AtRest != 0 || got.Peak != 0 {
+		t.Fatalf("unset: %s %d at rest, %d at peak, want none", what, got.AtRest, got.Peak)
+	}
+	r := keepLogitsReport(t, set)
+	c := r.Component(comp)
+	if c.AtRest != whole || c.Peak != 2*whole || c.PeakPhase != PhaseForward {
+		t.Errorf("%s: %d at rest, %d at peak in %s; want %d, %d in forward", what, c.AtRest, c.Peak, c.PeakPhase, whole, 2*whole)
+	}
+	return r, c
+}
+
 func unitIndex(t *testing.T, r *Report, name string) int {
 	t.Helper()
 	for u, x := range r.Units {
@@ -67,15 +85,8 @@ func unitIndex(t *testing.T, r *Report, name string) int {
 // backward, before, at and after lm_head's, and of the optimizer step.
 // Without the key the component does not exist.
 func TestKeptLogitsLifetime(t *testing.T) {
-	const kept = 2_097_152_000
-	if got := keepLogitsReport(t).Component(CompLogits); got.AtRest != 0 || got.Peak != 0 {
-		t.Fatalf("unset: kept logits %d at rest, %d at peak, want none", got.AtRest, got.Peak)
-	}
-	r := keepLogitsReport(t, "training.keep_logits=fp32")
-	c := r.Component(CompLogits)
-	if c.AtRest != kept || c.Peak != 2*kept || c.PeakPhase != PhaseForward {
-		t.Errorf("kept logits: %d at rest, %d at peak in %s; want %d, %d in forward", c.AtRest, c.Peak, c.PeakPhase, kept, 2*kept)
-	}
+	const kept = 4 * (8 * 2048) * 32_000 // 2,097,152,000 B
+	r, c := keptTwice(t, CompLogits, "kept logits", "training.keep_logits=fp32", kept)
 	head := unitIndex(t, r, "lm_head")
 	cur := c.AtRest
 	var backward, afterHead, optimizer int
@@ -112,8 +123,8 @@ func TestKeptLogitsLifetime(t *testing.T) {
 // sizing them by the whole sequence survived).
 func TestKeptLogitsUnderCP(t *testing.T) {
 	r := keepLogitsReport(t, "training.keep_logits=fp32", "parallelism.cp=2", "parallelism.dp=4")
-	if got := r.Component(CompLogits).AtRest; got != 1_048_576_000 {
-		t.Errorf("cp 2: kept logits %d B at rest, want 1,048,576,000", got)
+	if got, want := r.Component(CompLogits).AtRest, int64(4*(8*2048/2)*32_000); got != want {
+		t.Errorf("cp 2: kept logits %d B at rest, want %d", got, want)
 	}
 }
 
@@ -123,7 +134,7 @@ func TestKeptLogitsUnderCP(t *testing.T) {
 // backwards), where a lifetime ending with the head's backward would
 // add nothing.
 func TestKeptLogitsMovePeak(t *testing.T) {
-	const kept = 2_097_152_000
+	const kept = 4 * (8 * 2048) * 32_000 // 2,097,152,000 B
 	base := keepLogitsReport(t)
 	keep := keepLogitsReport(t, "training.keep_logits=fp32")
 	head := unitIndex(t, base, "lm_head")
@@ -156,7 +167,7 @@ func TestKeptLogitsMovePeak(t *testing.T) {
 // graph input the loss saves, which lm_head's activations then leave
 // out: the same 1,048,576,000 B fewer.
 func TestKeptLogitsNoDoubleCount(t *testing.T) {
-	const kept = 1_048_576_000
+	const kept = 2 * (8 * 2048) * 32_000 // 1,048,576,000 B
 	for _, c := range []struct {
 		name string
 		set  []string

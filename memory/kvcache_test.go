@@ -22,14 +22,7 @@ const (
 // forward holds two caches before the model returns and frees the old one;
 // backward and the optimizer step hold one.
 func TestKVCacheKept(t *testing.T) {
-	if got := keepLogitsReport(t).Component(CompKVCache); got.AtRest != 0 || got.Peak != 0 {
-		t.Fatalf("unset: kv cache %d at rest, %d at peak, want none", got.AtRest, got.Peak)
-	}
-	r := keepLogitsReport(t, "training.hf_use_cache=kept")
-	c := r.Component(CompKVCache)
-	if c.AtRest != kvWhole || c.Peak != 2*kvWhole || c.PeakPhase != PhaseForward {
-		t.Errorf("kv cache: %d at rest, %d at peak in %s; want %d, %d in forward", c.AtRest, c.Peak, c.PeakPhase, kvWhole, 2*kvWhole)
-	}
+	r, c := keptTwice(t, CompKVCache, "kv cache", "training.hf_use_cache=kept", kvWhole)
 	walkKVCache(t, r, c.AtRest, kvWhole)
 }
 
