@@ -25,14 +25,7 @@ import (
 // autocast: 4 B × 16 tokens × 64 = 4,096 B, where bf16 parameters keep
 // 2,048.
 func TestAutocastFSDPCasts(t *testing.T) {
-	// autocastYAML: hidden 64, 4 heads of 16 with 2 KV heads (k and v 32 wide),
-	// ffn 128, vocabulary 256; 2 B per bf16 element.
-	const (
-		hidden, kv, ffn, vocab = 64, 2 * 64 / 4, 128, 256
-		blockCasts             = 2 * (2*hidden*hidden + 2*kv*hidden + 3*hidden*ffn) // 36,864 elements
-		headCasts              = 2 * vocab * hidden                                 // 16,384 elements
-		largest                = 2 * hidden * ffn                                   // 8,192 elements
-	)
+	const blockCasts, headCasts, largest = acBlockCasts, acHeadCasts, acLargestCast
 	for _, c := range []struct {
 		boundary      string
 		fwdPeak       int64

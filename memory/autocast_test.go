@@ -23,6 +23,19 @@ parallelism: {dp: 2, zero_stage: 0}
 training: {micro_batch: 1, param_dtype: fp32, autocast: bf16}
 `
 
+// autocastYAML's shapes: hidden 64, 4 heads of 16 with 2 KV heads (k and v
+// 32 wide), FFN 128, vocabulary 256, 2 llama blocks (attention q, k, v, o,
+// MLP gate, up, down, two RMSNorms), the embedding, the final norm and an
+// untied lm_head.
+const (
+	acHidden, acKV, acFFN, acVocab = 64, 2 * 64 / 4, 128, 256
+	acBlockMatmul                  = 2*acHidden*acHidden + 2*acKV*acHidden + 3*acHidden*acFFN     // 36,864
+	acParams                       = 2*acVocab*acHidden + 2*(acBlockMatmul+2*acHidden) + acHidden // 106,816
+	acBlockCasts                   = 2 * acBlockMatmul                                            // bf16 B: 73,728
+	acHeadCasts                    = 2 * acVocab * acHidden                                       // bf16 B: 32,768
+	acLargestCast                  = 2 * acHidden * acFFN                                         // gate/up/down: 16,384
+)
+
 // TestAutocastStatesAndCasts holds training.autocast to bytes derived from
 // the shapes above. Model states: fp32 parameters, gradients and Adam
 // moments, 4 × 106,816 = 427,264 B each, and no master copy, where the
@@ -37,7 +50,7 @@ training: {micro_batch: 1, param_dtype: fp32, autocast: bf16}
 // 32,768 B, which autograd kept, go with its backward, and each block's
 // backward then casts its 73,728 B anew: at most 73,728 B in backward.
 func TestAutocastStatesAndCasts(t *testing.T) {
-	const P, blockCasts, headCasts = 106_816, 36_864 * 2, 16_384 * 2
+	const P, blockCasts, headCasts = acParams, acBlockCasts, acHeadCasts
 	for _, c := range []struct {
 		name    string
 		sets    []string
