@@ -1,9 +1,12 @@
 package memory
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // TestFP8ParamsMemory: training.fp8_params on QA's NeMo Llama 3.1 8B
@@ -53,6 +56,9 @@ func TestFP8ParamsMemory(t *testing.T) {
 			t.Errorf("%s: %d B, want %d", c.name, c.got, c.want)
 		}
 	}
+	fewer := rest(te, CompParams) + rest(te, CompFP8) - rest(p8, CompParams) - rest(p8, CompFP8)
+	golden.CheckQuotes(t, "../docs/memory-model.md", "TestFP8ParamsMemory (teFP8YAML, fp8 te against te with fp8_params)",
+		fmt.Sprintf("fewer in **fp8 copies** (the transpose without the fp8 copy): %.2f GiB on Llama 3.1 8B", float64(fewer)/float64(units.GiB)))
 	// The fp32 master and Adam's states: 4 bytes per element of the
 	// rank's shard of each buffer, now two.
 	var shard int64

@@ -1,8 +1,10 @@
 package zero
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -219,4 +221,19 @@ func TestMoEWalkMatchesReplay(t *testing.T) {
 	if grads-rest >= 2*2*expert+shards {
 		t.Errorf("grads at the peak %d B above rest: want under two expert units' bf16 gradients (%d B) and the shards (%d B)", grads-rest, 2*2*expert, shards)
 	}
+}
+
+// TestFSDP1ReplayAboveWalkDoc holds docs/memory-model.md's figures for
+// FSDP1's unbounded reduce-scatters: GPT-3 175B on 16,384 GPUs with hpZ 8
+// under `boundary: fsdp1`, the walk's peak against the replay's.
+func TestFSDP1ReplayAboveWalkDoc(t *testing.T) {
+	s := example(t, "gpt3-175b-16k", "communication.zero_hpz_partition_size=8", "communication.boundary=fsdp1")
+	res, err := Replay(s, Options{KeepSpans: true, SpanRanks: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak, _ := res.Peak()
+	gib := func(b int64) float64 { return float64(b) / float64(units.GiB) }
+	golden.CheckQuotes(t, "../docs/memory-model.md", "TestFSDP1ReplayAboveWalkDoc (gpt3-175b-16k, hpZ 8, boundary fsdp1)",
+		fmt.Sprintf("under `boundary: fsdp1`: %.2f GiB walked, %.2f GiB replayed)", gib(res.MemoryModel.Peak), gib(peak)))
 }
