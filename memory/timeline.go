@@ -194,11 +194,11 @@ func (r *Report) BucketBytes(g int) []int64 {
 }
 
 // unitKVCache is the bytes of block l's KV cache under
-// training.hf_use_cache (KVCache; 0 when unset or for a unit that is not
+// training.hf_use_cache (KVCache over base, baseDims(s); 0 when unset or for a unit that is not
 // an attention block), in the dtype its projections return: autocast's
 // over fp32 parameters, else param_dtype (scenarios.Training.LogitsDType
 // is that dtype).
-func unitKVCache(s *scenarios.Scenario, l scenarios.Layer) (int64, error) {
+func unitKVCache(s *scenarios.Scenario, base BlockDims, l scenarios.Layer) (int64, error) {
 	if !s.Training.KVCached() || !l.Block || s.Model.Kind != scenarios.KindTransformer || s.Model.Hidden <= 0 || s.Model.Heads <= 0 || s.Model.SeqLen <= 0 {
 		return 0, nil
 	}
@@ -209,7 +209,7 @@ func unitKVCache(s *scenarios.Scenario, l scenarios.Layer) (int64, error) {
 	if s.Training.LogitsDType() == scenarios.FP32 {
 		elem = 4
 	}
-	return KVCache(blockDims(baseDims(s), l), elem)
+	return KVCache(blockDims(base, l), elem)
 }
 
 // unitInfos computes the per-unit allocation sizes.
@@ -237,6 +237,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 	policies := UnitPolicies(s)
 	saves := SavesGatheredWeights(r, s)
 	keptThrough := KeptAcrossBoundary(s)
+	base := baseDims(s) // the model's dimensions, once for every unit
 	var c calc
 	for u, l := range layers {
 		out[u] = UnitInfo{Name: l.Name, Params: int64(l.Params)}
@@ -245,18 +246,18 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			out[u].ActivationTensors, out[u].RecomputeTensors = tensors[u].keep, tensors[u].rebuild
 			out[u].RingForward, out[u].RingBackward = ringF[u], ringB[u]
 			out[u].Mask, out[u].MaskFreeForward, out[u].MaskFreeBackward = maskA[u], maskF[u], maskB[u]
-			if out[u].KVCache, err = unitKVCache(s, l); err != nil {
+			if out[u].KVCache, err = unitKVCache(s, base, l); err != nil {
 				return nil, err
 			}
 			if u == head {
 				out[u].Logits, out[u].AfterLogits = logits, afterLogits
 				out[u].LossLogits, out[u].LossUpcast = lossLogits, upcast
 				if afterLogits > 0 {
-					if out[u].HeadMm, err = HeadProjectionBackward(baseDims(s)); err != nil {
+					if out[u].HeadMm, err = HeadProjectionBackward(base); err != nil {
 						return nil, err
 					}
 				}
-				if out[u].LossBuffer, out[u].LossGrad16, err = ChunkedLossBuffers(baseDims(s)); err != nil {
+				if out[u].LossBuffer, out[u].LossGrad16, err = ChunkedLossBuffers(base); err != nil {
 					return nil, err
 				}
 			}

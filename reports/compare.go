@@ -341,7 +341,7 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 		for i, k := range ks {
 			names[i] = "K=" + strconv.Itoa(k)
 		}
-		c.KNoEffect = fmt.Sprintf("K has no effect here: ZeRO stage 0 shards nothing, so %s replay the same step (no slow-link analysis).", strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1])
+		c.KNoEffect = fmt.Sprintf("K has no effect here: ZeRO stage 0 shards nothing, so %s replay the same step (no slow-link analysis).", ListAnd(names))
 	}
 	if len(runs.AllK) > 0 {
 		c.Plot = slowLinkPlot(c.Title, runs.AllK)

@@ -134,18 +134,9 @@ func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func
 	if best > target {
 		return 0, unreachable(best, false)
 	}
-	lo, hi := MinEfficiency, 1.0
-	for hi-lo > tol*hi {
-		mid := (lo + hi) / 2
-		d, err := at(mid)
-		if err != nil {
-			return 0, err
-		}
-		if d > target {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	lo, hi, err := bisectFalling(MinEfficiency, 1, func(lo, hi float64) bool { return hi-lo > tol*hi }, target, at)
+	if err != nil {
+		return 0, err
 	}
 	// Only a bisection that never left its floor can have its answer
 	// below it: the floor is replayed then, not on every calibration.
@@ -159,6 +150,26 @@ func bisectEfficiency[T units.Duration | float64](target T, tol float64, at func
 		}
 	}
 	return (lo + hi) / 2, nil
+}
+
+// bisectFalling narrows [lo, hi] around the x at which at(x), which must
+// not rise with x, is target, halving it while wide(lo, hi): above target
+// the answer lies higher. The one bisection of both calibrations
+// (bisectEfficiency's efficiency, CalibrateInterBandwidth's log bandwidth).
+func bisectFalling[T units.Duration | float64](lo, hi float64, wide func(lo, hi float64) bool, target T, at func(float64) (T, error)) (float64, float64, error) {
+	for wide(lo, hi) {
+		mid := (lo + hi) / 2
+		d, err := at(mid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if d > target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, hi, nil
 }
 
 // modelFLOPsPerToken is ModelFLOPsPerToken for a transformer scenario:
@@ -388,18 +399,10 @@ func CalibrateInterBandwidth(s *scenarios.Scenario, measured units.Duration, tol
 	if err != nil || loStep < measured {
 		return 0, false, err
 	}
-	lo, hi := math.Log(floor), 0.0
-	for hi-lo > tol {
-		mid := (lo + hi) / 2
-		d, err := at(math.Exp(mid))
-		if err != nil {
-			return 0, false, err
-		}
-		if d > measured {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	lo, hi, err := bisectFalling(math.Log(floor), 0, func(lo, hi float64) bool { return hi-lo > tol }, measured,
+		func(x float64) (units.Duration, error) { return at(math.Exp(x)) })
+	if err != nil {
+		return 0, false, err
 	}
 	return units.Bandwidth(math.Round(float64(own) * math.Exp((lo+hi)/2))), true, nil
 }
