@@ -1394,6 +1394,9 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 		return err
 	}
 	from := a.from("transformer-impl", implGiven, "transformer_engine") + ", " + a.from("attention-backend", beGiven, "auto")
+	if impl == "local" {
+		m.set("training.transformer_impl", "local", a.from("transformer-impl", implGiven, "transformer_engine")+": Megatron-core's own modules (get_gpt_layer_local_spec), torch.nn.RMSNorm for RMSNorm")
+	}
 	switch {
 	case impl == "local" || be == "local":
 		if flashLegacy {

@@ -388,6 +388,11 @@ type Training struct {
 	// for backward (docs/memory-model.md) and its memory-bound traffic
 	// (docs/compute-model.md).
 	NormImpl NormImpl `yaml:"norm_impl,omitempty"`
+	// TransformerImpl is Megatron-LM's --transformer-impl under stack:
+	// megatron: transformer_engine (unset) or local (Megatron-core's own
+	// modules, scenarios/transformerimpl.go); it sets what a Llama
+	// block's norms keep for backward (docs/memory-model.md).
+	TransformerImpl TransformerImpl `yaml:"transformer_impl,omitempty"`
 	// CrossEntropy is the loss kernel: fp32 (unset: cross_entropy on the
 	// logits upcast to fp32) or fused (flash-attn's fused kernel,
 	// llm-foundry's MPT); scenarios/stack.go.
