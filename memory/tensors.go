@@ -264,6 +264,22 @@ type BlockDims struct {
 	// activation_func_fp8_input_store, off by default, not modelled), not
 	// eager SiLU's and the product's factors.
 	MegatronTE bool
+	// MegatronLocal: a llama block as Megatron-core builds it from its own
+	// modules (training.transformer_impl: local, --transformer-impl local;
+	// get_gpt_layer_local_spec, megatron/core/models/gpt/gpt_layer_specs.py
+	// at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553). Its
+	// RMSNorms are torch.nn.RMSNorm (WrappedTorchNorm: LocalSpecProvider.
+	// layer_norm, megatron/core/models/backends.py lines 118-127 at
+	// d98e8a64), PyTorch's composite rms_norm, which upcasts x to fp32 and
+	// multiplies by rsqrt(mean(x²) + eps) as separate ops: the eager
+	// norm's tensors, not TE's. Its ColumnParallelLinear/RowParallelLinear
+	// keep their 16-bit inputs (LinearWithGradAccumulationAndAsyncCommunication,
+	// megatron/core/tensor_parallel/layers.py at d98e8a64), as an eager
+	// linear does. Its MLP is the same MLP module as the TE block's
+	// (megatron/core/transformer/mlp.py lines 275-309 at d98e8a64), so
+	// bias_swiglu_impl keeps linear_fc1's gate and up output alone, as
+	// under MegatronTE.
+	MegatronLocal bool
 }
 
 // teFP8Input is what a Transformer Engine linear layer keeps of its input
@@ -389,6 +405,9 @@ func (d *BlockDims) check() error {
 	}
 	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
+	}
+	if d.MegatronLocal && (d.MegatronTE || d.Arch != "llama" || d.Compiled || d.Norms != "") {
+		return fmt.Errorf("Megatron's local block is derived for eager llama blocks with Llama's norms, without Transformer Engine's (got arch %q, compiled %v, norms %q, MegatronTE %v)", d.Arch, d.Compiled, d.Norms, d.MegatronTE)
 	}
 	if d.MegatronTE && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("Megatron's Transformer Engine block is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
@@ -764,9 +783,10 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		mt.wholeLast(i3)
 		n, fm := lin(f, "f")
 		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
-	case llama && d.MegatronTE:
+	case llama && (d.MegatronTE || d.MegatronLocal):
 		// linear_fc1 is one GEMM writing the gate and up halves side by
-		// side; bias_swiglu_impl keeps that output alone (MegatronTE).
+		// side; bias_swiglu_impl keeps that output alone (MegatronTE,
+		// MegatronLocal).
 		i1 := mt.mm("mlp.linear_fc1", c.Mul(4, t, f), h, false, d.MLPBias)
 		add("linear_fc1 output (gate and up: the SwiGLU input)", "bias_swiglu_impl", "4·t·f", c.Mul(4, t, f), false, false)
 		mt.wholeLast(i1)

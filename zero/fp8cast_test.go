@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -134,7 +135,11 @@ func TestBlockOtherBytes(t *testing.T) {
 // 12·h, the fused SwiGLU 6·f = 188,416 B, ×t = 1,543,503,872 forward;
 // backward 12·h + 4·5,120 + 12·h + 10·f = 262,144 B, ×t = 2,147,483,648
 // (the eager chain of the same block without the stack moves 3.1× and
-// 4.7× that).
+// 4.7× that). With training.transformer_impl: local the two norms are
+// torch.nn.RMSNorm's eager chain, 36 and 92 B an element (rmsNormFwd,
+// rmsNormBwd): forward 72·h + 4·5,120 + 12·h + 6·f = 450,560 B a token,
+// ×t = 3,690,987,520; backward 184·h + 4·5,120 + 12·h + 10·f = 966,656 B,
+// ×t = 7,918,845,952.
 func TestMegatronChain(t *testing.T) {
 	doc := "version: 1\nstack: megatron\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b, seq_len: 8192}\n" +
 		"parallelism: {dp: 8, zero_stage: 1}\ntraining: {micro_batch: 1}\n"
@@ -149,5 +154,12 @@ func TestMegatronChain(t *testing.T) {
 	}
 	if f != 1543503872 || b != 2147483648 {
 		t.Errorf("Megatron's Llama block: forward %d, backward %d B; want 1,543,503,872 and 2,147,483,648", f, b)
+	}
+	s, err = scenarios.Load("llama.yaml", []byte(strings.Replace(doc, "{micro_batch: 1}", "{micro_batch: 1, transformer_impl: local}", 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, b, err = blockElementwise(s, d, false); err != nil || f != 3690987520 || b != 7918845952 {
+		t.Errorf("Megatron's local Llama block: forward %d, backward %d B (%v); want 3,690,987,520 and 7,918,845,952", f, b, err)
 	}
 }

@@ -158,12 +158,27 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 //
 // Left out: the split of the fused qkv output into q, k and v, whose
 // backward concatenates their gradients.
-func megatronChain(d FLOPDims, p llamaParts, moe, dropout bool) (fwd, bwd int64, err error) {
+//
+// local is Megatron-core's own block (training.transformer_impl: local,
+// get_gpt_layer_local_spec at NVIDIA/Megatron-LM
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553): its RMSNorms, the block's
+// and q_layernorm/k_layernorm, are torch.nn.RMSNorm (WrappedTorchNorm,
+// LocalSpecProvider.layer_norm in megatron/core/models/backends.py lines
+// 118-127 at d98e8a64), PyTorch's composite rms_norm (aten/src/ATen/native/
+// layer_norm.cpp rms_norm: the input upcast to fp32, pow, mean, rsqrt and
+// multiplies as separate kernels), timed as the eager chain's rmsNormFwd
+// and rmsNormBwd; its MLP, bias_swiglu_impl and the bias-dropout-adds are
+// the same modules as the TE block's.
+func megatronChain(d FLOPDims, p llamaParts, moe, dropout, local bool) (fwd, bwd int64, err error) {
 	var c flopCalc
 	t := c.Mul(d.Seq, d.Batch)
 	h, f := d.Hidden, p.FFN
-	perF := c.Add(c.Mul(2, teNormFwd, h), c.Mul(4, p.RoPE), c.Mul(teNormFwd, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUFwd, f))
-	perB := c.Add(c.Mul(2, teNormBwd, h), c.Mul(4, p.RoPE), c.Mul(teNormBwd, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUBwd, f))
+	normF, normB := int64(teNormFwd), int64(teNormBwd)
+	if local {
+		normF, normB = rmsNormFwd, rmsNormBwd
+	}
+	perF := c.Add(c.Mul(2, normF, h), c.Mul(4, p.RoPE), c.Mul(normF, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUFwd, f))
+	perB := c.Add(c.Mul(2, normB, h), c.Mul(4, p.RoPE), c.Mul(normB, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUBwd, f))
 	if moe {
 		perB = c.Add(perB, c.Mul(6, h))
 	}
