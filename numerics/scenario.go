@@ -204,6 +204,9 @@ var verifyKeys = map[string]keyRule{
 	"training.compile":   noChange(),
 	"training.rope_impl": noChange(),
 	"training.norm_impl": noChange(),
+	// Megatron's Transformer Engine or own modules compute the same
+	// block; the choice sets what is kept and the traffic.
+	"training.transformer_impl": noChange(),
 	// A 16-bit loss (cross_entropy: bf16 or fp16, F.cross_entropy on the
 	// 16-bit logits without the upcast) writes 16-bit log-probabilities
 	// and gradients, which changes values; the toy's loss is a softmax
