@@ -343,7 +343,9 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		// Megatron-core's Transformer Engine block (BlockDims.MegatronTE).
 		MegatronTE: megatronLlama && s.Training.TransformerImpl != scenarios.TransformerLocal,
 		// Megatron-core's local block (BlockDims.MegatronLocal).
-		MegatronLocal: megatronLlama && s.Training.TransformerImpl == scenarios.TransformerLocal}
+		MegatronLocal: megatronLlama && s.Training.TransformerImpl == scenarios.TransformerLocal,
+		// torch.nn.RMSNorm on aten::_fused_rms_norm (BlockDims.NormATen).
+		NormATen: megatronLlama && scenarios.ATenRMSNorm(s)}
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the

@@ -280,6 +280,17 @@ type BlockDims struct {
 	// bias_swiglu_impl keeps linear_fc1's gate and up output alone, as
 	// under MegatronTE.
 	MegatronLocal bool
+	// NormATen: under MegatronLocal, torch.nn.RMSNorm runs
+	// aten::_fused_rms_norm (training.norm_impl aten_fused, the local
+	// block's default: PyTorch 2.9 or later, scenarios.NormATen), whose
+	// autograd node keeps the norm's 16-bit input and the fp32 rstd per
+	// row (derivatives.yaml's _fused_rms_norm: _fused_rms_norm_backward(
+	// grad, input, normalized_shape, result1, weight, ...), pytorch/pytorch
+	// tools/autograd/derivatives.yaml): NormFused's tensors, for the
+	// block's norms, q/k norms and the final norm. Without it (norm_impl
+	// fp32, PyTorch 2.8 or earlier) the composite rms_norm's: the fp32
+	// upcast, rstd and the normalized tensor.
+	NormATen bool
 }
 
 // teFP8Input is what a Transformer Engine linear layer keeps of its input
@@ -406,6 +417,9 @@ func (d *BlockDims) check() error {
 	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
 	}
+	if d.NormATen && !d.MegatronLocal {
+		return fmt.Errorf("norm_impl aten_fused is derived for Megatron's local block only")
+	}
 	if d.MegatronLocal && (d.MegatronTE || d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("Megatron's local block is derived for eager llama blocks with Llama's norms, without Transformer Engine's (got arch %q, compiled %v, norms %q, MegatronTE %v)", d.Arch, d.Compiled, d.Norms, d.MegatronTE)
 	}
@@ -504,10 +518,16 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	// and the fp32 rstd per row; the normalized tensor exists only inside
 	// the Triton kernel and x is never upcast outside it. Its output y is
 	// the next matmul's input, kept by that matmul as with the eager norm.
-	fused := llama && (d.NormFused || d.MegatronTE)
+	// aten: torch.nn.RMSNorm on aten::_fused_rms_norm (NormATen) keeps the
+	// same two, the q/k norms' too.
+	aten := llama && d.NormATen
+	fused := llama && (d.NormFused || d.MegatronTE || aten)
 	fusedBy := "fused_rmsnorm"
-	if d.MegatronTE {
+	switch {
+	case d.MegatronTE:
 		fusedBy = "TE LayerNormLinear"
+	case aten:
+		fusedBy = "aten::_fused_rms_norm"
 	}
 	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
 	// and rstd per row; the eager RMSNorm of Meta's reference model
@@ -519,9 +539,13 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	// rows rows (formula names wf and rowsF) inside the block; input names
 	// its 16-bit input, which a compiled block keeps.
 	rmsNorm := func(which, style string, w, rows int64, wf, rowsF, input string) {
-		if compiled {
-			add(input, "compiled block", "2·t·"+wf, c.Mul(2, t, w), false, false)
-			add(which+" rstd (fp32)", "compiled block", "4·"+rowsF, c.Mul(4, rows), false, false)
+		if compiled || aten && input != "" {
+			by := "compiled block"
+			if aten {
+				by = fusedBy
+			}
+			add(input, by, "2·t·"+wf, c.Mul(2, t, w), false, false)
+			add(which+" rstd (fp32)", by, "4·"+rowsF, c.Mul(4, rows), false, false)
 			return
 		}
 		add(which+" input in fp32 (x.float())", "pow, mul(x, rstd)", "4·t·"+wf, c.Mul(4, t, w), false, false)
@@ -635,7 +659,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if d.QKNorm != "" && d.LinearAttention == "" && d.KVLoRARank == 0 {
 		n := len(out)
 		qkNorms(d, t, &c, rmsNorm)
-		if compiled && d.QKNorm != scenarios.QKNormL2 {
+		if (compiled || aten) && d.QKNorm != scenarios.QKNormL2 {
 			// Compiled, q_norm and k_norm keep their 16-bit inputs
 			// first (out[n], out[n+2]): the k_proj output, and the
 			// q_proj output, or under the output gate its query half,
@@ -1619,15 +1643,17 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 	t := c.Mul(d.Seq, d.Batch)
 	switch {
 	case d.Arch == "llama" && (d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32),
-		d.Arch == "llama" && d.InputFP32 && !d.NormFused && !d.MegatronTE:
+		d.Arch == "llama" && d.InputFP32 && !d.NormFused && !d.MegatronTE && !d.NormATen:
 		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
 		// tensor (normFP32Affine), so does an eager RMSNorm over the fp32
 		// residual stream (normFP32Input).
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
-	case d.Arch == "llama" && (d.NormFused || d.MegatronTE):
+	case d.Arch == "llama" && (d.NormFused || d.MegatronTE || d.NormATen):
 		// torchtitan's fused_rmsnorm (BlockTensors' fused), Megatron's
-		// final TENorm (MegatronTE): the final norm's 16-bit input, the
-		// last block's output, and its fp32 rstd.
+		// final TENorm (MegatronTE), the local block's final
+		// torch.nn.RMSNorm on aten::_fused_rms_norm (NormATen): the
+		// final norm's 16-bit input, the last block's output, and its
+		// fp32 rstd.
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(4, t))
 	case d.Arch == "llama":
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))

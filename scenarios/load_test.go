@@ -158,7 +158,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown rope_impl", baseYAML + "training:\n  rope_impl: real\n",
 			"s.yaml:12:3: rope_impl \"real\" is unknown (use complex, rotation or fused)"},
 		{"unknown norm_impl", baseYAML + "training:\n  norm_impl: triton\n",
-			"s.yaml:12:3: norm_impl \"triton\" is unknown (use fp32 or fused)"},
+			"s.yaml:12:3: norm_impl \"triton\" is unknown (use fp32, fused or aten_fused)"},
 		{"fused norm on gpt blocks", baseYAML + "training:\n  norm_impl: fused\n",
 			"s.yaml:12:3: norm_impl=fused is torchtitan's fused RMSNorm, the kernel of its Llama blocks' RMSNorm only, and this model's blocks are GPT's, with LayerNorm (model.arch gpt) (delete training.norm_impl)"},
 		{"fused norm on an hf gpt2", rep("preset: gpt3-125m", "hf_config: testdata/hf/gpt2/config.json") + "training:\n  norm_impl: fused\n",

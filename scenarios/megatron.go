@@ -1396,6 +1396,17 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 	from := a.from("transformer-impl", implGiven, "transformer_engine") + ", " + a.from("attention-backend", beGiven, "auto")
 	if impl == "local" {
 		m.set("training.transformer_impl", "local", a.from("transformer-impl", implGiven, "transformer_engine")+": Megatron-core's own modules (get_gpt_layer_local_spec), torch.nn.RMSNorm for RMSNorm")
+		if m.Model.Arch == ArchLlama {
+			// A dated fact the arguments do not carry: the PyTorch
+			// under Megatron-LM. d98e8a64 builds on NGC PyTorch 26.06
+			// (docker/.ngc_version.dev; the 26.04 container is PyTorch
+			// 2.12.0a0+0291f960b6, NVIDIA-NeMo/Megatron-Bridge
+			// docs/releases/software-versions.md at 067f987d) and
+			// 25.09 (.ngc_version.lts); from 2.9 torch.nn.RMSNorm runs
+			// aten::_fused_rms_norm (NormATen), before it the composite
+			// (norm_impl: fp32).
+			m.set("training.norm_impl", string(NormATen), "--normalization RMSNorm under --transformer-impl local: torch.nn.RMSNorm, aten::_fused_rms_norm on PyTorch 2.9 or later (Megatron-LM's dev container, NGC PyTorch 26.06); set fp32 for PyTorch 2.8 or earlier")
+		}
 	}
 	switch {
 	case impl == "local" || be == "local":

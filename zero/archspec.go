@@ -672,7 +672,7 @@ func blockElementwise(s *scenarios.Scenario, d FLOPDims, qkNorm bool) (fwd, bwd 
 // and eager attention's Core ones): blockElementwise's rules.
 func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, saved func() ([]memory.SavedTensor, error)) (fwd, bwd int64, err error) {
 	if s.Stack == "megatron" && d.Arch == "llama" {
-		return megatronChain(d, p, moe, s.Training.Dropout > 0, s.Training.TransformerImpl == scenarios.TransformerLocal)
+		return megatronChain(d, p, moe, s.Training.Dropout > 0, localComposite(s))
 	}
 	if d.Arch != "llama" || s.Training.Compile.Blocks() {
 		ts, err := saved()
