@@ -872,6 +872,12 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 				if s.Training.StateDType() == scenarios.FP32 {
 					sb = 4
 				}
+			case s.ParamRemainders() && prec == scenarios.BF16:
+				// The fp32 master's low 16 bits, an int16 remainder
+				// beside the bf16 param that is its top half; Adam's
+				// moments stay fp32 (scenarios.resolveParamRemainders
+				// cites Apex's StateBucket and TE's FusedAdam).
+				mb = 2
 			}
 			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb, ReduceBytes: gb, StateBytes: sb},
 				perUnit: map[int]int64{}, bucketGradBytes: gb}

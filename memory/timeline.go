@@ -631,6 +631,8 @@ func (m *model) atRest() {
 					m.set(CompMaster, 0, noMasterNote(g))
 				case m.s.Training.MasterDType == scenarios.MasterBF16:
 					m.set(CompMaster, c.Mul(R, em), "bf16 shard (1/"+itoa(r.Shards)+"), a copy of the param shard (master_dtype: bf16, DeepSpeed's bf16_master_weights_and_grads)")
+				case m.s.ParamRemainders() && em == 2:
+					m.set(CompMaster, c.Mul(R, em), "int16 remainders of the fp32 shard (1/"+itoa(r.Shards)+"): its low 16 bits, the bf16 param its top half (store_param_remainders)")
 				default:
 					m.set(CompMaster, c.Mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
 				}
@@ -1512,6 +1514,12 @@ func (m *model) buildEvents() {
 		}
 		if fp32GradBuffer(r, g) {
 			continue // the fp32 grad buffer is the optimizer's grad: no copy
+		}
+		if m.s.ParamRemainders() {
+			// Apex's DistributedFusedAdam and TE's FusedAdam read the
+			// 16-bit gradient as it is (decoupled_grad):
+			// scenarios.resolveParamRemainders.
+			continue
 		}
 		elems := g.info.ShardElems
 		if r.Stage == 0 {
