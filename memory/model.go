@@ -401,6 +401,12 @@ type UnitInfo struct {
 	// loss's fp32 copy of 16-bit logits, alive while log_softmax runs; on
 	// the head unit, 0 elsewhere.
 	LossLogits, LossUpcast int64
+	// LossShift is, on the head unit when a Hugging Face loss runs inside
+	// forward over the fp32 logits the loop holds
+	// (scenarios.Training.OutputsHeldPastLoss with keep_logits fp32), the
+	// loss's fp32 shift_logits copy (HFShiftLogits): made before the loss,
+	// freed when forward returns with it; 0 elsewhere.
+	LossShift int64
 	// HeadMm are, on the head unit under the eager loss, the tensors the
 	// output projection's MmBackward0 holds beside the weight gradient it
 	// makes and the head's Activation does not count then: the logits'

@@ -1866,6 +1866,37 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 	return logits, upcast, nil
 }
 
+// HFShiftLogits returns the fp32 copy a Hugging Face causal LM's forward
+// makes of its shifted logits before its loss, under a loss taken inside
+// the model that upcasts them first (keepLogits 4: the fp32 logits the
+// model returns, training.keep_logits fp32): 4·b·(s−1)·V, the sequence's
+// last position dropped; 0 for any other keepLogits, under a compiled, a
+// fused or a chunked loss, and without a vocabulary.
+// LlamaForCausalLM.forward runs logits = logits.float(); shift_logits =
+// logits[..., :-1, :].contiguous(); shift_labels = labels[..., 1:]
+// .contiguous(); loss = loss_fct(shift_logits.view(-1, vocab_size),
+// shift_labels.view(-1)) (src/transformers/models/llama/modeling_llama.py
+// at huggingface/transformers 002272831fba584eb30dca9729c1be456836960a):
+// slicing off the last position leaves a non-contiguous view, so
+// .contiguous() copies it, and the copy is log_softmax's input while it
+// writes its output (which it saves; log_softmax saves its output, not its
+// input, so autograd does not keep the copy). It is a local of forward,
+// freed when forward returns with the loss.
+func HFShiftLogits(d BlockDims, keepLogits int64) (int64, error) {
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	if keepLogits != 4 || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.LossChunks > 1 || d.Seq < 2 {
+		return 0, nil
+	}
+	var c calc
+	shift := c.Mul(4, d.Batch, d.Seq-1, d.Vocab)
+	if c.Err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return shift, nil
+}
+
 // HeadProjectionBackward returns, under the eager loss, the tensors alive
 // while the output projection's MmBackward0 makes its weight's gradient
 // that the head's Activation does not hold at that moment: the 16-bit
