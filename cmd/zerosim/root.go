@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
@@ -466,7 +467,7 @@ func unknownCommand(msg string, cmd *cobra.Command) string {
 	}
 	hint := "see " + cmd.CommandPath() + " --help"
 	if len(names) > 0 {
-		hint = "did you mean " + orList(names) + "? " + hint
+		hint = "did you mean " + prose.Or(names) + "? " + hint
 	}
 	return strings.TrimSpace(head) + " (" + hint + ")"
 }
@@ -496,7 +497,7 @@ func fileWriters(root *cobra.Command) string {
 			names = append(names, c.Name())
 		}
 	}
-	return reports.ListAnd(names)
+	return prose.And(names)
 }
 
 // checkJobs checks a --jobs value (sweep, plan, compare).
