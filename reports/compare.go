@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
@@ -342,7 +341,7 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 		for i, k := range ks {
 			names[i] = "K=" + strconv.Itoa(k)
 		}
-		c.KNoEffect = fmt.Sprintf("K has no effect here: ZeRO stage 0 shards nothing, so %s replay the same step (no slow-link analysis).", prose.And(names))
+		c.KNoEffect = fmt.Sprintf("K has no effect here: ZeRO stage 0 shards nothing, so %s replay the same step (no slow-link analysis).", scenarios.ListAnd(names))
 	}
 	if len(runs.AllK) > 0 {
 		c.Plot = slowLinkPlot(c.Title, runs.AllK)

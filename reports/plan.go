@@ -11,7 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
@@ -1012,7 +1011,7 @@ func ToFit(p *sweep.Plan) string {
 		}
 		others := scenarios.StacksRunning(3)
 		ways = append(ways, fmt.Sprintf("ZeRO stage 3, which stack %s does not run (it runs stages %s) and %s do (--set stack=%s)",
-			p.Stack, prose.And(names), prose.And(others), others[0]))
+			p.Stack, scenarios.ListAnd(names), scenarios.ListAnd(others), others[0]))
 	}
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing ("+searchIt(p, "training.recompute", "--recompute none,selective,full")+")")

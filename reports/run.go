@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/zerosim/zerosim/collectives"
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
@@ -1174,7 +1173,7 @@ func joinLinks(d []scenarios.DegradedLink, tail, item func(scenarios.DegradedLin
 	for i, x := range d {
 		names[i] = item(x)
 	}
-	return "links at " + prose.And(names)
+	return "links at " + scenarios.ListAnd(names)
 }
 
 // oneOrMany is one when n is 1, else many: a verb's or pronoun's number.

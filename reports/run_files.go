@@ -5,7 +5,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/zerosim/zerosim/internal/prose"
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // runKinds are the kinds of files `zerosim run -o DIR` writes, in the order
@@ -18,7 +18,7 @@ func ParseRunKinds(only []string) (map[string]bool, error) {
 	want := map[string]bool{}
 	for _, k := range only {
 		if !slices.Contains(runKinds, k) {
-			return nil, fmt.Errorf("--only %q: use %s", k, prose.Or(runKinds))
+			return nil, fmt.Errorf("--only %q: use %s", k, scenarios.ListOr(runKinds))
 		}
 		want[k] = true
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -290,7 +289,7 @@ func (m Meta) whyScenario(o Meta) string {
 	case len(changed) == 1:
 		return changed[0] + " differs"
 	case len(changed) > 1:
-		return prose.And(changed) + " differ"
+		return scenarios.ListAnd(changed) + " differ"
 	case same:
 		return "the scenario file or zerosim's presets and defaults differ (the files it reads do not)"
 	}
@@ -325,7 +324,7 @@ func (m Meta) resumeFix(o Meta) string {
 	}
 	what := "the scenario file (or the zerosim version) the output was written with"
 	if changed, _ := m.changedFiles(o); len(changed) > 0 {
-		what = prose.And(changed) + " as the output read it"
+		what = scenarios.ListAnd(changed) + " as the output read it"
 	}
 	return "restore " + what + ", or write to a new --out file"
 }

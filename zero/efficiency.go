@@ -608,7 +608,7 @@ func groupedGEMMSeconds(groups, m, n, k float64, tileRows bool, g GPUShape, e Ef
 		peak = g.GEMMPeak
 	}
 	compute := flops / (peak * e.GEMM * quant)
-	bytes := 2 * (m*k + k*n + m*n) * groups
+	bytes := 2 * (float64(m*k) + float64(k*n) + float64(m*n)) * groups // float64(...): no fused multiply-add (fma_test.go)
 	return max(compute, bytes/(g.HBM*e.HBM)), nil
 }
 
@@ -684,7 +684,9 @@ func (c ClassSeconds) add(o ClassSeconds) ClassSeconds {
 }
 
 func (c ClassSeconds) scale(f float64) ClassSeconds {
-	return ClassSeconds{c.GEMM * f, c.Attention * f, c.Other * f}
+	// float64(...) keeps each product rounded, unfused with a later add on
+	// every architecture (fma_test.go).
+	return ClassSeconds{float64(c.GEMM * f), float64(c.Attention * f), float64(c.Other * f)}
 }
 
 // blockTimes is one block's forward and backward time by class before any

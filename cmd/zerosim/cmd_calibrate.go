@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zerosim/zerosim/collectives"
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -447,7 +446,7 @@ func presetAdvice(preset, minSize string) string {
 			others = append(others, fmt.Sprintf("%s (%s)", p.name, p.network))
 		}
 	}
-	list := prose.Or(others)
+	list := scenarios.ListOr(others)
 	if len(others) == len(pluginPresets) {
 		return "a network plugin tunes NCCL by its own latencies and protocols: give the link preset of the network measured, e.g. --set cluster.inter.preset=" + list + ", and calibrate again"
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
@@ -169,7 +168,7 @@ func parseEstimators(name string) ([]memory.Estimator, error) {
 		for _, e := range memory.Estimators {
 			names = append(names, e.String())
 		}
-		return nil, inputError{fmt.Errorf("--estimator: estimator %q: use %s", name, prose.Or(append(names, "all")))}
+		return nil, inputError{fmt.Errorf("--estimator: estimator %q: use %s", name, scenarios.ListOr(append(names, "all")))}
 	}
 	return []memory.Estimator{e}, nil
 }

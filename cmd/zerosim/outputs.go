@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -38,7 +37,7 @@ type outputs struct {
 // formatError refuses --format f for the command key, naming its formats
 // (and, for csv, where CSV comes from when it prints none).
 func formatError(f, key string, o outputs) error {
-	msg := fmt.Sprintf("--format %s: zerosim %s prints %s", shownValue(f), key, prose.Or(o.formats))
+	msg := fmt.Sprintf("--format %s: zerosim %s prints %s", shownValue(f), key, scenarios.ListOr(o.formats))
 	if f == "csv" && o.csvHint != "" {
 		msg += ": " + o.csvHint
 	}
@@ -80,7 +79,7 @@ func globalFlagsFor(cmd *cobra.Command) (restore func()) {
 	}
 	formats := ""
 	if len(o.formats) > 0 {
-		formats = "output format: " + prose.Or(o.formats)
+		formats = "output format: " + scenarios.ListOr(o.formats)
 	}
 	set("format", len(o.formats) == 0, formats)
 	if len(o.formats) > 0 {

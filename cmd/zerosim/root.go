@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/zerosim/zerosim/internal/prose"
 	"github.com/zerosim/zerosim/reports"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
@@ -467,7 +466,7 @@ func unknownCommand(msg string, cmd *cobra.Command) string {
 	}
 	hint := "see " + cmd.CommandPath() + " --help"
 	if len(names) > 0 {
-		hint = "did you mean " + prose.Or(names) + "? " + hint
+		hint = "did you mean " + scenarios.ListOr(names) + "? " + hint
 	}
 	return strings.TrimSpace(head) + " (" + hint + ")"
 }
@@ -497,7 +496,7 @@ func fileWriters(root *cobra.Command) string {
 			names = append(names, c.Name())
 		}
 	}
-	return prose.And(names)
+	return scenarios.ListAnd(names)
 }
 
 // checkJobs checks a --jobs value (sweep, plan, compare).

@@ -1,8 +1,8 @@
-package prose
+package scenarios
 
 import "testing"
 
-func TestAndOr(t *testing.T) {
+func TestListAndOr(t *testing.T) {
 	for _, c := range []struct {
 		xs      []string
 		and, or string
@@ -13,11 +13,11 @@ func TestAndOr(t *testing.T) {
 		{[]string{"a", "b", "c"}, "a, b and c", "a, b or c"},
 		{[]string{"x (k)", "", "z"}, "x (k),  and z", "x (k),  or z"},
 	} {
-		if got := And(c.xs); got != c.and {
-			t.Errorf("And(%q) = %q, want %q", c.xs, got, c.and)
+		if got := ListAnd(c.xs); got != c.and {
+			t.Errorf("ListAnd(%q) = %q, want %q", c.xs, got, c.and)
 		}
-		if got := Or(c.xs); got != c.or {
-			t.Errorf("Or(%q) = %q, want %q", c.xs, got, c.or)
+		if got := ListOr(c.xs); got != c.or {
+			t.Errorf("ListOr(%q) = %q, want %q", c.xs, got, c.or)
 		}
 	}
 }
