@@ -330,16 +330,22 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 		}
 		// zerosim's compiled and fused losses save the 16-bit logits the
 		// model returns (memory/tensors.go, HeadActivation): fp32 logits
-		// would change what they keep.
+		// would change what they keep. The fix keeps the logits in the
+		// dtype the model returns them (under autocast over fp32
+		// parameters, autocast's), or none when that is fp32.
+		keep := KeepLogitsNone
+		if d := t.LogitsDType(); d != FP32 {
+			keep = KeepLogits(d)
+		}
 		if t.KeepLogits == KeepLogitsFP32 && t.Compile.Loss() {
 			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.compile="+string(t.Compile)+
-				": the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or an eager loss)")
+				": the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(keep)+", or an eager loss)")
 		}
 		if t.KeepLogits == KeepLogitsFP32 && (t.Loss16() || t.LossAutocast()) {
-			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy="+string(t.CrossEntropy)+": a loss on fp32 logits is the fp32 one (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
+			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy="+string(t.CrossEntropy)+": a loss on fp32 logits is the fp32 one (use keep_logits: "+string(keep)+", or cross_entropy: fp32)")
 		}
 		if t.KeepLogits == KeepLogitsFP32 && t.CrossEntropy == CrossEntropyFused {
-			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
+			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(keep)+", or cross_entropy: fp32)")
 		}
 	}
 	if l.has("training.hf_use_cache") {
