@@ -694,6 +694,16 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			}
 		case CompActivations:
 			switch {
+			case e.Op == OpActOffload:
+				// Activation offloading: the block's saved tensors
+				// leave the GPU once their copy to the host is done.
+				st.free("act", u)
+			case e.Op == OpActReload:
+				// Reloaded into new tensors allocated on the compute
+				// stream (OffloadableLayerState.start_reload).
+				for _, b := range r.Units[u].ActivationTensors {
+					st.alloc("act", u, StreamCompute, b)
+				}
 			case e.Op == OpLossSaved && e.Delta > 0:
 				// The head's loss saves its tensors once the loop
 				// has the logits.

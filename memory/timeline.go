@@ -143,6 +143,14 @@ const (
 	// embedding unit's backward compute ends, where autograd sums it
 	// with the embedding's own gradient.
 	OpTiedGrad Op = "tied head gradient"
+	// OpActOffload and OpActReload are activation CPU offloading's
+	// (actoffload.go): the free of an offloaded block's saved tensors,
+	// applied as the forward compute of its ActOffload.Release unit
+	// starts, and their reallocation, applied as the backward compute of
+	// its ActOffload.Reload unit starts. Their Unit is the offloaded
+	// block's (Report.ActivationOffloadWindow gives the others).
+	OpActOffload Op = "activation offload"
+	OpActReload  Op = "activation reload"
 )
 
 // Event is one allocation (Delta > 0) or free (Delta < 0) on one rank.
@@ -497,6 +505,8 @@ type model struct {
 	// fp8Unit is each unit's Transformer Engine fp8 weight copy and
 	// transpose (2 bytes per parameter the rank holds unsharded).
 	fp8Unit []int64
+	// actOff is the activation offloading's blocks (actoffload.go).
+	actOff []ActOffload
 }
 
 // deepSpeedGradPartitions reports whether the rank's gradient partitions
@@ -533,6 +543,9 @@ func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model
 	if m.fsdpStage2 {
 		r.gatherAhead = m.prefetch
 	}
+	r.actOff = ActivationOffloads(s)
+	m.actOff = r.actOff
+	m.actOffloadHost()
 	m.fp8Copies()
 	m.atRest()
 	m.buildEvents()
@@ -1211,6 +1224,7 @@ func (m *model) buildEvents() {
 			m.ev(PhaseForward, 0, OpCompute, CompGrads, c.Add(accumulated, held))
 			m.ev(PhaseForward, 0, OpCompute, CompGathered, keptGathered)
 		}
+		m.actOffloadEvents(PhaseForward, u)
 		// transformers' boolean sdpa mask, made before the first block
 		// that uses it (sdpamask.go).
 		m.ev(PhaseForward, u, OpCompute, CompMask, units[u].Mask)
@@ -1424,6 +1438,7 @@ func (m *model) buildEvents() {
 		for v := u; v >= u-m.prefetchBwd; v-- {
 			gather(PhaseBackward, v)
 		}
+		m.actOffloadEvents(PhaseBackward, u)
 		if lags != nil {
 			next := min(ended, u+1+lags[u])
 			for w := ended - 1; w >= next; w-- {

@@ -22,8 +22,15 @@ func writeHostSide(w io.Writer, h *zero.HostStats, c *scenarios.Cluster) {
 	if bound == "pcie" && link != "PCIe" {
 		bound = link
 	}
-	fmt.Fprintf(w, "host side (per rank): %s down %s in %v, %s up %s in %v, CPU Adam %v; the host is %s-bound",
-		link, units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, link, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, bound)
+	if h.CPUStep {
+		fmt.Fprintf(w, "host side (per rank): %s down %s in %v, %s up %s in %v, CPU Adam %v; the host is %s-bound",
+			link, units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, link, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, bound)
+	} else {
+		// Activation offloading alone: saved tensors to the host in
+		// forward, back in backward, no CPU step.
+		fmt.Fprintf(w, "host side (per rank): activations %s down %s in %v, %s up %s in %v",
+			link, units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, link, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime)
+	}
 	if h.RAMPerNode > 0 {
 		fmt.Fprintf(w, "; host RAM %s per node", units.Bytes(h.RAMPerNode).IEC())
 	}

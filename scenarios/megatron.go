@@ -383,7 +383,7 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	if err := m.refuseDeepSpeed(a, la); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(*mgArgs) error{m.refuse, m.readModel, func(a *mgArgs) error { return m.readCluster(a, la) }, m.readBatch, m.readPrecision, m.readOptimizer, m.readRecompute, m.readAttention, m.readComm, m.readIgnored} {
+	for _, step := range []func(*mgArgs) error{m.refuse, m.readModel, func(a *mgArgs) error { return m.readCluster(a, la) }, m.readBatch, m.readPrecision, m.readOptimizer, m.readRecompute, m.readActivationOffload, m.readAttention, m.readComm, m.readIgnored} {
 		if err := step(a); err != nil {
 			return nil, err
 		}
@@ -1346,6 +1346,53 @@ func (m *Megatron) readPrecisionAware(a *mgArgs) error {
 	return nil
 }
 
+// readActivationOffload maps Megatron-Core's activation CPU offloading:
+// --cpu-offloading-num-layers N (> 0 turns --cpu-offloading on,
+// megatron/training/arguments.py:1950-1951 at
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553) to
+// training.activation_offload_layers, which refuses what
+// TransformerConfig refuses beside it (num_layers ≥ the model's,
+// recomputation: actoffload.go). --cpu-offloading alone offloads no
+// layer (Transformer Engine's synchronizer with num_offloaded_layers 0);
+// --cpu-offloading-weights is a no-op in Transformer Engine 2.x
+// (get_cpu_offload_context: "Offloading weights is deprecated"), and
+// --no-cpu-offloading-activations with it offloads nothing.
+func (m *Megatron) readActivationOffload(a *mgArgs) error {
+	on, err := a.bool("cpu-offloading")
+	if err != nil {
+		return err
+	}
+	n, given, err := a.int("cpu-offloading-num-layers", 0, 0, max(m.Model.Layers-1, 0))
+	if err != nil {
+		return err
+	}
+	noAct, err := a.bool("no-cpu-offloading-activations")
+	if err != nil {
+		return err
+	}
+	// ArgumentGroupFactory names a store_false flag --no-* and
+	// --disable-* (megatron/training/argument_utils.py:191-195 at d98e8a64).
+	disAct, err := a.bool("disable-cpu-offloading-activations")
+	if err != nil {
+		return err
+	}
+	noAct = noAct || disAct
+	if _, err := a.bool("cpu-offloading-weights"); err != nil {
+		return err
+	}
+	switch {
+	case !given || n == 0:
+		if on {
+			m.note("--cpu-offloading without --cpu-offloading-num-layers offloads no layer")
+		}
+	case noAct:
+		m.note("--no-cpu-offloading-activations: Transformer Engine offloads nothing (weights offloading is a no-op)")
+	default:
+		m.set("training.activation_offload_layers", strconv.FormatInt(n, 10), a.flags["cpu-offloading-num-layers"].show("cpu-offloading-num-layers")+": the first "+strconv.FormatInt(n, 10)+" layers' saved activations to pinned host memory (Transformer Engine's offload context)")
+	}
+	return nil
+}
+
 // readRecompute maps Megatron's activation recomputation
 // (TransformerBlock._checkpointed_forward, megatron/core/transformer/
 // transformer_block.py at d580efc6): selective recomputes core attention;
@@ -1646,7 +1693,6 @@ var mgUnmodelled = map[string]string{
 	"moe-token-dispatcher-type":                "MoE is not imported",
 	"num-layers-per-virtual-pipeline-stage":    "needs pipeline parallelism",
 	"tp-comm-overlap":                          "needs tensor parallelism",
-	"cpu-offloading":                           "activation offload is not modelled",
 	"use-flash-attn":                           "",
 	"no-gradient-accumulation-fusion":          "the fused weight-gradient accumulation into main_grad is what zerosim models",
 	"ddp-pad-buckets-for-high-nccl-busbw":      "bucket padding for NCCL is not modelled",

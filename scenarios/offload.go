@@ -354,7 +354,7 @@ func (l *loader) resolveOffload(s *Scenario) *Error {
 // offloads, fills the defaults of the others.
 func (l *loader) resolveHost(s *Scenario) *Error {
 	h := &s.Cluster.Host
-	fill := s.Offload.Any() || l.has("cluster.host")
+	fill := s.Offload.Any() || s.Training.ActivationOffloadLayers > 0 || l.has("cluster.host")
 	if !fill {
 		return nil
 	}

@@ -327,6 +327,12 @@ type Training struct {
 	// Recompute is none (default), selective (Korthikanti et al. 2022),
 	// op (torchtitan's op-level policy) or full.
 	Recompute Recompute `yaml:"recompute,omitempty"`
+	// ActivationOffloadLayers is Megatron-Core's activation CPU offloading
+	// (--cpu-offloading --cpu-offloading-num-layers N, TransformerConfig's
+	// cpu_offloading_num_layers): the saved tensors of the first N
+	// transformer blocks go to pinned host memory after their forward and
+	// come back before their backward (actoffload.go). 0 (default): none.
+	ActivationOffloadLayers int64 `yaml:"activation_offload_layers,omitempty"`
 	// FP8 is the fp8 recipe: none (default), te (Transformer Engine) or
 	// torchao (float8 with FSDP2 fp8 all-gather); see FP8TE, FP8TorchAO.
 	FP8 FP8Recipe `yaml:"fp8,omitempty"`

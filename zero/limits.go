@@ -95,6 +95,9 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 	if cm.ZeroQuantizedGradients {
 		c.perUnit += 5 // qgZ: three kernels and two all-to-alls
 	}
+	if s.OffloadsActivations() {
+		c.perUnit += 2 // activation offloading: a block's copy down and its reload (actoffload.go)
+	}
 	if s.Offload.Any() {
 		c.perBucket++  // the gradient shard copied down
 		c.perUnit += 2 // the parameters copied up, and a copy down per unit

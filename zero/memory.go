@@ -262,6 +262,16 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 				// Nothing to reduce (one rank): the unit's backward.
 				task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 			}
+		case ev.Op == memory.OpActOffload || ev.Op == memory.OpActReload:
+			// Activation offloading (memory's actoffload.go): the free at
+			// the start of the releasing unit's forward, the reload at the
+			// start of the reloading unit's backward.
+			release, reload, _ := rep.ActivationOffloadWindow(ev.Unit)
+			if ev.Op == memory.OpActOffload {
+				task, atEnd = find(Forward, PhaseCompute, release), false
+			} else {
+				task, atEnd = find(Backward, PhaseCompute, reload), false
+			}
 		case ev.Op == memory.OpOptimizer:
 			task = optimizer()
 		}

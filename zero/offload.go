@@ -58,13 +58,22 @@ func newHostPlan(s *scenarios.Scenario) *hostPlan {
 	}
 	h := s.Cluster.Host
 	gpn := int64(s.Cluster.GPUsPerNode)
+	pcie, lat := hostLink(s)
+	return &hostPlan{opt: o.Optimizer, params: o.Params, pcie: pcie, lat: lat,
+		dram: units.Bandwidth(max(int64(h.MemoryBandwidth)/gpn, 1)), nvme: units.Bandwidth(max(int64(h.NVMeBandwidth)/gpn, 1))}
+}
+
+// hostLink is a rank's share of its host link per direction
+// (cluster.host.pcie; a socket's link shared by its GPUs under
+// pcie_sharing: per_socket) and the link's latency: the uncontended
+// rate of a copy to or from the host.
+func hostLink(s *scenarios.Scenario) (units.Bandwidth, units.Duration) {
+	h := s.Cluster.Host
 	share := int64(1)
 	if h.PCIeSharing == scenarios.PCIePerSocket && h.Sockets > 0 {
-		share = max(gpn/int64(h.Sockets), 1)
+		share = max(int64(s.Cluster.GPUsPerNode)/int64(h.Sockets), 1)
 	}
-	return &hostPlan{opt: o.Optimizer, params: o.Params,
-		pcie: units.Bandwidth(max(int64(h.PCIe.Bandwidth)/share, 1)), lat: h.PCIe.Latency,
-		dram: units.Bandwidth(max(int64(h.MemoryBandwidth)/gpn, 1)), nvme: units.Bandwidth(max(int64(h.NVMeBandwidth)/gpn, 1))}
+	return units.Bandwidth(max(int64(h.PCIe.Bandwidth)/share, 1)), h.PCIe.Latency
 }
 
 func hostTime(bytes int64, bw units.Bandwidth) (units.Duration, error) {
@@ -156,6 +165,9 @@ type HostStats struct {
 	CPUTime units.Duration
 	// Bottleneck names the busier host resource: "pcie" or "cpu".
 	Bottleneck string
+	// CPUStep says the CPU runs the optimizer (DeepSpeed's offload);
+	// without it the copies are activation offloading's alone.
+	CPUStep bool
 	// RAMPerNode is the node's host RAM in bytes (memory model).
 	RAMPerNode int64
 }
@@ -276,6 +288,7 @@ func (e *executor) hostStats() *HostStats {
 			h.PCIeUpTime += d
 		case CPUAdam:
 			h.CPUTime += d
+			h.CPUStep = true
 		}
 		any = true
 	}

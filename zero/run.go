@@ -744,7 +744,7 @@ func replay(s *scenarios.Scenario, opt Options) (*Result, error) {
 		return nil, err
 	}
 	ex.progress = opt.Progress
-	if s.Offload.Any() {
+	if s.Offload.Any() || s.OffloadsActivations() {
 		ex.host = newHostNet(eng, s)
 	}
 	if slow := computeInterference(s); slow > 0 {

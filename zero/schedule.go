@@ -292,6 +292,9 @@ func buildCosts(s *scenarios.Scenario, groups []memory.GroupInfo, costs []LayerC
 	// allocations (BenchmarkStepGA256). Appends past it still grow it.
 	sc.Tasks = make([]Task, 0, min(countTasks(s, groups).bound(), MaxTasks+8))
 	b := &builder{sc: sc, s: s, host: newHostPlan(s), phases: epPhases(s)}
+	if b.actOff, err = newActOffPlan(s); err != nil {
+		return nil, err
+	}
 	if b.a2aBytes, err = a2aBytes(s, b.phases); err != nil {
 		return nil, err
 	}
@@ -315,8 +318,11 @@ func buildCosts(s *scenarios.Scenario, groups []memory.GroupInfo, costs []LayerC
 	for i, t := range sc.Tasks {
 		st := t.Stream
 		// The ep-comm stream holds the second half of one dispatcher
-		// kernel, not communication beside compute: it stays.
-		if !sc.Overlap && st != EPComm {
+		// kernel, not communication beside compute: it stays, as do
+		// activation offloading's copies, which run on Transformer
+		// Engine's own offload stream whatever the collectives' overlap
+		// (actoffload.go; DeepSpeed's offload is refused beside it).
+		if !sc.Overlap && st != EPComm && (b.actOff == nil || !t.Kind.IsHost()) {
 			st = Compute
 			sc.Tasks[i].Stream = Compute
 		}
@@ -352,6 +358,8 @@ type builder struct {
 	sc   *Schedule
 	s    *scenarios.Scenario
 	host *hostPlan // offload; nil without
+	// actOff is activation offloading (actoffload.go); nil without.
+	actOff *actOffPlan
 	// micro is the micro-step being built; every task added carries it.
 	micro int
 	// policy is each unit's checkpointing policy (memory.UnitPolicies),
@@ -766,7 +774,9 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 		if u == 0 && len(prevSync) > 0 {
 			ags = append(ags[:len(ags):len(ags)], prevSync...)
 		}
+		ags = b.actOff.forwardWaits(u, ags)
 		fwd[u] = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: ags})
+		b.actOff.offload(b, u, fwd[u])
 		fwdEnd = b.a2a(u, PhaseForwardA2A, fwd[u])
 	}
 	bwd := make([]int32, L)
@@ -818,6 +828,8 @@ func (b *builder) microStep3(byUnit [][]int, gathers func(int, Phase, []int32, [
 			w := u + 1 + lags[u]
 			ags = append(ags[:len(ags):len(ags)], syncEnd[w]...)
 		}
+		b.actOff.reload(b, u, before)
+		ags = b.actOff.backwardWaits(u, ags)
 		bwd[u] = b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: ags})
 		bwdEnd = b.a2a(u, PhaseBackwardA2A, bwd[u])
 		if !reduce {
@@ -923,7 +935,9 @@ func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, p
 		if in != prev {
 			after = append(after, in)
 		}
+		after = b.actOff.forwardWaits(u, after)
 		prev = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: after})
+		b.actOff.offload(b, u, prev)
 		prev = b.a2a(u, PhaseForwardA2A, prev)
 	}
 	var synced []int32
@@ -932,11 +946,13 @@ func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, p
 		pace = &bucketPace{}
 	}
 	for u := L - 1; u >= 0; u-- {
+		b.actOff.reload(b, u, prev)
 		first := len(sc.Tasks)
 		var after []int32
 		if in := b.a2a(u, PhaseBackwardA2A, b.recomputeA2A(u, prev, nil)); in != prev {
 			after = []int32{in}
 		}
+		after = b.actOff.backwardWaits(u, after)
 		bw := b.add(Task{Kind: Backward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Bwd, After: after})
 		pace.hold(sc.Tasks, first)
 		out := len(sc.Tasks)
