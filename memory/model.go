@@ -444,7 +444,7 @@ type UnitInfo struct {
 // Report is the per-rank memory of one scenario at one stage.
 type Report struct {
 	// actOff is the activation offloading's blocks (actoffload.go).
-	actOff []ActOffload
+	actOff     []ActOffload
 	Scenario   string
 	Estimator  string
 	Convention Convention
