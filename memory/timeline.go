@@ -25,6 +25,8 @@ import (
 //	  stage 3, grad_accum > 1, u = 0: +ΣShardGrad (the earlier micro-steps' accumulated
 //	                        gradient shards; the reduce-scatters below then add
 //	                        their output into it: +ShardGrad(u) … −ShardGrad(u))
+//	  activation offload    −Activation(i) for the offloaded block i this
+//	                        unit releases (OpActOffload, actoffload.go)
 //	  compute               +Mask(u) +(Activation(u) − AfterLogits(u))
 //	                        +LossBuffer(u) +LossHeldGrad(u) (the chunked loss:
 //	                        its gradient buffer and lm_head's summed gradient)
@@ -46,6 +48,8 @@ import (
 //	  stage 3: all-gather   +Gather(v) for v = u … u−d' not yet gathered
 //	                        (d' = backward_prefetch_depth)
 //	  stage 3, FSDP2: copy-out  0 (OpCopyOut)
+//	  activation reload     +Activation(i) for the offloaded block i this
+//	                        unit reloads (OpActReload, actoffload.go)
 //	  compute               +Grad(u) (stage 3; stage 0 when stage0GradsFreed or ddpGradCopies)
 //	                        +Recompute(u) +RingBackward(u)
 //	                        −Activation(u) −Recompute(u) −RingBackward(u)  (end of the unit's backward)
