@@ -48,7 +48,8 @@ import (
 //     529 at 128, 497 at 256; its backward, Fig. 6, which has no causal
 //     panel, not causal, 8k: 432 at 64, 518 at 128, as subtext.edge.nugit.net
 //     transcribes the figure's bar labels, the forward figure's labels
-//     agreeing with the repository's image): 0.797 at 64, 0.940 at 256.
+//     agreeing with the repository's image on the panels compared): 0.797
+//     at 64, 0.940 at 256.
 //     cuDNN on Blackwell takes Hopper's 64 (cudnn-frontend's only head_dim
 //     64 run there, gpt_oss, has a 128-token sliding window); its 256 is
 //     its own forward, causal, 8k: cuDNN 9.22 on a GB200 1,708 TFLOP/s
