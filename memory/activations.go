@@ -306,6 +306,9 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		}
 	}
 	gpt := BlockStyle(&m) == "gpt" // the preset's biases on every matrix (buildLayers)
+	// Megatron-core's llama block, as zero's megatronChain runs it: Llama's
+	// norms, never compiled; with Transformer Engine's modules or its own.
+	megatronLlama := s.Stack == "megatron" && BlockStyle(&m) == "llama" && norms == "" && !s.Training.Compile.Blocks()
 	force, forceGiven := s.Training.OpForceJoined()
 	return BlockDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, ValueUnpadded: s.Stack == "torchtitan", QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: s.RankSeqLen(), Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
@@ -337,10 +340,12 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		// TE refuses it under delayed scaling (linear.py lines 308-326
 		// at TransformerEngine d0067d0d).
 		FP8ProjOriginal: s.Stack == "megatron" && s.Training.FP8 == scenarios.FP8TECurrent,
-		// Megatron-core's Transformer Engine block (BlockDims.MegatronTE),
-		// as zero's megatronChain runs it: llama blocks with Llama's
-		// norms, never compiled.
-		MegatronTE: s.Stack == "megatron" && BlockStyle(&m) == "llama" && norms == "" && !s.Training.Compile.Blocks()}
+		// Megatron-core's Transformer Engine block (BlockDims.MegatronTE).
+		MegatronTE: megatronLlama && s.Training.TransformerImpl != scenarios.TransformerLocal,
+		// Megatron-core's local block (BlockDims.MegatronLocal).
+		MegatronLocal: megatronLlama && s.Training.TransformerImpl == scenarios.TransformerLocal,
+		// torch.nn.RMSNorm on aten::_fused_rms_norm (BlockDims.NormATen).
+		NormATen: megatronLlama && scenarios.ATenRMSNorm(s)}
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the

@@ -3,10 +3,10 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"math/big"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // Estimator names a memory estimate: zerosim's own model or a published
@@ -43,20 +43,6 @@ func ParseEstimator(s string) (Estimator, error) {
 		}
 	}
 	return 0, fmt.Errorf("memory: estimator %q: use zerosim, deepspeed or megatron", s)
-}
-
-// floorMulDiv returns floor(a·b/c) exactly, for a, b ≥ 0 and c > 0, or an
-// error when the result does not fit in an int64.
-func floorMulDiv(a, b, c int64) (int64, error) {
-	if a < 0 || b < 0 || c <= 0 {
-		return 0, fmt.Errorf("floorMulDiv(%d, %d, %d): need a, b ≥ 0 and c > 0", a, b, c)
-	}
-	q := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
-	q.Quo(q, big.NewInt(c))
-	if !q.IsInt64() {
-		return 0, errors.New("value does not fit in 64 bits")
-	}
-	return q.Int64(), nil
 }
 
 // DeepSpeedZero2 is DeepSpeed's estimate_zero2_model_states_mem_needs GPU
@@ -123,12 +109,9 @@ func Megatron(totalParams int64, dp int, distributedOptimizer bool) (int64, erro
 		v := c.Mul(18, totalParams)
 		return v, c.Err
 	}
-	q, err := floorMulDiv(12, totalParams, int64(dp))
+	q, err := units.CheckedMulDivCeil(12, totalParams, int64(dp))
 	if err != nil {
 		return 0, err
-	}
-	if r := new(big.Int).Mod(new(big.Int).Mul(big.NewInt(12), big.NewInt(totalParams)), big.NewInt(int64(dp))); r.Sign() != 0 {
-		q = c.Add(q, 1)
 	}
 	v := c.Add(c.Mul(6, totalParams), q)
 	return v, c.Err

@@ -1,10 +1,14 @@
 package memory
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // One block's KV cache in keepLogitsYAML (Llama 2 7B, micro-batch 8,
@@ -97,4 +101,55 @@ func TestKVCacheNeedsFullRecompute(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "training.hf_use_cache") || !strings.Contains(err.Error(), "recompute: full") {
 		t.Fatalf("hf_use_cache under recompute none: %v, want an error naming the key and recompute: full", err)
 	}
+}
+
+// TestKVCacheDocFigures holds docs/memory-model.md's worked example of
+// training.hf_use_cache to the dlrover ATorch FSDP template
+// (testdata/validation/dlrover-atorch-fsdp-llama2-7b.yaml: Llama 2 7B,
+// micro-batch 4 × seq 4096, 32 key/value heads of 4096/32 = 128, bf16
+// under autocast, hf_use_cache kept). Worked here from the template's
+// dimensions: one block caches its keys and values, 2 · (4·4096) · 32 ·
+// 128 · 2 B = 268,435,456 B; 32 blocks make 8 GiB per cache, and kept
+// holds two at the loss, 16 GiB.
+func TestKVCacheDocFigures(t *testing.T) {
+	tmpl, err := os.ReadFile("../testdata/validation/dlrover-atorch-fsdp-llama2-7b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenarios.Load("dlrover.yaml", tmpl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Model
+	if m.Hidden != 4096 || m.Heads != 32 || m.KVHeads != 32 || m.Layers != 32 || m.SeqLen != 4096 || s.Training.MicroBatch != 4 {
+		t.Fatalf("template changed: hidden %d, heads %d/%d, layers %d, seq %d, micro-batch %d; the doc's example is 4096, 32/32, 32, 4096, 4", m.Hidden, m.Heads, m.KVHeads, m.Layers, m.SeqLen, s.Training.MicroBatch)
+	}
+	const perBlock = 2 * (4 * 4096) * 32 * (4096 / 32) * 2 // k and v, bf16
+	const whole = 32 * perBlock
+	r := mustAnalyze(t, s, Options{})
+	c := r.Component(CompKVCache)
+	if c.AtRest != whole || c.Peak != 2*whole {
+		t.Errorf("kv cache: %d at rest, %d at peak; want %d and %d (two caches at the loss)", c.AtRest, c.Peak, int64(whole), int64(2*whole))
+	}
+	var grows int
+	for _, e := range r.Timeline() {
+		if e.Component == CompKVCache && e.Delta > 0 {
+			grows++
+			if e.Delta != perBlock {
+				t.Errorf("kv cache grows by %d B at %+v, want %d per block", e.Delta, e, perBlock)
+			}
+		}
+	}
+	if grows != 32 {
+		t.Errorf("%d kv cache allocations, want one per block (32)", grows)
+	}
+	gib := func(b int64) string {
+		if b%int64(units.GiB) != 0 {
+			t.Fatalf("%d B is not a whole number of GiB, as the doc writes it", b)
+		}
+		return fmt.Sprintf("%d GiB", b/int64(units.GiB))
+	}
+	golden.CheckQuotes(t, "../docs/memory-model.md", "memory's CompKVCache on the dlrover template (TestKVCacheDocFigures)",
+		fmt.Sprintf("Llama 2 7B at batch 4 × 4096 (32 heads of 128, bf16) holds %s B per block, %s per cache; the dlrover ATorch FSDP rows", commas(perBlock), gib(whole)),
+		fmt.Sprintf("need %s of it at the loss under `kept`", gib(c.Peak)))
 }

@@ -401,6 +401,12 @@ type UnitInfo struct {
 	// loss's fp32 copy of 16-bit logits, alive while log_softmax runs; on
 	// the head unit, 0 elsewhere.
 	LossLogits, LossUpcast int64
+	// LossShift is, on the head unit when a Hugging Face loss runs inside
+	// forward over the fp32 logits the loop holds
+	// (scenarios.Training.OutputsHeldPastLoss with keep_logits fp32), the
+	// loss's fp32 shift_logits copy (HFShiftLogits): made before the loss,
+	// freed when forward returns with it; 0 elsewhere.
+	LossShift int64
 	// HeadMm are, on the head unit under the eager loss, the tensors the
 	// output projection's MmBackward0 holds beside the weight gradient it
 	// makes and the head's Activation does not count then: the logits'
@@ -872,6 +878,12 @@ func buildGroups(s *scenarios.Scenario, r *Report, shards int, padding Padding) 
 				if s.Training.StateDType() == scenarios.FP32 {
 					sb = 4
 				}
+			case s.ParamRemainders() && prec == scenarios.BF16:
+				// The fp32 master's low 16 bits, an int16 remainder
+				// beside the bf16 param that is its top half; Adam's
+				// moments stay fp32 (scenarios.resolveParamRemainders
+				// cites Apex's StateBucket and TE's FusedAdam).
+				mb = 2
 			}
 			g = &group{info: GroupInfo{Name: gname, Precision: string(prec), ParamBytes: pb, GradBytes: gb, MasterBytes: mb, ReduceBytes: gb, StateBytes: sb},
 				perUnit: map[int]int64{}, bucketGradBytes: gb}

@@ -264,6 +264,33 @@ type BlockDims struct {
 	// activation_func_fp8_input_store, off by default, not modelled), not
 	// eager SiLU's and the product's factors.
 	MegatronTE bool
+	// MegatronLocal: a llama block as Megatron-core builds it from its own
+	// modules (training.transformer_impl: local, --transformer-impl local;
+	// get_gpt_layer_local_spec, megatron/core/models/gpt/gpt_layer_specs.py
+	// at NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553). Its
+	// RMSNorms are torch.nn.RMSNorm (WrappedTorchNorm: LocalSpecProvider.
+	// layer_norm, megatron/core/models/backends.py lines 118-127 at
+	// d98e8a64), PyTorch's composite rms_norm, which upcasts x to fp32 and
+	// multiplies by rsqrt(mean(x²) + eps) as separate ops: the eager
+	// norm's tensors, not TE's. Its ColumnParallelLinear/RowParallelLinear
+	// keep their 16-bit inputs (LinearWithGradAccumulationAndAsyncCommunication,
+	// megatron/core/tensor_parallel/layers.py at d98e8a64), as an eager
+	// linear does. Its MLP is the same MLP module as the TE block's
+	// (megatron/core/transformer/mlp.py lines 275-309 at d98e8a64), so
+	// bias_swiglu_impl keeps linear_fc1's gate and up output alone, as
+	// under MegatronTE.
+	MegatronLocal bool
+	// NormATen: under MegatronLocal, torch.nn.RMSNorm runs
+	// aten::_fused_rms_norm (training.norm_impl aten_fused, the local
+	// block's default: PyTorch 2.9 or later, scenarios.NormATen), whose
+	// autograd node keeps the norm's 16-bit input and the fp32 rstd per
+	// row (derivatives.yaml's _fused_rms_norm: _fused_rms_norm_backward(
+	// grad, input, normalized_shape, result1, weight, ...), pytorch/pytorch
+	// tools/autograd/derivatives.yaml): NormFused's tensors, for the
+	// block's norms, q/k norms and the final norm. Without it (norm_impl
+	// fp32, PyTorch 2.8 or earlier) the composite rms_norm's: the fp32
+	// upcast, rstd and the normalized tensor.
+	NormATen bool
 }
 
 // teFP8Input is what a Transformer Engine linear layer keeps of its input
@@ -390,6 +417,12 @@ func (d *BlockDims) check() error {
 	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
 	}
+	if d.NormATen && !d.MegatronLocal {
+		return fmt.Errorf("norm_impl aten_fused is derived for Megatron's local block only")
+	}
+	if d.MegatronLocal && (d.MegatronTE || d.Arch != "llama" || d.Compiled || d.Norms != "") {
+		return fmt.Errorf("Megatron's local block is derived for eager llama blocks with Llama's norms, without Transformer Engine's (got arch %q, compiled %v, norms %q, MegatronTE %v)", d.Arch, d.Compiled, d.Norms, d.MegatronTE)
+	}
 	if d.MegatronTE && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("Megatron's Transformer Engine block is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
 	}
@@ -485,10 +518,16 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	// and the fp32 rstd per row; the normalized tensor exists only inside
 	// the Triton kernel and x is never upcast outside it. Its output y is
 	// the next matmul's input, kept by that matmul as with the eager norm.
-	fused := llama && (d.NormFused || d.MegatronTE)
+	// aten: torch.nn.RMSNorm on aten::_fused_rms_norm (NormATen) keeps the
+	// same two, the q/k norms' too.
+	aten := llama && d.NormATen
+	fused := llama && (d.NormFused || d.MegatronTE || aten)
 	fusedBy := "fused_rmsnorm"
-	if d.MegatronTE {
+	switch {
+	case d.MegatronTE:
 		fusedBy = "TE LayerNormLinear"
+	case aten:
+		fusedBy = "aten::_fused_rms_norm"
 	}
 	// Norm before attention. LayerNorm (GPT) saves its input plus fp32 mean
 	// and rstd per row; the eager RMSNorm of Meta's reference model
@@ -500,9 +539,13 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	// rows rows (formula names wf and rowsF) inside the block; input names
 	// its 16-bit input, which a compiled block keeps.
 	rmsNorm := func(which, style string, w, rows int64, wf, rowsF, input string) {
-		if compiled {
-			add(input, "compiled block", "2·t·"+wf, c.Mul(2, t, w), false, false)
-			add(which+" rstd (fp32)", "compiled block", "4·"+rowsF, c.Mul(4, rows), false, false)
+		if compiled || aten && input != "" {
+			by := "compiled block"
+			if aten {
+				by = fusedBy
+			}
+			add(input, by, "2·t·"+wf, c.Mul(2, t, w), false, false)
+			add(which+" rstd (fp32)", by, "4·"+rowsF, c.Mul(4, rows), false, false)
 			return
 		}
 		add(which+" input in fp32 (x.float())", "pow, mul(x, rstd)", "4·t·"+wf, c.Mul(4, t, w), false, false)
@@ -616,7 +659,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	if d.QKNorm != "" && d.LinearAttention == "" && d.KVLoRARank == 0 {
 		n := len(out)
 		qkNorms(d, t, &c, rmsNorm)
-		if compiled && d.QKNorm != scenarios.QKNormL2 {
+		if (compiled || aten) && d.QKNorm != scenarios.QKNormL2 {
 			// Compiled, q_norm and k_norm keep their 16-bit inputs
 			// first (out[n], out[n+2]): the k_proj output, and the
 			// q_proj output, or under the output gate its query half,
@@ -764,9 +807,10 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		mt.wholeLast(i3)
 		n, fm := lin(f, "f")
 		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
-	case llama && d.MegatronTE:
+	case llama && (d.MegatronTE || d.MegatronLocal):
 		// linear_fc1 is one GEMM writing the gate and up halves side by
-		// side; bias_swiglu_impl keeps that output alone (MegatronTE).
+		// side; bias_swiglu_impl keeps that output alone (MegatronTE,
+		// MegatronLocal).
 		i1 := mt.mm("mlp.linear_fc1", c.Mul(4, t, f), h, false, d.MLPBias)
 		add("linear_fc1 output (gate and up: the SwiGLU input)", "bias_swiglu_impl", "4·t·f", c.Mul(4, t, f), false, false)
 		mt.wholeLast(i1)
@@ -1599,15 +1643,17 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 	t := c.Mul(d.Seq, d.Batch)
 	switch {
 	case d.Arch == "llama" && (d.Norms == scenarios.NormsGemma || d.Norms == scenarios.NormsFP32),
-		d.Arch == "llama" && d.InputFP32 && !d.NormFused && !d.MegatronTE:
+		d.Arch == "llama" && d.InputFP32 && !d.NormFused && !d.MegatronTE && !d.NormATen:
 		// Gemma's and Qwen3-Next's final norm keeps its fp32 normalized
 		// tensor (normFP32Affine), so does an eager RMSNorm over the fp32
 		// residual stream (normFP32Input).
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(4, t, d.Hidden))
-	case d.Arch == "llama" && (d.NormFused || d.MegatronTE):
+	case d.Arch == "llama" && (d.NormFused || d.MegatronTE || d.NormATen):
 		// torchtitan's fused_rmsnorm (BlockTensors' fused), Megatron's
-		// final TENorm (MegatronTE): the final norm's 16-bit input, the
-		// last block's output, and its fp32 rstd.
+		// final TENorm (MegatronTE), the local block's final
+		// torch.nn.RMSNorm on aten::_fused_rms_norm (NormATen): the
+		// final norm's 16-bit input, the last block's output, and its
+		// fp32 rstd.
 		model = c.Add(c.Mul(2, t, d.Hidden), c.Mul(4, t))
 	case d.Arch == "llama":
 		model = c.Add(c.Mul(4, t, d.Hidden), c.Mul(4, t), c.Mul(2, t, d.Hidden))
@@ -1818,6 +1864,37 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 		return 0, 0, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	return logits, upcast, nil
+}
+
+// HFShiftLogits returns the fp32 copy a Hugging Face causal LM's forward
+// makes of its shifted logits before its loss, under a loss taken inside
+// the model that upcasts them first (keepLogits 4: the fp32 logits the
+// model returns, training.keep_logits fp32): 4·b·(s−1)·V, the sequence's
+// last position dropped; 0 for any other keepLogits, under a compiled, a
+// fused or a chunked loss, and without a vocabulary.
+// LlamaForCausalLM.forward runs logits = logits.float(); shift_logits =
+// logits[..., :-1, :].contiguous(); shift_labels = labels[..., 1:]
+// .contiguous(); loss = loss_fct(shift_logits.view(-1, vocab_size),
+// shift_labels.view(-1)) (src/transformers/models/llama/modeling_llama.py
+// at huggingface/transformers 002272831fba584eb30dca9729c1be456836960a):
+// slicing off the last position leaves a non-contiguous view, so
+// .contiguous() copies it, and the copy is log_softmax's input while it
+// writes its output (which it saves; log_softmax saves its output, not its
+// input, so autograd does not keep the copy). It is a local of forward,
+// freed when forward returns with the loss.
+func HFShiftLogits(d BlockDims, keepLogits int64) (int64, error) {
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	if keepLogits != 4 || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.LossChunks > 1 || d.Seq < 2 {
+		return 0, nil
+	}
+	var c calc
+	shift := c.Mul(4, d.Batch, d.Seq-1, d.Vocab)
+	if c.Err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return shift, nil
 }
 
 // HeadProjectionBackward returns, under the eager loss, the tensors alive

@@ -29,12 +29,15 @@ import (
 //	                        +LossBuffer(u) +LossHeldGrad(u) (the chunked loss:
 //	                        its gradient buffer and lm_head's summed gradient)
 //	                        +LossLogits(u) +Logits(u) [−LossLogits(u) when Logits(u) > 0]
-//	                        −Logits(u) +LossUpcast(u) +AfterLogits(u) (OpLossSaved) −LossUpcast(u)
-//	                        [−LossLogits(u) when Logits(u) = 0] (the head: the
+//	                        −Logits(u) +LossShift(u) +LossUpcast(u) +AfterLogits(u) (OpLossSaved) −LossUpcast(u)
+//	                        [−LossLogits(u) when Logits(u) = 0] −LossShift(u) (the head: the
 //	                        16-bit logits; under training.keep_logits the new
 //	                        kept logits, the previous step's, at rest, freed by
 //	                        the loop's rebinding (OpRebind); the loss's fp32
-//	                        upcast and saved tensors; 0 elsewhere)
+//	                        upcast and saved tensors; 0 elsewhere. A Hugging
+//	                        Face loss inside forward, OutputsHeldPastLoss:
+//	                        −Logits(u) after −LossShift(u), and the
+//	                        .float()'s −LossLogits(u) as OpRebind)
 //	                        +RingForward(u) −RingForward(u) (cp > 1: ringattn.go)
 //	                        −MaskFreeForward(u) (sdpa masks: sdpamask.go)
 //	  stage 3: release      −Gather(u) (unless kept across the boundary,
@@ -92,7 +95,11 @@ const (
 	// (pred = model(...), training.keep_logits) once the head's forward
 	// has returned the new ones: its free of the previous step's logits
 	// is applied when the head's forward compute starts, after the
-	// events before it and before the loss's allocations after it.
+	// events before it and before the loss's allocations after it. A
+	// Hugging Face loss inside forward (scenarios.Training.
+	// OutputsHeldPastLoss) rebinds after the loss, and the model's own
+	// logits = logits.float() frees the 16-bit logits by the same kind
+	// of rebinding, applied in the same order.
 	OpRebind Op = "logits rebind"
 	// OpLossSaved is the head's loss saving its tensors for backward
 	// (UnitInfo.AfterLogits) once the loop has the logits, after the
@@ -252,6 +259,11 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			if u == head {
 				out[u].Logits, out[u].AfterLogits = logits, afterLogits
 				out[u].LossLogits, out[u].LossUpcast = lossLogits, upcast
+				if s.Training.OutputsHeldPastLoss() {
+					if out[u].LossShift, err = HFShiftLogits(base, s.Training.KeptLogitsBytes()); err != nil {
+						return nil, err
+					}
+				}
 				if afterLogits > 0 {
 					if out[u].HeadMm, err = HeadProjectionBackward(base); err != nil {
 						return nil, err
@@ -631,6 +643,8 @@ func (m *model) atRest() {
 					m.set(CompMaster, 0, noMasterNote(g))
 				case m.s.Training.MasterDType == scenarios.MasterBF16:
 					m.set(CompMaster, c.Mul(R, em), "bf16 shard (1/"+itoa(r.Shards)+"), a copy of the param shard (master_dtype: bf16, DeepSpeed's bf16_master_weights_and_grads)")
+				case m.s.ParamRemainders() && em == 2:
+					m.set(CompMaster, c.Mul(R, em), "int16 remainders of the fp32 shard (1/"+itoa(r.Shards)+"): its low 16 bits, the bf16 param its top half (store_param_remainders)")
 				default:
 					m.set(CompMaster, c.Mul(R, em), "fp32 shard (1/"+itoa(r.Shards)+")")
 				}
@@ -919,7 +933,7 @@ func fp32Shard(r *Report, s *scenarios.Scenario, g *GroupInfo) bool {
 // the 16-bit logits (logits bytes; with kept logits, the projection's
 // output before .float() copies it into them) and the loss's fp32 upcast
 // (upcast bytes), whichever the scenario has; "" for neither.
-func lossTempNote(logits, upcast int64, kept bool) string {
+func lossTempNote(logits, upcast, shift int64, kept bool) string {
 	var parts []string
 	switch {
 	case logits > 0 && kept:
@@ -929,6 +943,9 @@ func lossTempNote(logits, upcast int64, kept bool) string {
 	}
 	if upcast > 0 {
 		parts = append(parts, "the loss's fp32 upcast of the 16-bit logits")
+	}
+	if shift > 0 {
+		parts = append(parts, "Hugging Face's fp32 shift_logits copy while its loss runs inside forward")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -1227,34 +1244,58 @@ func (m *model) buildEvents() {
 		// rebinds the name and frees those (training.keep_logits,
 		// KeptLogits), and only then does the loss run and save its
 		// tensors (AfterLogits): the old logits and the loss's never
-		// coexist (OpRebind). Around them the loss's temporaries
+		// coexist (OpRebind), for a loss outside the model (torchtitan,
+		// Composer); a Hugging Face loss inside forward keeps them alive
+		// through it (below). Around them the loss's temporaries
 		// (HeadLossTemps): the projection's 16-bit logits first, freed
 		// once the model's own .float() has copied them when the loop
 		// keeps fp32 logits, else when the loss returns; the loss's fp32
 		// upcast while log_softmax writes its output.
-		if n := lossTempNote(units[u].LossLogits, units[u].LossUpcast, units[u].Logits > 0); n != "" {
+		if n := lossTempNote(units[u].LossLogits, units[u].LossUpcast, units[u].LossShift, units[u].Logits > 0); n != "" {
 			if units[u].LossBuffer > 0 {
 				n = chunkedLossNote(n, m.s.Training.LossChunks)
 			}
 			m.notes[componentIndex(CompLossTemp)] = n
 		}
+		// A Hugging Face model takes the loss inside its forward: the
+		// loop's outputs = model(**batch) rebinds the name, freeing the
+		// previous step's logits, only after the loss below, and the
+		// loss runs on forward's shift_logits copy (LossShift), freed as
+		// forward returns (scenarios.Training.OutputsHeldPastLoss).
+		heldPastLoss := m.s.Training.OutputsHeldPastLoss()
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossLogits)
 		m.ev(PhaseForward, u, OpCompute, CompLogits, units[u].Logits)
 		if units[u].Logits > 0 {
-			m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossLogits)
+			// logits = logits.float() rebinds forward's name and frees
+			// the 16-bit output. Held past the loss, the replay applies
+			// the free in order (OpRebind), not at the compute's end:
+			// the old logits the loss no longer displaces would
+			// otherwise meet the 16-bit ones.
+			op := OpCompute
+			if heldPastLoss {
+				op = OpRebind
+			}
+			m.ev(PhaseForward, u, op, CompLossTemp, -units[u].LossLogits)
 		}
-		m.ev(PhaseForward, u, OpRebind, CompLogits, -units[u].Logits)
+		if !heldPastLoss {
+			m.ev(PhaseForward, u, OpRebind, CompLogits, -units[u].Logits)
+		}
+		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossShift)
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossUpcast)
 		m.ev(PhaseForward, u, OpLossSaved, CompActivations, units[u].AfterLogits)
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossUpcast)
 		if units[u].Logits == 0 {
 			m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossLogits)
 		}
+		m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossShift)
 		// Hugging Face computes the loss inside the model's forward; once
 		// it returns, outputs = model(**batch) rebinds the loop's name and
 		// frees the previous step's cache (hf_use_cache: kept), or the loop
 		// keeps only the loss and the step's own cache goes (forward):
 		// either way the bytes of one whole cache (KVCache).
+		if heldPastLoss {
+			m.ev(PhaseForward, u, OpRebind, CompLogits, -units[u].Logits)
+		}
 		if u == kvHead {
 			m.ev(PhaseForward, u, OpRebind, CompKVCache, -kvTotal)
 		}
@@ -1512,6 +1553,12 @@ func (m *model) buildEvents() {
 		}
 		if fp32GradBuffer(r, g) {
 			continue // the fp32 grad buffer is the optimizer's grad: no copy
+		}
+		if m.s.ParamRemainders() {
+			// Apex's DistributedFusedAdam and TE's FusedAdam read the
+			// 16-bit gradient as it is (decoupled_grad):
+			// scenarios.resolveParamRemainders.
+			continue
 		}
 		elems := g.info.ShardElems
 		if r.Stage == 0 {

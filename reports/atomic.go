@@ -93,7 +93,7 @@ type ManifestFile struct {
 }
 
 // BeginOutputDir creates dir if needed and removes its manifest before any
-// file is replaced: from then until FinishOutputDir the directory reads as
+// file is replaced: from then until finishOutputDir the directory reads as
 // incomplete.
 func BeginOutputDir(dir string) error {
 	if err := CheckOutputDir(dir); err != nil {
@@ -137,12 +137,9 @@ func ManifestFiles(dir string) []string {
 	return names
 }
 
-// FinishOutputDir writes dir's manifest, atomically and last, listing the
-// files names (base names in dir, as written) with their sizes and hashes.
-func FinishOutputDir(dir string, names []string) error {
-	return finishOutputDir(dir, names, nil)
-}
-
+// finishOutputDir writes dir's manifest, atomically and last, listing the
+// files names (base names in dir, as written) with their sizes and hashes,
+// and meta when not nil.
 func finishOutputDir(dir string, names []string, meta *ManifestMeta) error {
 	m := Manifest{Tool: "zerosim", ManifestMeta: meta, Files: []ManifestFile{}}
 	for _, n := range names {
@@ -188,7 +185,7 @@ func CheckManifest(dir string) error {
 // (WriteFileAtomic: a temporary file in dir renamed over the target), so a
 // reader sees the old file or the complete new one and a failure leaves no
 // partial file; the manifest is removed first and written last
-// (BeginOutputDir, FinishOutputDir). Only the named files and the manifest
+// (BeginOutputDir, finishOutputDir). Only the named files and the manifest
 // are touched; other files in dir are left alone. It returns the paths
 // written, manifest excluded.
 func WriteOutputDir(dir string, files []OutputFile) ([]string, error) {

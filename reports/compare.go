@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/zerosim/zerosim/topology"
 	"io"
 	"math"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -341,7 +341,7 @@ func NewComparison(title string, runs *sweep.Runs, seedNote bool) *Comparison {
 		for i, k := range ks {
 			names[i] = "K=" + strconv.Itoa(k)
 		}
-		c.KNoEffect = fmt.Sprintf("K has no effect here: ZeRO stage 0 shards nothing, so %s replay the same step (no slow-link analysis).", ListAnd(names))
+		c.KNoEffect = fmt.Sprintf("K has no effect here: ZeRO stage 0 shards nothing, so %s replay the same step (no slow-link analysis).", scenarios.ListAnd(names))
 	}
 	if len(runs.AllK) > 0 {
 		c.Plot = slowLinkPlot(c.Title, runs.AllK)

@@ -87,7 +87,7 @@ func compareAttention(vs []compareVariant) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Attention is %s of the compute, so the GPU comparison rests on the kernel it is timed with: %s of the dense peak (zerosim run's attention line gives each rate's source).",
-		ListAnd(shares), ListAnd(kernels))
+		scenarios.ListAnd(shares), scenarios.ListAnd(kernels))
 	switch {
 	case preset:
 		how := "--set training.attention_kernel=cudnn"
@@ -96,7 +96,7 @@ func compareAttention(vs []compareVariant) string {
 			how = "training.attention_kernel: cudnn on those variants only"
 		}
 		fmt.Fprintf(&b, " fa2 is stack torchtitan's, torchtitan 9dec370 (Dec 2024); a torchtitan from 6a3a9da (on Blackwell from 3b85aa3) to 1695457 runs SDPA with cuDNN's attention first, at %s (%s; docs/stacks.md).",
-			ListAnd(cudnn), how)
+			scenarios.ListAnd(cudnn), how)
 	default:
 		b.WriteString(" Set training.attention_kernel to the kernel your stack runs on each GPU.")
 	}

@@ -938,14 +938,6 @@ func wrapWords(words []string, width int, indent string, col int, brk string) st
 	return b.String()
 }
 
-// ListAnd joins words as prose does: "a", "a and b", "a, b and c".
-func ListAnd(xs []string) string {
-	if len(xs) < 2 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
-}
-
 // cpHintShare is the activations' share of the least-memory peak from which
 // NoFitText suggests searching context parallelism: then cp ≥ 2 can take
 // an eighth or more of the peak off.
@@ -1019,7 +1011,7 @@ func ToFit(p *sweep.Plan) string {
 		}
 		others := scenarios.StacksRunning(3)
 		ways = append(ways, fmt.Sprintf("ZeRO stage 3, which stack %s does not run (it runs stages %s) and %s do (--set stack=%s)",
-			p.Stack, ListAnd(names), ListAnd(others), others[0]))
+			p.Stack, scenarios.ListAnd(names), scenarios.ListAnd(others), others[0]))
 	}
 	if !slices.Contains(p.SearchedRecompute, "full") {
 		ways = append(ways, "full activation checkpointing ("+searchIt(p, "training.recompute", "--recompute none,selective,full")+")")

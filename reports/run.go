@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/zerosim/zerosim/collectives"
-	"github.com/zerosim/zerosim/topology"
 	"io"
 	"math"
 	"math/big"
@@ -14,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zerosim/zerosim/collectives"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
+	"github.com/zerosim/zerosim/topology"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -1206,7 +1206,7 @@ func joinLinks(d []scenarios.DegradedLink, tail, item func(scenarios.DegradedLin
 	for i, x := range d {
 		names[i] = item(x)
 	}
-	return "links at " + ListAnd(names)
+	return "links at " + scenarios.ListAnd(names)
 }
 
 // oneOrMany is one when n is 1, else many: a verb's or pronoun's number.

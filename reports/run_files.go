@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
+
+	"github.com/zerosim/zerosim/scenarios"
 )
 
 // runKinds are the kinds of files `zerosim run -o DIR` writes, in the order
@@ -17,7 +18,7 @@ func ParseRunKinds(only []string) (map[string]bool, error) {
 	want := map[string]bool{}
 	for _, k := range only {
 		if !slices.Contains(runKinds, k) {
-			return nil, fmt.Errorf("--only %q: use %s", k, orList(runKinds))
+			return nil, fmt.Errorf("--only %q: use %s", k, scenarios.ListOr(runKinds))
 		}
 		want[k] = true
 	}
@@ -27,14 +28,6 @@ func ParseRunKinds(only []string) (map[string]bool, error) {
 		}
 	}
 	return want, nil
-}
-
-// orList joins "a, b, c or d".
-func orList(s []string) string {
-	if len(s) < 2 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // RenderRunTrace renders the run's Chrome trace (trace.json).

@@ -107,6 +107,8 @@ func verifyRuns(u numerics.Unfollowed) string {
 		return "bf16 parameters"
 	case "training.master_dtype":
 		return "an fp32 master and fp32 Adam moments"
+	case "training.store_param_remainders":
+		return "a full fp32 master, cast to bf16 rounding to nearest even"
 	case "training.autocast":
 		return "bf16 parameters beside an fp32 master, no autocast"
 	case "training.cross_entropy":

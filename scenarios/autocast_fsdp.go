@@ -5,8 +5,11 @@ import "fmt"
 // torch.autocast over fp32 parameters that PyTorch FSDP shards
 // (training.autocast with param_dtype fp32 at zero_stage 2 or 3 under
 // communication.boundary fsdp1, fsdp2 or fsdp2_head, no FSDP
-// MixedPrecision: HF models trained by dlrover ATorch's amp_native,
-// Composer's FULL mixed precision under amp_bf16). FSDP gathers the fp32
+// MixedPrecision: Composer's FULL mixed precision under amp_bf16; not
+// dlrover ATorch's amp_native under its fsdp strategy, beside which
+// ModelContext.adjust_wrappers turns FSDP's MixedPrecision(param_dtype=
+// bf16) on, atorch/atorch/auto/model_context.py at
+// intelligent-machine-learning/dlrover 70df7d5a2). FSDP gathers the fp32
 // parameters and autocast casts each matmul's weight as it is used, as
 // under DDP (scenarios/autocast.go); what differs between the two FSDPs is
 // whether autocast's cache may keep the casts.

@@ -272,7 +272,7 @@ func unknownKeyMsg(key, parent string, t reflect.Type) string {
 		// the top level: the key is right, its section wrong. The nearest
 		// key suggested "model" for "nodes" and listed training's 30 keys
 		// for zero_stage.
-		return fmt.Sprintf("unknown key %q %s (it belongs under %s)", key, where, listOr(paths))
+		return fmt.Sprintf("unknown key %q %s (it belongs under %s)", key, where, ListOr(paths))
 	}
 	keys := yamlKeys(t)
 	best, bestD := "", 1<<30

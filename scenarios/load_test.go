@@ -158,7 +158,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown rope_impl", baseYAML + "training:\n  rope_impl: real\n",
 			"s.yaml:12:3: rope_impl \"real\" is unknown (use complex, rotation or fused)"},
 		{"unknown norm_impl", baseYAML + "training:\n  norm_impl: triton\n",
-			"s.yaml:12:3: norm_impl \"triton\" is unknown (use fp32 or fused)"},
+			"s.yaml:12:3: norm_impl \"triton\" is unknown (use fp32, fused or aten_fused)"},
 		{"fused norm on gpt blocks", baseYAML + "training:\n  norm_impl: fused\n",
 			"s.yaml:12:3: norm_impl=fused is torchtitan's fused RMSNorm, the kernel of its Llama blocks' RMSNorm only, and this model's blocks are GPT's, with LayerNorm (model.arch gpt) (delete training.norm_impl)"},
 		{"fused norm on an hf gpt2", rep("preset: gpt3-125m", "hf_config: testdata/hf/gpt2/config.json") + "training:\n  norm_impl: fused\n",
@@ -181,6 +181,14 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:13:3: keep_logits=fp32 does not go with training.compile=loss: the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: bf16, or an eager loss)"},
 		{"keep_logits fp32 with the fused loss", baseYAML + "training:\n  cross_entropy: fused\n  keep_logits: fp32\n",
 			"s.yaml:13:3: keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: bf16, or cross_entropy: fp32)"},
+		// fp32 parameters: the fix named param_dtype's fp32, the value
+		// refused; it is autocast's dtype, or none without autocast.
+		{"keep_logits fp32 with a compiled loss under autocast", baseYAML + "training:\n  param_dtype: fp32\n  autocast: bf16\n  compile: loss\n  keep_logits: fp32\n",
+			"s.yaml:15:3: keep_logits=fp32 does not go with training.compile=loss: the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: bf16, or an eager loss)"},
+		{"keep_logits fp32 with the autocast loss", baseYAML + "training:\n  param_dtype: fp32\n  autocast: bf16\n  cross_entropy: autocast\n  keep_logits: fp32\n",
+			"s.yaml:15:3: keep_logits=fp32 does not go with training.cross_entropy=autocast: a loss on fp32 logits is the fp32 one (use keep_logits: bf16, or cross_entropy: fp32)"},
+		{"keep_logits fp32 with a compiled loss on fp32 logits", baseYAML + "training:\n  param_dtype: fp32\n  compile: loss\n  keep_logits: fp32\n",
+			"s.yaml:14:3: keep_logits=fp32 does not go with training.compile=loss: the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: none, or an eager loss)"},
 		{"unknown optimizer_impl", baseYAML + "training:\n  optimizer_impl: apex\n",
 			"s.yaml:12:3: optimizer_impl \"apex\" is unknown (use seed, fused, foreach or composer)"},
 		{"unknown grad_clip", baseYAML + "training:\n  grad_clip: value\n",

@@ -244,3 +244,93 @@ func (l *loader) resolveMasterBF16(s *Scenario) *Error {
 	}
 	return nil
 }
+
+// resolveParamRemainders refuses training.store_param_remainders where
+// neither optimizer that stores them runs. Both keep the rank's shard of
+// the fp32 master as the bf16 parameter (its top 16 bits, rounded) and an
+// int16 remainder (its low 16 bits), and Adam's exp_avg and exp_avg_sq in
+// fp32:
+//
+//   - Apex's DistributedFusedAdam with store_params=False,
+//     store_param_remainders=True: StateBucket allocates
+//     param_remainders_shard as torch.int16 and exp_avg_shard and
+//     exp_avg_sq_shard in the optimizer's dtype, fp32, and no params_shard;
+//     it refuses the option unless dtype is fp32 and param_sync_dtype bf16
+//     (apex/contrib/optimizers/distributed_fused_adam.py, StateBucket and
+//     __init__, at NVIDIA/apex 6424da3b4faa6c8f062da4a48c424fff3f02d42d;
+//     the option since 6f7d8ac3, 2022-08). DistAdamWithParamRemaindersFunctor
+//     rebuilds the fp32 value from the two halves and splits it again after
+//     the update (apex/contrib/csrc/optimizers/
+//     multi_tensor_distopt_adam_kernel.cu). NeMo's distributed_fused_adam
+//     (MegatronDistributedFusedAdam) turns it on by itself when the
+//     optimizer's dtype is fp32 (its default) and the model's bf16
+//     (megatron_amp_O2 with bf16), unless the config gives store_params or
+//     sets model.fp8_params (MegatronBaseModel.setup_optimization,
+//     nemo/collections/nlp/models/language_modeling/megatron_base_model.py
+//     lines 853-862 at NVIDIA/NeMo 8cfedd7203462cb251a914e700e5605444277561,
+//     since 456410d62c, 2022-10, NeMo 1.x).
+//   - Transformer Engine's FusedAdam with master_weights=True,
+//     master_weight_dtype fp32 and store_param_remainders=True: the
+//     master_param state of a bf16 parameter is torch.int16
+//     (_initialize_state; step's "store_param_remainders and p.dtype ==
+//     torch.bfloat16", transformer_engine/pytorch/optimizers/fused_adam.py
+//     at NVIDIA/TransformerEngine d0067d0da6cb01811b8072a7d304f0e00344ce2b;
+//     since e5369541e, TE 2.1). Megatron-Core passes it under
+//     --use-precision-aware-optimizer (OptimizerConfig
+//     store_param_remainders, default True, and main_params_dtype,
+//     exp_avg_dtype and exp_avg_sq_dtype, default fp32), which it takes
+//     with the distributed optimizer only: the optimizer steps the bf16
+//     shard of the param buffer and keeps no shard_main_param of its own
+//     (megatron/core/optimizer/optimizer_config.py,
+//     megatron/core/optimizer/__init__.py and distrib_optimizer.py at
+//     NVIDIA/Megatron-LM c550cf6c41c31cd3ec72e05c25ea0c979f2b6631,
+//     core_v0.13.0, and at d98e8a64ddf34856e74b24714e3bedb2f5a39553; at
+//     core_v0.11.0 and core_v0.12.0 it passed store_param_remainders=True
+//     itself). NeMo 2's performance scripts turn the precision-aware
+//     optimizer on for bf16 runs (set_precision_configs,
+//     scripts/performance/helpers.py at NeMo 8cfedd72, since ab020f6a72,
+//     NeMo 2.4).
+//
+// Both optimizers read the gradient in the dtype it has (Apex's grads
+// bucket in grad_sync_dtype; TE's decoupled_grad, Megatron's main_grad
+// shard, "shard_main_param.decoupled_grad = shard_model_grad" in
+// _copy_model_grads_to_main_grads at d98e8a64): no fp32 copy of a 16-bit
+// gradient for the step.
+//
+// zerosim models them as Megatron's distributed optimizer: stack megatron
+// at zero_stage 1. fp8 primary weights are refused: NeMo stores a full
+// fp32 master beside them (store_params=True under model.fp8_params,
+// megatron_base_model.py line 854) and TE stores remainders for bf16
+// parameters only.
+func (l *loader) resolveParamRemainders(s *Scenario) *Error {
+	t := &s.Training
+	if !t.StoreParamRemainders {
+		return nil
+	}
+	const key = "training.store_param_remainders"
+	const what = "store_param_remainders keeps the fp32 master as the bf16 param and an int16 remainder (Apex's DistributedFusedAdam, NeMo's distributed_fused_adam; Transformer Engine's FusedAdam under Megatron-Core's --use-precision-aware-optimizer)"
+	switch {
+	case s.Stack != "megatron":
+		return l.errPath(key, fmt.Sprintf("%s, modelled with Megatron's distributed optimizer, and stack is %q (set stack: megatron, or delete the key)", what, s.Stack))
+	case s.Parallelism.Stage != 1:
+		return l.errPath(key, fmt.Sprintf("%s, which Megatron-Core takes with the distributed optimizer only, and zero_stage is %d (set zero_stage: 1, or delete the key)", what, s.Parallelism.Stage))
+	case t.ParamDType != BF16:
+		return l.errPath(key, fmt.Sprintf("%s: the bf16 param is the master's top half, and param_dtype is %s (set param_dtype: bf16, or delete the key)", what, t.ParamDType))
+	case t.MasterDType != FP32 || t.StateDType() != FP32:
+		return l.errPath(key, fmt.Sprintf("%s beside an fp32 master and fp32 states (master_dtype %s, optimizer_state_dtype %s: delete the key)", what, t.MasterDType, t.StateDType()))
+	case t.OptimizerImpl == OptimizerForeach || t.OptimizerImpl == OptimizerComposer:
+		return l.errPath("training.optimizer_impl", fmt.Sprintf("optimizer_impl %s does not go with training.store_param_remainders: the remainders are Apex's and Transformer Engine's fused Adam kernels (delete optimizer_impl, or set fused)", t.OptimizerImpl))
+	case t.FP8Params:
+		return l.errPath(key, what+" for bf16 parameters only, and training.fp8_params makes the blocks fp8 (NeMo stores a full fp32 master beside fp8 params: delete one of the keys)")
+	}
+	return nil
+}
+
+// ParamRemainders reports whether the optimizer keeps the fp32 master of
+// its bf16 parameters as int16 remainders (training.store_param_remainders):
+// at zero_stage 1, Megatron's distributed optimizer, the only stage the
+// loader takes it at (a stage comparison's other stages keep the whole
+// fp32 master).
+func (s *Scenario) ParamRemainders() bool {
+	return s.Training.StoreParamRemainders && s.Training.ParamDType == BF16 && s.Parallelism.Stage == 1
+}

@@ -1130,9 +1130,26 @@ func (m *Megatron) readPrecision(a *mgArgs) error {
 	case bf16:
 		m.ParamBytes = 2
 		m.set("training.param_dtype", "bf16", "--bf16")
-		if inBF16 {
+		// --main-grads-dtype bf16 (a precision-aware optimizer flag)
+		// keeps validate_args from setting
+		// accumulate_allreduce_grads_in_fp32, which it refuses beside it
+		// (megatron/training/arguments.py lines 587-594 at d580efc6 and
+		// 1204-1217 at d98e8a64).
+		mg, mgGiven, err := a.str("main-grads-dtype", "fp32")
+		if err != nil {
+			return err
+		}
+		if err := a.oneOf("main-grads-dtype", mg, "fp32", "bf16"); err != nil {
+			return err
+		}
+		switch {
+		case mg == "bf16" && acc:
+			return a.errAt(a.flags["main-grads-dtype"].at, "--main-grads-dtype bf16 beside --accumulate-allreduce-grads-in-fp32 (validate_args asserts \"--main-grads-dtype can only be fp32 when --accumulate-allreduce-grads-in-fp32 is set\": remove one)")
+		case inBF16:
 			m.set("training.reduce_dtype", "param_dtype", "--grad-reduce-in-bf16: gradients accumulated and reduced in bf16")
-		} else {
+		case mgGiven && mg == "bf16":
+			m.set("training.reduce_dtype", "param_dtype", "--main-grads-dtype bf16: gradients accumulated and reduced in bf16 (validate_args leaves accumulate_allreduce_grads_in_fp32 off)")
+		default:
 			m.set("training.reduce_dtype", "fp32", "--bf16 without --grad-reduce-in-bf16: accumulate_allreduce_grads_in_fp32 (validate_args)")
 		}
 	case fp16:
@@ -1242,6 +1259,9 @@ func (m *Megatron) readOptimizer(a *mgArgs) error {
 		}
 		m.set("training."+p.key, fmtFloat(v), a.from(p.flag, given, fmtFloat(p.def)))
 	}
+	if err := m.readPrecisionAware(a); err != nil {
+		return err
+	}
 	clip, given, err := a.float("clip-grad", 1.0, 0, math.MaxFloat64)
 	if err != nil {
 		return err
@@ -1253,6 +1273,75 @@ func (m *Megatron) readOptimizer(a *mgArgs) error {
 		}
 	} else {
 		m.set("training.grad_clip", "none", a.from("clip-grad", given, "1.0")+": no clipping")
+	}
+	return nil
+}
+
+// readPrecisionAware reads --use-precision-aware-optimizer: Transformer
+// Engine's FusedAdam holds the master params and Adam's states, in
+// --main-params-dtype, --exp-avg-dtype and --exp-avg-sq-dtype (fp32 by
+// default), and with the default fp32 master keeps only its int16
+// remainders beside the bf16 params (OptimizerConfig.store_param_remainders,
+// default True, no command-line flag; TE 2.1 and later):
+// training.store_param_remainders (scenarios.resolveParamRemainders cites
+// the sources). OptimizerConfig refuses it without the distributed
+// optimizer ("--use-precision-aware-optimizer only supported with
+// distributed optimizer", megatron/core/optimizer/optimizer_config.py
+// line 171 at d580efc6). Under an fp8 recipe other than delayed
+// Megatron-Core keeps the fp32 master itself
+// (use_precision_aware_optimizer_no_fp8_or_ds_fp8, optimizer_config.py at
+// c550cf6c, core_v0.13.0, and at d98e8a64); the remainders beside fp8
+// primary weights (--fp8-param-gather) are not modelled.
+func (m *Megatron) readPrecisionAware(a *mgArgs) error {
+	on, err := a.bool("use-precision-aware-optimizer")
+	if err != nil || !on {
+		return err
+	}
+	at := a.flags["use-precision-aware-optimizer"].at
+	if a.flags["use-distributed-optimizer"].at.text == "" {
+		return a.errAt(at, "--use-precision-aware-optimizer needs --use-distributed-optimizer (OptimizerConfig asserts \"--use-precision-aware-optimizer only supported with distributed optimizer\": add it or remove this)")
+	}
+	lower := []string{}
+	for _, f := range []struct {
+		flag    string
+		choices []string
+	}{
+		// arguments.py lines 2677-2682 at d580efc6; bf16 states since
+		// 9d509a03b4 (2025-06, arguments.py lines 3673-3686 at d98e8a64).
+		{"main-params-dtype", []string{"fp32", "fp16"}},
+		{"exp-avg-dtype", []string{"fp32", "fp16", "bf16", "fp8"}},
+		{"exp-avg-sq-dtype", []string{"fp32", "fp16", "bf16", "fp8"}},
+	} {
+		v, _, err := a.str(f.flag, "fp32")
+		if err != nil {
+			return err
+		}
+		if err := a.oneOf(f.flag, v, f.choices...); err != nil {
+			return err
+		}
+		if v != "fp32" {
+			lower = append(lower, "--"+f.flag+" "+v)
+		}
+	}
+	fp8Recipe := ""
+	if _, ok := a.flags["fp8-format"]; ok {
+		fp8Recipe, _, err = a.str("fp8-recipe", "delayed")
+		if err != nil {
+			return err
+		}
+	}
+	paramGather := a.flags["fp8-param-gather"].at.text != "" && fp8Recipe != ""
+	switch {
+	case len(lower) > 0:
+		m.note("--use-precision-aware-optimizer with %s: master params and optimizer states below fp32 are not modelled (fp32 master and states)", strings.Join(lower, ", "))
+	case a.flags["bf16"].at.text == "":
+		m.note("--use-precision-aware-optimizer without --bf16: store_param_remainders applies to bf16 parameters only, the fp32 master is kept whole")
+	case fp8Recipe != "" && fp8Recipe != "delayed":
+		m.note("--use-precision-aware-optimizer with --fp8-recipe %s: Megatron-Core keeps the fp32 master itself (use_precision_aware_optimizer_no_fp8_or_ds_fp8 is false), as modelled", fp8Recipe)
+	case paramGather:
+		m.note("--use-precision-aware-optimizer with --fp8-param-gather: store_param_remainders beside fp8 primary weights is not modelled (a whole fp32 master)")
+	default:
+		m.set("training.store_param_remainders", "true", "--use-precision-aware-optimizer: Transformer Engine's FusedAdam (TE >= 2.1) keeps the fp32 master as int16 remainders beside the bf16 params (OptimizerConfig.store_param_remainders, default True)")
 	}
 	return nil
 }
@@ -1394,6 +1483,20 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 		return err
 	}
 	from := a.from("transformer-impl", implGiven, "transformer_engine") + ", " + a.from("attention-backend", beGiven, "auto")
+	if impl == "local" {
+		m.set("training.transformer_impl", "local", a.from("transformer-impl", implGiven, "transformer_engine")+": Megatron-core's own modules (get_gpt_layer_local_spec), torch.nn.RMSNorm for RMSNorm")
+		if m.Model.Arch == ArchLlama {
+			// A dated fact the arguments do not carry: the PyTorch
+			// under Megatron-LM. d98e8a64 builds on NGC PyTorch 26.06
+			// (docker/.ngc_version.dev; the 26.04 container is PyTorch
+			// 2.12.0a0+0291f960b6, NVIDIA-NeMo/Megatron-Bridge
+			// docs/releases/software-versions.md at 067f987d) and
+			// 25.09 (.ngc_version.lts); from 2.9 torch.nn.RMSNorm runs
+			// aten::_fused_rms_norm (NormATen), before it the composite
+			// (norm_impl: fp32).
+			m.set("training.norm_impl", string(NormATen), "--normalization RMSNorm under --transformer-impl local: torch.nn.RMSNorm, aten::_fused_rms_norm on PyTorch 2.9 or later (Megatron-LM's dev container, NGC PyTorch 26.06); set fp32 for PyTorch 2.8 or earlier")
+		}
+	}
 	switch {
 	case impl == "local" || be == "local":
 		if flashLegacy {
@@ -1530,7 +1633,6 @@ var mgUnmodelled = map[string]string{
 	"manual-gc":                                "host time is not modelled",
 	"empty-unused-memory-level":                "the allocator's cache emptying is not modelled",
 	"overlap-param-gather-with-optimizer-step": "needs interleaved pipeline parallelism",
-	"use-precision-aware-optimizer":            "optimizer states in lower precision are not modelled (fp32 states)",
 	"main-grads-dtype":                         "main gradients are modelled in reduce_dtype",
 	"main-params-dtype":                        "main parameters are modelled in fp32",
 	"exp-avg-dtype":                            "optimizer states are modelled in fp32",

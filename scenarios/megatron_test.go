@@ -81,16 +81,16 @@ func TestImportMegatron(t *testing.T) {
 		// (arguments.py at d580efc6: choices tensorwise, delayed, mxfp8).
 		{name: "fp8 current scaling", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --fp8-format hybrid --fp8-recipe tensorwise",
 			o: MegatronOptions{Nodes: 1, GPU: "H100-80GB"}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
-			want: map[string]string{"fp8": "te_current"}},
+			want: map[string]string{"fp8": "te_current", "transformer_impl": "", "norm_impl": ""}},
 		{name: "selective, local", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 127 --recompute-activations --transformer-impl local --hidden-dropout 0 --attention-dropout 0",
 			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
-			want: map[string]string{"vocab": "128", "recompute": "selective", "attention": "eager", "dropout": "0"},
+			want: map[string]string{"vocab": "128", "recompute": "selective", "attention": "eager", "dropout": "0", "transformer_impl": "local", "norm_impl": "aten_fused"},
 			// fused_softmax.py @ 550f9c44: the fused kernel takes sk ≤
 			// 4096; at 8192 torch.softmax runs (noteTorchSoftmax).
 			note: "--seq-length 8192 is above the fused softmax kernel's 4096: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps its result and the product with the all-masked-row factor, 4·a·s²·b per block; zerosim counts the fused kernel's 16-bit softmax output, 2·a·s²·b"},
 		{name: "local, unfused fp32 softmax", args: strings.Replace(llamaArgs, "8192", "4096", 2) + "--tokenizer-type NullTokenizer --vocab-size 127 --transformer-impl local --no-masked-softmax-fusion --attention-softmax-in-fp32",
 			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
-			want: map[string]string{"attention": "eager", "seq_len": "4096"},
+			want: map[string]string{"attention": "eager", "seq_len": "4096", "transformer_impl": "local", "norm_impl": "aten_fused"},
 			note: "--no-masked-softmax-fusion: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps the fp32 result and its 16-bit copy (--attention-softmax-in-fp32), 6·a·s²·b per block"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,42 @@ const (
 	// 5e84866e3 (2024-05-02) and of llama2_7b.toml and llama2_13b.toml
 	// until 3ff7fbb27 (2024-07-10), removed by 37c4b8181 (2025-02-06).
 	NormFused NormImpl = "fused"
+	// NormATen is torch.nn.RMSNorm (F.rms_norm) on a PyTorch whose CUDA
+	// rms_norm dispatches to aten::_fused_rms_norm, one kernel each way
+	// with its own autograd formula: derivatives.yaml's _fused_rms_norm
+	// entry backs it with _fused_rms_norm_backward(grad, input,
+	// normalized_shape, result1, weight, ...), so autograd keeps the
+	// input in its own dtype and result1, the fp32 rstd per row, and
+	// neither an fp32 upcast nor the normalized tensor (tools/autograd/
+	// derivatives.yaml, and rms_norm_symint in aten/src/ATen/native/
+	// layer_norm.cpp at pytorch/pytorch
+	// 3de78edb07f16b05fe8af347d4e2d1d495873d85). rms_norm_symint takes
+	// the fused kernel unless the input is channels-last or complex or
+	// the weight's dtype differs from the input's ("Mismatch dtype ...
+	// Can not dispatch to fused implementation": then the composite
+	// rms_norm_composite, NormFP32's tensors). It came with pytorch/pytorch
+	// PR #153666 ("Fused RMSNorm implementation"), merged in late July
+	// 2025 (its follow-up #159317 cites its review of 2025-07-22 and was
+	// merged on 2025-07-29), after the release/2.8 branch cut of
+	// 2025-06-25 (pytorch/pytorch#156745): torch 2.9.0 (2025-10-15) is
+	// the first release with it; 2.8 and earlier run the composite on
+	// CUDA. For now the norm of Megatron-core's local block only
+	// (training.transformer_impl: local), whose Float16Module casts the
+	// norm's weight to the input's 16-bit dtype
+	// (convert_module_to_dtype_except_fp32_marked, megatron/core/
+	// transformer/module.py at NVIDIA/Megatron-LM
+	// d98e8a64ddf34856e74b24714e3bedb2f5a39553), so the dtypes match;
+	// under local it is the default.
+	NormATen NormImpl = "aten_fused"
 )
+
+// ATenRMSNorm reports whether s's RMSNorms, if its blocks are Llama's,
+// are torch.nn.RMSNorm on aten::_fused_rms_norm (NormATen):
+// Megatron-core's local block (training.transformer_impl: local) unless
+// training.norm_impl is fp32 (PyTorch 2.8 or earlier: the composite).
+func ATenRMSNorm(s *Scenario) bool {
+	return s.Stack == "megatron" && s.Training.TransformerImpl == TransformerLocal && s.Training.NormImpl != NormFP32
+}
 
 // resolveNormImpl checks training.norm_impl. Unset it stays empty (fp32),
 // so the resolved scenario of a file without the key is unchanged. fused
@@ -44,8 +79,11 @@ func (l *loader) resolveNormImpl(s *Scenario) *Error {
 		return nil
 	}
 	const p = "training.norm_impl"
-	if err := oneOf(l, p, s.Training.NormImpl, NormFP32, NormFused); err != nil {
+	if err := oneOf(l, p, s.Training.NormImpl, NormFP32, NormFused, NormATen); err != nil {
 		return err
+	}
+	if s.Training.NormImpl == NormATen {
+		return l.resolveNormATen(s)
 	}
 	if s.Training.NormImpl != NormFused {
 		return nil
@@ -83,6 +121,23 @@ func (l *loader) resolveNormImpl(s *Scenario) *Error {
 		if what != "" {
 			return l.errPath(p, fmt.Sprintf("norm_impl=fused is derived for torchtitan's dense Llama blocks, and layer %d (%s) has %s (delete training.norm_impl)", i, x.Name, what))
 		}
+	}
+	return nil
+}
+
+// resolveNormATen checks norm_impl aten_fused (NormATen): modelled for
+// the Llama blocks of Megatron-core's local spec only, where it is the
+// default anyway; elsewhere the norms are other modules (Transformer
+// Engine's under Megatron's default spec, apex's FusedLayerNorm for
+// LayerNorm) or not derived yet.
+func (l *loader) resolveNormATen(s *Scenario) *Error {
+	const p = "training.norm_impl"
+	m := &s.Model
+	switch {
+	case s.Stack != "megatron" || s.Training.TransformerImpl != TransformerLocal:
+		return l.errPath(p, "norm_impl=aten_fused (torch.nn.RMSNorm on aten::_fused_rms_norm, PyTorch 2.9 or later) is derived for Megatron-core's local block only (set stack: megatron and training.transformer_impl: local, or delete training.norm_impl)")
+	case m.Kind != KindTransformer || !(m.Arch == ArchLlama || m.Arch == ArchHF && HFBlockArch(m.Architecture) == ArchLlama):
+		return l.errPath(p, fmt.Sprintf("norm_impl=aten_fused is torch.nn.RMSNorm's fused kernel, and this model's blocks are %s, whose local norm is apex's FusedLayerNorm (delete training.norm_impl)", normBlocks(m)))
 	}
 	return nil
 }

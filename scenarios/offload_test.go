@@ -116,7 +116,7 @@ func TestZeroPPAndOffloadErrors(t *testing.T) {
 		{"unknown offload key", zero3YAML + "offload: {optimiser: cpu}\n",
 			""},
 		{"pcie preset", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {pcie: {preset: PCIe9}}", 1),
-			"s.yaml:6:17: preset \"PCIe9\" is unknown (use " + listOr(linkNames()) + ")"},
+			"s.yaml:6:17: preset \"PCIe9\" is unknown (use " + ListOr(linkNames()) + ")"},
 		{"pcie sharing", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {pcie_sharing: per_rack}", 1),
 			"s.yaml:6:10: pcie_sharing \"per_rack\" is unknown (use per_gpu or per_socket)"},
 		{"sockets do not divide", strings.Replace(zero3YAML, "gpu: A100-80GB", "gpu: A100-80GB\n  host: {pcie_sharing: per_socket, sockets: 3}", 1),

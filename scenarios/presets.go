@@ -156,9 +156,9 @@ func (g GPUPreset) Usable() units.Bytes {
 // elsewhere a plan within that margin of the total fits here and runs out
 // of memory on the device.
 //
-// Where the datasheets named in the rows' sources are published (the
-// rows' peak FLOPS and HBM bandwidth). The vendors' pages were not read
-// here: the figures were checked against the tables of stas00/
+// The datasheets the rows' sources name (for their peak FLOPS and HBM
+// bandwidth) are published at the addresses below. The vendors' pages
+// were not read here: the figures were checked against the tables of stas00/
 // ml-engineering compute/accelerator/README.md at
 // 744d01e18b79512572f64a6bbd8b5f4a725203a7 ("TFLOPS comparison table",
 // dense, and the memory table), which link these pages as their sources:

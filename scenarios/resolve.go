@@ -78,17 +78,6 @@ const (
 	maxInflight    = 64
 )
 
-// listOr writes "a, b or c".
-func listOr(xs []string) string {
-	switch len(xs) {
-	case 0:
-		return ""
-	case 1:
-		return xs[0]
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
-}
-
 func (l *loader) missing(path, use string) *Error {
 	return l.errPath(path, fmt.Sprintf("%s is missing (%s)", path, use))
 }
@@ -152,7 +141,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
 		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
-		l.resolveZeroPP, l.resolveMemoryEfficientLinear, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveFP8Params, l.resolveMaster, l.resolveAutocast, l.resolveGradSync, l.resolveNormImpl, l.resolveCPAttention, l.resolveDocumentLen, l.resolveOpForce, l.resolveOpAttention, l.resolveOpA2A, l.resolveLossChunks}
+		l.resolveZeroPP, l.resolveMemoryEfficientLinear, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveFP8Params, l.resolveMaster, l.resolveParamRemainders, l.resolveAutocast, l.resolveGradSync, l.resolveNormImpl, l.resolveTransformerImpl, l.resolveCPAttention, l.resolveDocumentLen, l.resolveOpForce, l.resolveOpAttention, l.resolveOpA2A, l.resolveLossChunks}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err
@@ -272,7 +261,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 	}{{"gpu_memory", int64(c.GPUMemory), "80GiB"}, {"peak_bf16", int64(c.PeakBF16), "312TFLOPS"}, {"hbm_bandwidth", int64(c.HBMBandwidth), "2039GB/s"}} {
 		p := "cluster." + f.key
 		if !l.has(p) && f.v == 0 {
-			return l.missing(p, fmt.Sprintf("name a GPU preset with gpu: (%s) or give %s: %s", listOr(gpuNames()), f.key, f.eg))
+			return l.missing(p, fmt.Sprintf("name a GPU preset with gpu: (%s) or give %s: %s", ListOr(gpuNames()), f.key, f.eg))
 		}
 		if f.v <= 0 {
 			return l.errPath(p, fmt.Sprintf("%s=0 is out of range (use a value > 0 such as %s)", f.key, f.eg))
@@ -303,7 +292,7 @@ func (l *loader) resolveCluster(s *Scenario) *Error {
 			}
 		}
 		if !l.has(p+".bandwidth") && lk.Bandwidth == 0 {
-			return l.missing(p+".bandwidth", fmt.Sprintf("name a link preset (%s) or give bandwidth: such as 25GB/s", listOr(linkNames())))
+			return l.missing(p+".bandwidth", fmt.Sprintf("name a link preset (%s) or give bandwidth: such as 25GB/s", ListOr(linkNames())))
 		}
 		if lk.Bandwidth <= 0 {
 			return l.errPath(p+".bandwidth", "bandwidth=0 is out of range (use a bandwidth > 0 such as 25GB/s)")
@@ -466,7 +455,7 @@ func (l *loader) resolveModel(s *Scenario) *Error {
 		}
 		m.LayerList = genericLayers(int64(m.Params), int64(m.LargestLayer), m.Layers)
 	default:
-		return l.errPath("model", fmt.Sprintf("model has no size (use preset: (%s), kind: with dimensions, params: such as 7B, or layer_list:)", listOr(modelNames())))
+		return l.errPath("model", fmt.Sprintf("model has no size (use preset: (%s), kind: with dimensions, params: such as 7B, or layer_list:)", ListOr(modelNames())))
 	}
 
 	var total int64

@@ -127,6 +127,30 @@ const (
 // (training.hf_use_cache: kept).
 func (t *Training) KVCacheAtRest() bool { return t.HFUseCache == HFUseCacheKept }
 
+// OutputsHeldPastLoss is whether the previous step's outputs the loop holds
+// (the kept logits, training.keep_logits, and the KV cache) are still alive
+// while the new loss runs: a Hugging Face causal LM takes its loss inside
+// forward and the loop's outputs = model(**batch) rebinds the name only
+// once forward has returned with the loss (training.hf_use_cache: kept).
+// LlamaForCausalLM.forward computes logits = self.lm_head(hidden_states);
+// logits = logits.float(); loss = loss_fct(shift_logits, shift_labels)
+// before it returns CausalLMOutputWithPast(loss=loss, logits=logits,
+// past_key_values=...) (src/transformers/models/llama/modeling_llama.py at
+// huggingface/transformers 002272831fba584eb30dca9729c1be456836960a;
+// dlrover pins transformers==4.31.0, atorch/atorch/requirements.txt,
+// which was not read: the Llama 2 era copies with pretraining_tp that
+// the code index holds have the same lines), and dlrover's loop is
+// outputs = model(**batch); loss = loss_func(None, outputs)
+// (atorch/examples/llama2/fsdp_llama2.py lines 243-247 at
+// 70df7d5a2b4c38899a11385189234dd8a8f26869; ATorch's amp_native wraps
+// loss_func in autocast only, amp_optimization.py). While the loss runs,
+// forward's own shift_logits copy is alive too (memory.HFShiftLogits). A
+// loop whose loss runs outside the model (torchtitan's train.py; Composer's
+// _train_microbatch, self.state.outputs = self.state.model(batch) and
+// then self._original_model.loss(self.state.outputs, self.state.batch))
+// frees the previous step's logits before its loss instead.
+func (t *Training) OutputsHeldPastLoss() bool { return t.KVCacheAtRest() }
+
 // KVCached is whether the forward builds a KV cache (training.hf_use_cache
 // forward or kept).
 func (t *Training) KVCached() bool {
@@ -306,16 +330,22 @@ func (l *loader) resolveStack(s *Scenario) *Error {
 		}
 		// zerosim's compiled and fused losses save the 16-bit logits the
 		// model returns (memory/tensors.go, HeadActivation): fp32 logits
-		// would change what they keep.
+		// would change what they keep. The fix keeps the logits in the
+		// dtype the model returns them (under autocast over fp32
+		// parameters, autocast's), or none when that is fp32.
+		keep := KeepLogitsNone
+		if d := t.LogitsDType(); d != FP32 {
+			keep = KeepLogits(d)
+		}
 		if t.KeepLogits == KeepLogitsFP32 && t.Compile.Loss() {
 			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.compile="+string(t.Compile)+
-				": the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or an eager loss)")
+				": the compiled loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(keep)+", or an eager loss)")
 		}
 		if t.KeepLogits == KeepLogitsFP32 && (t.Loss16() || t.LossAutocast()) {
-			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy="+string(t.CrossEntropy)+": a loss on fp32 logits is the fp32 one (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
+			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy="+string(t.CrossEntropy)+": a loss on fp32 logits is the fp32 one (use keep_logits: "+string(keep)+", or cross_entropy: fp32)")
 		}
 		if t.KeepLogits == KeepLogitsFP32 && t.CrossEntropy == CrossEntropyFused {
-			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(t.ParamDType)+", or cross_entropy: fp32)")
+			return l.errPath("training.keep_logits", "keep_logits=fp32 does not go with training.cross_entropy=fused: the fused loss is modelled on the 16-bit logits the model returns (use keep_logits: "+string(keep)+", or cross_entropy: fp32)")
 		}
 	}
 	if l.has("training.hf_use_cache") {

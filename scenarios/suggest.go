@@ -17,12 +17,12 @@ import (
 // after the list ("or give gpu_memory, …").
 func unknownValue(v string, names []string, tail string) string {
 	if near := nearNames(v, names); len(near) > 0 {
-		return "(did you mean " + listOr(near) + "?)"
+		return "(did you mean " + ListOr(near) + "?)"
 	}
 	if tail != "" {
-		return "(use " + listOr(names) + ", " + tail + ")"
+		return "(use " + ListOr(names) + ", " + tail + ")"
 	}
-	return "(use " + listOr(names) + ")"
+	return "(use " + ListOr(names) + ")"
 }
 
 // nearNames are the names v is a near miss of, in their order: the same
@@ -59,9 +59,9 @@ func nearNames(v string, names []string) []string {
 // suggestions.
 func unknownGPUValue(v string) string {
 	if near := nearGPUs(v); len(near) > 0 {
-		return "(did you mean " + listOr(near) + "?)"
+		return "(did you mean " + ListOr(near) + "?)"
 	}
-	return "(use " + listOr(gpuNames()) + ", or give gpu_memory, peak_bf16 and hbm_bandwidth)"
+	return "(use " + ListOr(gpuNames()) + ", or give gpu_memory, peak_bf16 and hbm_bandwidth)"
 }
 
 // nearGPUs are the GPU presets v is a near miss of: nearNames, but a
@@ -200,7 +200,7 @@ func NearExample(name string) string { return nearExample(name) }
 func UnknownGPU(flag, v string) string {
 	names := gpuNames()
 	if near := nearGPUs(v); len(near) > 0 {
-		return fmt.Sprintf("%s %q is not a GPU preset (did you mean %s?)", flag, v, listOr(near))
+		return fmt.Sprintf("%s %q is not a GPU preset (did you mean %s?)", flag, v, ListOr(near))
 	}
 	return fmt.Sprintf("%s %q is not a GPU preset (use one of %s)", flag, v, strings.Join(names, ", "))
 }
@@ -218,7 +218,7 @@ func nearExample(arg string) string {
 	name := strings.TrimSuffix(strings.TrimSuffix(arg, ".yaml"), ".yml")
 	names := ExampleNames()
 	if near := nearNames(name, names); len(near) > 0 {
-		return listOr(near)
+		return ListOr(near)
 	}
 	if len(name) < 4 {
 		return ""

@@ -309,13 +309,21 @@ type Training struct {
 	// unset (the master's: fp32 beside an fp32 master, bf16 beside a bf16
 	// one, param_dtype under master_dtype none), fp32 or bf16 (DeepSpeed's
 	// bf16_optimizer_states); Training.StateDType resolves it.
-	OptimizerStateDType DType     `yaml:"optimizer_state_dtype,omitempty"`
-	Optimizer           Optimizer `yaml:"optimizer,omitempty"` // adam (default) or adamw
-	LR                  float64   `yaml:"lr,omitempty"`
-	Beta1               float64   `yaml:"beta1,omitempty"`
-	Beta2               float64   `yaml:"beta2,omitempty"`
-	Eps                 float64   `yaml:"eps,omitempty"`
-	WeightDecay         float64   `yaml:"weight_decay,omitempty"`
+	OptimizerStateDType DType `yaml:"optimizer_state_dtype,omitempty"`
+	// StoreParamRemainders (stack megatron, zero_stage 1, bf16 params
+	// beside an fp32 master) keeps only the low 16 bits of each fp32
+	// master element, an int16 remainder, beside the bf16 parameter that
+	// is its top half: Apex's DistributedFusedAdam store_param_remainders
+	// (NeMo's distributed_fused_adam under megatron_amp_O2 with bf16) and
+	// Transformer Engine's FusedAdam under Megatron-Core's
+	// --use-precision-aware-optimizer (resolveParamRemainders cites them).
+	StoreParamRemainders bool      `yaml:"store_param_remainders,omitempty"`
+	Optimizer            Optimizer `yaml:"optimizer,omitempty"` // adam (default) or adamw
+	LR                   float64   `yaml:"lr,omitempty"`
+	Beta1                float64   `yaml:"beta1,omitempty"`
+	Beta2                float64   `yaml:"beta2,omitempty"`
+	Eps                  float64   `yaml:"eps,omitempty"`
+	WeightDecay          float64   `yaml:"weight_decay,omitempty"`
 	// Recompute is none (default), selective (Korthikanti et al. 2022),
 	// op (torchtitan's op-level policy) or full.
 	Recompute Recompute `yaml:"recompute,omitempty"`
@@ -388,6 +396,11 @@ type Training struct {
 	// for backward (docs/memory-model.md) and its memory-bound traffic
 	// (docs/compute-model.md).
 	NormImpl NormImpl `yaml:"norm_impl,omitempty"`
+	// TransformerImpl is Megatron-LM's --transformer-impl under stack:
+	// megatron: transformer_engine (unset) or local (Megatron-core's own
+	// modules, scenarios/transformerimpl.go); it sets what a Llama
+	// block's norms keep for backward (docs/memory-model.md).
+	TransformerImpl TransformerImpl `yaml:"transformer_impl,omitempty"`
 	// CrossEntropy is the loss kernel: fp32 (unset: cross_entropy on the
 	// logits upcast to fp32) or fused (flash-attn's fused kernel,
 	// llm-foundry's MPT); scenarios/stack.go.

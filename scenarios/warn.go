@@ -62,7 +62,7 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 		match[i] += " (" + sizes[i].Exact() + ")"
 	}
 	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, but %s have about %d GiB, as their drivers report it (a GPU sold as %d GB of memory has about %d GiB); use your GPU's figure unless you mean decimal gigabytes",
-		raw, gb.IEC(), listOr(match), n, n, n))
+		raw, gb.IEC(), ListOr(match), n, n, n))
 }
 
 // memoryDefaultFix is the fix the memory warnings suggest for preset g: the

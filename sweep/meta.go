@@ -289,7 +289,7 @@ func (m Meta) whyScenario(o Meta) string {
 	case len(changed) == 1:
 		return changed[0] + " differs"
 	case len(changed) > 1:
-		return strings.Join(changed[:len(changed)-1], ", ") + " and " + changed[len(changed)-1] + " differ"
+		return scenarios.ListAnd(changed) + " differ"
 	case same:
 		return "the scenario file or zerosim's presets and defaults differ (the files it reads do not)"
 	}
@@ -324,7 +324,7 @@ func (m Meta) resumeFix(o Meta) string {
 	}
 	what := "the scenario file (or the zerosim version) the output was written with"
 	if changed, _ := m.changedFiles(o); len(changed) > 0 {
-		what = strings.Join(changed, " and ") + " as the output read it"
+		what = scenarios.ListAnd(changed) + " as the output read it"
 	}
 	return "restore " + what + ", or write to a new --out file"
 }

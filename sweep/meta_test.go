@@ -167,6 +167,27 @@ func TestWhyScenarioFileOrder(t *testing.T) {
 	}
 }
 
+// TestResumeFixNamesChangedFiles: the fix for a resume whose scenario's
+// files changed names them as whyScenario does, "a, b and c", where it
+// wrote "a and b and c" before they shared prose.And.
+func TestResumeFixNamesChangedFiles(t *testing.T) {
+	var was, now []scenarios.ReadFile
+	for _, k := range []string{"model.hf_config", "deepspeed_config", "communication.calibration"} {
+		f := scenarios.ReadFile{Key: k, Path: k + ".file", SHA256: "aa"}
+		was = append(was, f)
+		f.SHA256 = "bb"
+		now = append(now, f)
+	}
+	const files = "model.hf_config.file (model.hf_config), deepspeed_config.file (deepspeed_config) and communication.calibration.file (communication.calibration)"
+	m, o := Meta{Files: now, Sets: []string{}, Grids: []string{}}, Meta{Files: was, Sets: []string{}, Grids: []string{}}
+	if got, want := m.resumeFix(o), "restore "+files+" as the output read it, or write to a new --out file"; got != want {
+		t.Errorf("resumeFix:\n got %q\nwant %q", got, want)
+	}
+	if got, want := m.whyScenario(o), files+" differ"; got != want {
+		t.Errorf("whyScenario:\n got %q\nwant %q", got, want)
+	}
+}
+
 // TestBuildDiffers: which builds --resume and merge take for one. A
 // clean revision or a release version names the code (Identified); a
 // development build without VCS information or a modified work tree does

@@ -390,14 +390,10 @@ func Mul(a, b int64) (int64, error) {
 // c, computed in 128 bits, or ErrOverflow when the result does not fit in an
 // int64. Use it wherever the operands come from a scenario.
 func CheckedMulDivCeil(a, b, c int64) (int64, error) {
-	if a < 0 || b < 0 || c <= 0 {
-		return 0, fmt.Errorf("units: ceil(%d·%d/%d): need a, b ≥ 0 and c > 0", a, b, c)
+	q, r, err := mulDiv128("ceil", a, b, c)
+	if err != nil {
+		return 0, err
 	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi >= uint64(c) {
-		return 0, ErrOverflow
-	}
-	q, r := bits.Div64(hi, lo, uint64(c))
 	if r != 0 {
 		q++
 	}
@@ -405,6 +401,34 @@ func CheckedMulDivCeil(a, b, c int64) (int64, error) {
 		return 0, ErrOverflow
 	}
 	return int64(q), nil
+}
+
+// CheckedMulDivFloor returns floor(a*b/c) for non-negative a, b and positive
+// c, computed in 128 bits (so a*b may exceed int64 when the quotient does
+// not), or ErrOverflow when the result does not fit in an int64.
+func CheckedMulDivFloor(a, b, c int64) (int64, error) {
+	q, _, err := mulDiv128("floor", a, b, c)
+	if err != nil {
+		return 0, err
+	}
+	if q > math.MaxInt64 {
+		return 0, ErrOverflow
+	}
+	return int64(q), nil
+}
+
+// mulDiv128 is a*b/c with its remainder, the product in 128 bits, for
+// CheckedMulDivCeil and CheckedMulDivFloor (round names which).
+func mulDiv128(round string, a, b, c int64) (q, r uint64, err error) {
+	if a < 0 || b < 0 || c <= 0 {
+		return 0, 0, fmt.Errorf("units: %s(%d·%d/%d): need a, b ≥ 0 and c > 0", round, a, b, c)
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return 0, 0, ErrOverflow
+	}
+	q, r = bits.Div64(hi, lo, uint64(c))
+	return q, r, nil
 }
 
 // CheckedTransferTime is TransferTime, or ErrOverflow when the time does not
@@ -569,6 +593,29 @@ func (c *Calc) Mul(xs ...int64) int64 {
 		v = r
 	}
 	return v
+}
+
+// MulDivFloor returns floor(a*b/d) (CheckedMulDivFloor), recording its
+// error in c.Err when it is the first.
+func (c *Calc) MulDivFloor(a, b, d int64) int64 {
+	v, err := CheckedMulDivFloor(a, b, d)
+	c.keep(err)
+	return v
+}
+
+// MulDivCeil returns ceil(a*b/d) (CheckedMulDivCeil), recording its error
+// in c.Err when it is the first.
+func (c *Calc) MulDivCeil(a, b, d int64) int64 {
+	v, err := CheckedMulDivCeil(a, b, d)
+	c.keep(err)
+	return v
+}
+
+// keep records err in c.Err when it is the first.
+func (c *Calc) keep(err error) {
+	if err != nil && c.Err == nil {
+		c.Err = err
+	}
 }
 
 // Add returns the sum of xs, recording the first overflow in c.Err.

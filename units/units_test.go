@@ -3,6 +3,7 @@ package units
 import (
 	"errors"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,6 +289,82 @@ func TestAddMul(t *testing.T) {
 		if (err == nil) != tc.prodOK || (tc.prodOK && p != tc.prod) {
 			t.Errorf("Mul(%d, %d) = %d, %v; want %d ok=%v", tc.a, tc.b, p, err, tc.prod, tc.prodOK)
 		}
+	}
+}
+
+// TestCheckedMulDiv holds CheckedMulDivFloor and CheckedMulDivCeil against
+// math/big's exact quotient, at the edges of their 128-bit product: a
+// product past int64 whose quotient fits, a quotient one past MaxInt64,
+// and 2⁶⁴ − 1 = 4,294,967,295 · 4,294,967,297 over 2, whose floor is
+// MaxInt64 and whose ceiling is not an int64.
+func TestCheckedMulDiv(t *testing.T) {
+	const top = math.MaxInt64
+	for _, tc := range []struct {
+		name    string
+		a, b, c int64
+		bad     bool // refused: a or b negative, c not positive
+	}{
+		{"small", 10, 10, 3, false},
+		{"exact", 6, 7, 42, false},
+		{"zero a", 0, 5, 7, false},
+		{"zero b", 5, 0, 7, false},
+		{"product past int64, quotient fits", top, 2, 4, false},
+		{"max·max/max", top, top, top, false},
+		{"quotient 2^63", 1 << 62, 4, 2, false},
+		{"quotient past 2^64", top, top, 1, false},
+		{"floor MaxInt64, ceil past", 4_294_967_295, 4_294_967_297, 2, false},
+		{"negative a", -1, 1, 1, true},
+		{"negative b", 1, -1, 1, true},
+		{"zero den", 1, 1, 0, true},
+		{"negative den", 1, 1, -1, true},
+	} {
+		p := new(big.Int).Mul(big.NewInt(tc.a), big.NewInt(tc.b))
+		for _, r := range []struct {
+			name string
+			f    func(a, b, c int64) (int64, error)
+			ceil bool
+		}{{"floor", CheckedMulDivFloor, false}, {"ceil", CheckedMulDivCeil, true}} {
+			got, err := r.f(tc.a, tc.b, tc.c)
+			if tc.bad {
+				if err == nil || errors.Is(err, ErrOverflow) {
+					t.Errorf("%s: %s(%d, %d, %d) = %d, %v; want an operand error", tc.name, r.name, tc.a, tc.b, tc.c, got, err)
+				}
+				continue
+			}
+			q, m := new(big.Int).QuoRem(p, big.NewInt(tc.c), new(big.Int))
+			if r.ceil && m.Sign() != 0 {
+				q.Add(q, big.NewInt(1))
+			}
+			if !q.IsInt64() {
+				if !errors.Is(err, ErrOverflow) {
+					t.Errorf("%s: %s(%d, %d, %d) = %d, %v; want ErrOverflow (%s)", tc.name, r.name, tc.a, tc.b, tc.c, got, err, q)
+				}
+				continue
+			}
+			if err != nil || got != q.Int64() {
+				t.Errorf("%s: %s(%d, %d, %d) = %d, %v; want %s", tc.name, r.name, tc.a, tc.b, tc.c, got, err, q)
+			}
+		}
+	}
+	// The edge case really does split floor from ceil.
+	if f, err := CheckedMulDivFloor(4_294_967_295, 4_294_967_297, 2); err != nil || f != top {
+		t.Errorf("floor((2^64-1)/2) = %d, %v; want MaxInt64", f, err)
+	}
+	if _, err := CheckedMulDivCeil(4_294_967_295, 4_294_967_297, 2); !errors.Is(err, ErrOverflow) {
+		t.Errorf("ceil((2^64-1)/2): %v; want ErrOverflow", err)
+	}
+	// Calc keeps the first error and carries on.
+	var c Calc
+	if v := c.MulDivFloor(7, 5, 2); v != 17 || c.Err != nil {
+		t.Errorf("Calc.MulDivFloor(7, 5, 2) = %d, %v; want 17", v, c.Err)
+	}
+	if v := c.MulDivCeil(7, 5, 2); v != 18 || c.Err != nil {
+		t.Errorf("Calc.MulDivCeil(7, 5, 2) = %d, %v; want 18", v, c.Err)
+	}
+	c.MulDivCeil(top, top, 1)
+	c.MulDivFloor(1, 1, 0)
+	if !errors.Is(c.Err, ErrOverflow) {
+		t.Errorf("Calc.Err = %v; want the first error, ErrOverflow", c.Err)
 	}
 }
 

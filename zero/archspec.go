@@ -628,8 +628,8 @@ func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (f
 			elems = c.Add(elems, c.Mul(x.N, x.K, max(x.Weights, 1)))
 		}
 		shard := int64(max(s.Parallelism.DP*max(s.Parallelism.CP, 1)/s.Parallelism.K, 1))
-		f = c.Add(f, (c.Mul(3*gathers, elems)+shard-1)/shard)
-		step = c.Add(step, (c.Mul(2, elems)+shard-1)/shard)
+		f = c.Add(f, c.MulDivCeil(3*gathers, elems, shard))
+		step = c.Add(step, c.MulDivCeil(2, elems, shard))
 	}
 	ga := max(s.Training.GradAccum, 1)
 	b = c.Add(b, (step+ga-1)/ga)
@@ -672,7 +672,7 @@ func blockElementwise(s *scenarios.Scenario, d FLOPDims, qkNorm bool) (fwd, bwd 
 // and eager attention's Core ones): blockElementwise's rules.
 func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, saved func() ([]memory.SavedTensor, error)) (fwd, bwd int64, err error) {
 	if s.Stack == "megatron" && d.Arch == "llama" {
-		return megatronChain(d, p, moe, s.Training.Dropout > 0)
+		return megatronChain(d, p, moe, s.Training.Dropout > 0, localComposite(s))
 	}
 	if d.Arch != "llama" || s.Training.Compile.Blocks() {
 		ts, err := saved()

@@ -104,6 +104,12 @@ const bytesPerOptimizerElem = 2 + 4 + 16 + 12 + 2
 // back, seed 000's count is 16 + 12 and a set implementation's is its
 // fp32 kernels alone.
 //
+// Under training.store_param_remainders (scenarios.resolveParamRemainders)
+// one fused kernel reads the bf16 param, its int16 remainder, m, v and
+// the gradient in its dtype and writes all but the gradient back: 26 B
+// beside a 16-bit gradient, 28 B beside an fp32 one, with the clipping's
+// 12 B, whatever training.optimizer_impl says.
+//
 // Under training.master_dtype none (scenarios.MasterNone) the optimizer
 // steps the param_dtype parameters with gradients and moments in the same
 // dtype, so every tensor access above moves param-dtype elements (2 B for
@@ -118,6 +124,27 @@ func OptimizerBytesPerElem(s *scenarios.Scenario) int64 {
 	}
 	fp32Grads := t.FP32Reduce() && s.Parallelism.Stage < 3 && !memory.FSDPStage2(s)
 	var n int64
+	if s.ParamRemainders() {
+		// One kernel per step that loads the bf16 param, its int16
+		// remainder, m, v and the gradient in its own dtype and stores the
+		// remainder, m, v and the bf16 param (Apex's
+		// DistAdamWithParamRemaindersFunctor,
+		// apex/contrib/csrc/optimizers/multi_tensor_distopt_adam_kernel.cu
+		// at NVIDIA/apex 6424da3b4faa6c8f062da4a48c424fff3f02d42d; TE's
+		// FusedAdam passes the bf16 param, the int16 master_param, m, v
+		// and decoupled_grad to one multi-tensor kernel,
+		// multi_tensor_adam_param_remainder, fused_adam.py at
+		// d0067d0d): 2 + 2 + 4 + 4 + the gradient, then 2 + 4 + 4 + 2.
+		g := int64(2)
+		if fp32Grads {
+			g = 4
+		}
+		n = 2 + 2 + 4 + 4 + g + 2 + 4 + 4 + 2
+		if t.GradClip == scenarios.GradClipNorm {
+			n += 4 + 8
+		}
+		return n
+	}
 	switch t.OptimizerImpl {
 	case scenarios.OptimizerFused:
 		n = 16 + 12

@@ -698,3 +698,37 @@ func TestFSDPCopiesWithoutDims(t *testing.T) {
 		t.Errorf("bare model under flat_param_views: backward grows %.6g s in all, want 4 B × 1e9 = %.6g s", d, w)
 	}
 }
+
+// TestOptimizerBytesPerElemParamRemainders: under
+// training.store_param_remainders (zero_stage 1, bf16) one kernel loads the
+// bf16 param 2, its int16 remainder 2, m 4, v 4 and the gradient (bf16 2,
+// or Megatron's fp32 main_grad 4) and stores the remainder 2, m 4, v 4
+// and the bf16 param 2 (Apex's DistAdamWithParamRemaindersFunctor): 26 or
+// 28 B, where the fp32 master's count is seed 000's 36 or 30; clipping
+// adds its 12 as it does there. An implementation the loader takes (fused)
+// changes nothing; at another stage (a stage comparison) the whole
+// master's count returns.
+func TestOptimizerBytesPerElemParamRemainders(t *testing.T) {
+	for _, c := range []struct {
+		reduce scenarios.ReduceDType
+		impl   scenarios.OptimizerImpl
+		clip   scenarios.GradClip
+		rem    bool
+		stage  int
+		want   int64
+	}{
+		{scenarios.ReduceParamDType, "", "", false, 1, 36},
+		{scenarios.ReduceParamDType, "", "", true, 1, 2 + 2 + 4 + 4 + 2 + 2 + 4 + 4 + 2},
+		{scenarios.ReduceFP32, "", "", false, 1, 30},
+		{scenarios.ReduceFP32, "", "", true, 1, 2 + 2 + 4 + 4 + 4 + 2 + 4 + 4 + 2},
+		{scenarios.ReduceFP32, "", scenarios.GradClipNorm, true, 1, 28 + 12},
+		{scenarios.ReduceFP32, scenarios.OptimizerFused, scenarios.GradClipNorm, true, 1, 28 + 12},
+		{scenarios.ReduceParamDType, "", "", true, 2, 36},
+	} {
+		s := scenarios.Scenario{Training: scenarios.Training{ParamDType: scenarios.BF16, ReduceDType: c.reduce, OptimizerImpl: c.impl, GradClip: c.clip, StoreParamRemainders: c.rem}}
+		s.Parallelism.Stage = c.stage
+		if got := OptimizerBytesPerElem(&s); got != c.want {
+			t.Errorf("reduce %s, impl %q, clip %q, remainders %v, stage %d: %d B per element, want %d", c.reduce, c.impl, c.clip, c.rem, c.stage, got, c.want)
+		}
+	}
+}

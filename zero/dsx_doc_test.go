@@ -52,10 +52,8 @@ func TestDSXAutocastQuotesTheTable(t *testing.T) {
 // rows TestValidation writes into docs/validation.md: the range by which
 // DeepSpeedExamples' published allocated-at-rest figures exceed zerosim's
 // (the measured minus the predicted column of the at-rest table), and the
-// dlrover-atorch-fsdp-llama2-7b rows' peak-memory errors. The figures
-// docs/memory-model.md gives for those rows with the logits rebinding
-// moved are an experiment's (session 30), not produced by the program, and
-// are not held.
+// dlrover-atorch-fsdp-llama2-7b rows' peak-memory errors, which
+// docs/memory-model.md quotes with the loss inside the model's forward.
 func TestValidationProseQuotesTheTable(t *testing.T) {
 	b, err := os.ReadFile("../docs/validation.md")
 	if err != nil {
@@ -86,5 +84,5 @@ func TestValidationProseQuotesTheTable(t *testing.T) {
 		t.Fatalf("docs/validation.md: %d dlrover llama2-7b rows, want 4", len(errs))
 	}
 	golden.CheckQuotes(t, "../docs/memory-model.md", "TestValidationProseQuotesTheTable (docs/validation.md's dlrover-atorch-fsdp-llama2-7b rows)",
-		"dlrover-atorch-fsdp-llama2-7b rows from "+strings.Join(errs, "/")+" % to")
+		"dlrover-atorch-fsdp-llama2-7b rows are at "+strings.Join(errs, "/")+" %")
 }

@@ -621,7 +621,7 @@ func groupedGEMMSeconds(groups, m, n, k float64, tileRows bool, g GPUShape, e Ef
 		peak = g.GEMMPeak
 	}
 	compute := flops / (peak * e.GEMM * quant)
-	bytes := 2 * (float64(m*k) + float64(k*n) + float64(m*n)) * groups
+	bytes := 2 * (float64(m*k) + float64(k*n) + float64(m*n)) * groups // float64(...): no fused multiply-add (fma_test.go)
 	return max(compute, bytes/(g.HBM*e.HBM)), nil
 }
 
@@ -697,50 +697,28 @@ func (c ClassSeconds) add(o ClassSeconds) ClassSeconds {
 }
 
 func (c ClassSeconds) scale(f float64) ClassSeconds {
+	// float64(...) keeps each product rounded, unfused with a later add on
+	// every architecture (fma_test.go).
 	return ClassSeconds{float64(c.GEMM * f), float64(c.Attention * f), float64(c.Other * f)}
 }
 
-// blockSeconds is one block's forward and backward compute time: its GEMMs
-// (forward t×k·k×n; backward the input gradient t×n·n×k and the weight
-// gradient k×t·t×n), its attention FLOPs (backward
-// attentionBackwardFactor× forward: 2.5, FlashAttention-2's five matmuls to
-// the forward's two, Dao 2023 §3.1; 2 eager, which keeps the
-// probabilities: AttentionBackwardFLOPs) at the attention efficiency, and its memory-bound traffic
-// elementwise bytes (forward; backward twice that) at the HBM efficiency.
-// recompute is the forward work rerun in backward (see RecomputeFLOPs),
-// charged at the GEMM rate of the block's forward.
-func blockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd float64, err error) {
-	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
-	if err != nil {
-		return 0, 0, err
-	}
-	fwd, bwd = b.seconds(recompute)
-	return fwd, bwd, nil
-}
-
-// blockClassSeconds is blockSeconds by class (the same sums, for
-// calibrate --trace, which fits each class's efficiency to the kernels of
-// that class); the recomputed forward work splits over the classes as the
-// forward's time does.
-func blockClassSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd ClassSeconds, err error) {
-	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
-	if err != nil {
-		return fwd, bwd, err
-	}
-	fwd, bwd = b.classes(recompute)
-	return fwd, bwd, nil
-}
-
 // blockTimes is one block's forward and backward time by class before any
-// recompute, and its forward FLOPs: what blockSeconds and
-// blockClassSeconds share (PlanCompute derives both from one).
+// recompute, and its forward FLOPs: what seconds and classes share
+// (PlanCompute derives both from one).
 type blockTimes struct {
 	fwd, bwd ClassSeconds
 	flops    BlockFLOPs
 }
 
-// blockClasses times one block; elemFwd and elemBwd are its memory-bound
-// bytes in forward and backward.
+// blockClasses times one block, forward and backward by class: its GEMMs
+// (forward t×k·k×n; backward the input gradient t×n·n×k and the weight
+// gradient k×t·t×n), its attention FLOPs (backward
+// attentionBackwardFactor× forward: 2.5, FlashAttention-2's five matmuls
+// to the forward's two, Dao 2023 §3.1; 2 eager, which keeps the
+// probabilities: AttentionBackwardFLOPs) at the attention efficiency, and
+// its memory-bound bytes, elemFwd in forward and elemBwd in backward, at
+// the HBM efficiency. seconds and classes add the forward work recompute
+// reruns in backward (see RecomputeFLOPs).
 func blockClasses(d FLOPDims, g GPUShape, e Efficiency, elemFwd, elemBwd int64) (blockTimes, error) {
 	var b blockTimes
 	if err := d.fill(); err != nil {
@@ -778,8 +756,8 @@ func blockClasses(d FLOPDims, g GPUShape, e Efficiency, elemFwd, elemBwd int64) 
 	return b, nil
 }
 
-// seconds is blockSeconds' totals with recompute FLOPs rerun in backward
-// at the forward's average rate per FLOP.
+// seconds is the block's forward and backward totals with recompute FLOPs
+// rerun in backward at the forward's average rate per FLOP.
 func (b blockTimes) seconds(recompute int64) (fwd, bwd float64) {
 	fwd = b.fwd.Total()
 	bwd = b.bwd.GEMM + (b.bwd.Attention + b.bwd.Other)
@@ -789,8 +767,9 @@ func (b blockTimes) seconds(recompute int64) (fwd, bwd float64) {
 	return fwd, bwd
 }
 
-// classes is blockClassSeconds' split: the recomputed work divides over
-// the classes as the forward's time does.
+// classes is seconds by class (for calibrate --trace, which fits each
+// class's efficiency to the kernels of that class): the recomputed work
+// divides over the classes as the forward's time does.
 func (b blockTimes) classes(recompute int64) (fwd, bwd ClassSeconds) {
 	fwd, bwd = b.fwd, b.bwd
 	if recompute > 0 && b.flops.GEMM > 0 {

@@ -531,3 +531,26 @@ func TestPublishedWordingByRecipe(t *testing.T) {
 		}
 	}
 }
+
+// blockSeconds is blockClasses' totals for a block with elementwise bytes
+// in forward and twice that in backward, recompute FLOPs rerun in
+// backward (blockTimes.seconds): a test helper.
+func blockSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd float64, err error) {
+	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
+	if err != nil {
+		return 0, 0, err
+	}
+	fwd, bwd = b.seconds(recompute)
+	return fwd, bwd, nil
+}
+
+// blockClassSeconds is blockSeconds by class (blockTimes.classes): a test
+// helper.
+func blockClassSeconds(d FLOPDims, g GPUShape, e Efficiency, elementwise int64, recompute int64) (fwd, bwd ClassSeconds, err error) {
+	b, err := blockClasses(d, g, e, elementwise, 2*elementwise)
+	if err != nil {
+		return fwd, bwd, err
+	}
+	fwd, bwd = b.classes(recompute)
+	return fwd, bwd, nil
+}

@@ -230,7 +230,7 @@ func GatedDeltaNetCoreFLOPs(tokens, valueHeads, keyHeadDim, valueHeadDim int64) 
 func AttentionBackwardFLOPs(fwd int64, keepsProbs bool) (int64, error) {
 	num, den := attentionBackwardRatio(keepsProbs)
 	var c flopCalc
-	v := c.Add(c.Mul(fwd/den, num), fwd%den*num/den)
+	v := c.MulDivFloor(fwd, num, den)
 	if c.Err != nil {
 		return 0, fmt.Errorf("zero: attention backward FLOPs overflow: %w", c.Err)
 	}

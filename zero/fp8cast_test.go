@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -129,25 +130,51 @@ func TestBlockOtherBytes(t *testing.T) {
 }
 
 // TestMegatronChain holds a dense Llama-3.1-8B block under stack:
-// megatron (t = 8,192 at micro-batch 1) to megatronChain's count: per token
-// two TE norms 8·h, fused RoPE 4·(q + kv) = 4·5,120, two residual adds
-// 12·h, the fused SwiGLU 6·f = 188,416 B, ×t = 1,543,503,872 forward;
-// backward 12·h + 4·5,120 + 12·h + 10·f = 262,144 B, ×t = 2,147,483,648
-// (the eager chain of the same block without the stack moves 3.1× and
-// 4.7× that).
+// megatron (h = 4,096, f = 14,336, q + kv = 5,120, t = 8,192 at
+// micro-batch 1) to megatronChain's count: per token two norms, fused RoPE
+// 4·(q + kv), two residual adds 12·h and the fused SwiGLU 6·f forward;
+// the norms' 2·6·h, RoPE, 12·h and 10·f backward. Transformer Engine's
+// norms and local's torch.nn.RMSNorm on aten::_fused_rms_norm (PyTorch
+// 2.9 or later, the default, or norm_impl: aten_fused) move 4 and 6 B an
+// element: 188,416 B a token forward, ×t = 1,543,503,872; 262,144 B
+// backward, ×t = 2,147,483,648. On the composite rms_norm (norm_impl:
+// fp32) they are the eager chain's 36 and 92 B (rmsNormFwd, rmsNormBwd):
+// 450,560 and 966,656 B a token, ×t = 3,690,987,520 and 7,918,845,952.
+// The final norm (finalNormBytes) moves 4·t·h and 6·t·h, or 36·t·h and
+// 92·t·h on the composite.
 func TestMegatronChain(t *testing.T) {
 	doc := "version: 1\nstack: megatron\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b, seq_len: 8192}\n" +
 		"parallelism: {dp: 8, zero_stage: 1}\ntraining: {micro_batch: 1}\n"
-	s, err := scenarios.Load("llama.yaml", []byte(doc), nil)
-	if err != nil {
-		t.Fatal(err)
+	const h, f, qk, tok = 4096, 14336, 5120, 8192
+	chain := func(nf, nb int64) (int64, int64) {
+		return tok * (2*nf*h + 4*qk + 12*h + 6*f), tok * (2*nb*h + 4*qk + 12*h + 10*f)
 	}
-	d, _ := flopDims(s)
-	f, b, err := blockElementwise(s, d, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f != 1543503872 || b != 2147483648 {
-		t.Errorf("Megatron's Llama block: forward %d, backward %d B; want 1,543,503,872 and 2,147,483,648", f, b)
+	for _, c := range []struct {
+		name, training string
+		nf, nb         int64
+		fwd, bwd       int64 // the doc comment's
+	}{
+		{"Transformer Engine", "{micro_batch: 1}", 4, 6, 1_543_503_872, 2_147_483_648},
+		{"local, aten::_fused_rms_norm (default)", "{micro_batch: 1, transformer_impl: local}", 4, 6, 1_543_503_872, 2_147_483_648},
+		{"local, norm_impl aten_fused", "{micro_batch: 1, transformer_impl: local, norm_impl: aten_fused}", 4, 6, 1_543_503_872, 2_147_483_648},
+		{"local, norm_impl fp32 (composite)", "{micro_batch: 1, transformer_impl: local, norm_impl: fp32}", 36, 92, 3_690_987_520, 7_918_845_952},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wf, wb := chain(c.nf, c.nb)
+			if wf != c.fwd || wb != c.bwd {
+				t.Fatalf("derived %d, %d; the doc comment says %d, %d", wf, wb, c.fwd, c.bwd)
+			}
+			s, err := scenarios.Load("llama.yaml", []byte(strings.Replace(doc, "{micro_batch: 1}", c.training, 1)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := flopDims(s)
+			if f, b, err := blockElementwise(s, d, false); err != nil || f != wf || b != wb {
+				t.Errorf("block: forward %d, backward %d B (%v); want %d and %d", f, b, err, wf, wb)
+			}
+			if f, b, err := finalNormBytes(s, d); err != nil || f != c.nf*tok*h || b != c.nb*tok*h {
+				t.Errorf("final norm: forward %d, backward %d B (%v); want %d and %d", f, b, err, c.nf*tok*h, c.nb*tok*h)
+			}
+		})
 	}
 }

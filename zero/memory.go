@@ -218,8 +218,10 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRebind:
 			// The previous step's kept logits, freed as the head's
-			// forward returns the new ones, before the loss's tensors;
-			// the KV cache (training.hf_use_cache) as the model returns.
+			// forward returns the new ones, before the loss's tensors
+			// (after them for a Hugging Face loss inside forward, and
+			// there also the 16-bit logits .float() rebinds); the KV
+			// cache (training.hf_use_cache) as the model returns.
 			task, atEnd = find(Forward, PhaseCompute, ev.Unit), false
 		case ev.Op == memory.OpReduceCopyIn:
 			// The copy into the reduce-scatter input: as the unit's

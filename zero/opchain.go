@@ -158,12 +158,33 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 //
 // Left out: the split of the fused qkv output into q, k and v, whose
 // backward concatenates their gradients.
-func megatronChain(d FLOPDims, p llamaParts, moe, dropout bool) (fwd, bwd int64, err error) {
+//
+// Megatron-core's own block (training.transformer_impl: local,
+// get_gpt_layer_local_spec at NVIDIA/Megatron-LM
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553) runs the same chain but for
+// its RMSNorms, the block's and q_layernorm/k_layernorm: torch.nn.RMSNorm
+// (WrappedTorchNorm, LocalSpecProvider.layer_norm in
+// megatron/core/models/backends.py lines 118-127 at d98e8a64). On
+// PyTorch 2.9 or later (training.norm_impl aten_fused, local's default)
+// that is aten::_fused_rms_norm, one kernel each way that reads x and
+// writes y and the fp32 rstd per row, and reads dy, x and rstd and
+// writes dx (rms_norm_symint, aten/src/ATen/native/layer_norm.cpp at
+// pytorch/pytorch 3de78edb07f16b05fe8af347d4e2d1d495873d85): TE's 4 and
+// 6 B. Before 2.9 (norm_impl fp32, composite true) it is the composite
+// rms_norm (rms_norm_composite there: the input upcast to fp32, pow,
+// mean, rsqrt and multiplies as separate kernels), timed as the eager
+// chain's rmsNormFwd and rmsNormBwd. Its MLP, bias_swiglu_impl and the
+// bias-dropout-adds are the same modules as the TE block's.
+func megatronChain(d FLOPDims, p llamaParts, moe, dropout, composite bool) (fwd, bwd int64, err error) {
 	var c flopCalc
 	t := c.Mul(d.Seq, d.Batch)
 	h, f := d.Hidden, p.FFN
-	perF := c.Add(c.Mul(2, teNormFwd, h), c.Mul(4, p.RoPE), c.Mul(teNormFwd, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUFwd, f))
-	perB := c.Add(c.Mul(2, teNormBwd, h), c.Mul(4, p.RoPE), c.Mul(teNormBwd, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUBwd, f))
+	normF, normB := int64(teNormFwd), int64(teNormBwd)
+	if composite {
+		normF, normB = rmsNormFwd, rmsNormBwd
+	}
+	perF := c.Add(c.Mul(2, normF, h), c.Mul(4, p.RoPE), c.Mul(normF, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUFwd, f))
+	perB := c.Add(c.Mul(2, normB, h), c.Mul(4, p.RoPE), c.Mul(normB, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUBwd, f))
 	if moe {
 		perB = c.Add(perB, c.Mul(6, h))
 	}
@@ -176,6 +197,13 @@ func megatronChain(d FLOPDims, p llamaParts, moe, dropout bool) (fwd, bwd int64,
 		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
 	}
 	return fwd, bwd, nil
+}
+
+// localComposite: s is Megatron-core's local block with torch.nn.RMSNorm
+// on the composite rms_norm (training.norm_impl fp32: PyTorch 2.8 or
+// earlier; megatronChain).
+func localComposite(s *scenarios.Scenario) bool {
+	return s.Stack == "megatron" && s.Training.TransformerImpl == scenarios.TransformerLocal && !scenarios.ATenRMSNorm(s)
 }
 
 // Bytes per element of Megatron's fused kernels (megatronChain).
@@ -342,7 +370,9 @@ func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err erro
 		// blocks' (torchtitan/models/llama/model.py lines 369-371 at
 		// 157a12c562288b3bccb077003a97f18a4ca657aa): the fused kernel.
 		f, b = fusedNormFwd, fusedNormBwd
-	case d.Arch == "llama" && s.Stack != "megatron":
+	case d.Arch == "llama" && (s.Stack != "megatron" || localComposite(s)):
+		// Megatron's local block's final norm is torch.nn.RMSNorm
+		// (megatronChain): before PyTorch 2.9 the composite chain.
 		f, b = rmsNormFwd, rmsNormBwd
 	}
 	var c flopCalc

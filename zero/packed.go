@@ -2,7 +2,6 @@ package zero
 
 import (
 	"fmt"
-	"math/big"
 
 	"github.com/zerosim/zerosim/scenarios"
 )
@@ -92,7 +91,7 @@ func PackedAttentionFLOPs(batch, heads, seq, qkDim, vDim, window, chunk, doc, bl
 		unpacked := func(q int64) int64 { return maskStart(q, window, chunk, seq) }
 		pairs2 = localPairs2(&c, seq, window, chunk)
 		if c.Err == nil {
-			pairs2 = scaleInt(pairs2, tilesTouched(seq, block, packed), tilesTouched(seq, block, unpacked))
+			pairs2 = c.MulDivFloor(pairs2, tilesTouched(seq, block, packed), tilesTouched(seq, block, unpacked))
 		}
 	} else {
 		n, r := seq/doc, seq%doc
@@ -145,10 +144,4 @@ func tilesTouched(seq, block int64, lo func(int64) int64) int64 {
 		n += b/block - lo(a)/block + 1
 	}
 	return n
-}
-
-// scaleInt is v·num/den rounded down, in big integers.
-func scaleInt(v, num, den int64) int64 {
-	x := new(big.Int).Mul(big.NewInt(v), big.NewInt(num))
-	return x.Quo(x, big.NewInt(den)).Int64()
 }

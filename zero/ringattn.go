@@ -192,7 +192,7 @@ func RingAttentionCost(d FLOPDims, r RingSpec, g GPUShape, e Efficiency) (RingCo
 		// _partial_update's cat (13X each), the dk/dv cat (8X each, fp32)
 		// and the dq add (10X).
 		fwd = c.Add(c.Mul(4, xk), c.Mul(4, xv), c.Mul(12, xo), c.Mul(n-1, c.Add(c.Mul(4, xk), c.Mul(4, xv), c.Mul(38, xo))))
-		bwd = c.Add(c.Mul(4, xq), c.Mul(8, xk), c.Mul(8, xv), c.Mul(64, c.Add(xq, xk, xv))/3,
+		bwd = c.Add(c.Mul(4, xq), c.Mul(8, xk), c.Mul(8, xv), c.MulDivFloor(64, c.Add(xq, xk, xv), 3),
 			c.Mul(n-1, c.Add(c.Mul(10, xq), c.Mul(25, xk), c.Mul(25, xv))))
 	}
 	// k and v in bf16; dk and dv in fp32.

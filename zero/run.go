@@ -896,7 +896,7 @@ func countFLOPs(s *scenarios.Scenario, costs []LayerCost) (flopCounts, error) {
 		hardware = c.Mul(c.Add(c.Mul(per, tokensPerGPU(s)), re), ga)
 	}
 	copies := cpCopies(s)
-	perStep := c.Mul(tok, int64(s.N())) / copies // N = dp·cp: exact
+	perStep := c.MulDivFloor(tok, int64(s.N()), copies) // N = dp·cp: exact
 	if c.Err != nil {
 		return flopCounts{}, fmt.Errorf("zero: FLOPs per step overflow: %w", c.Err)
 	}

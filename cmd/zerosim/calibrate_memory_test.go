@@ -86,17 +86,26 @@ func replayFile(t *testing.T, path string) (*scenarios.Scenario, *zero.Result) {
 // (640 MiB) is 88,586,353,664 B, 42,241.3 segments: the device peak is
 // 42,241 segments + 1,071,088,640 B = 89,656,886,272 B.
 func TestCalibrateMemoryTorchtitan(t *testing.T) {
+	// The figures above, worked here rather than typed.
+	const (
+		segment  int64 = 2 << 20
+		reserved       = (824<<30 + 5) / 10 // 82.4 GiB to the nearest byte
+		device         = 835 << 30 / 10     // 83.5 GiB, exact
+		outside        = 400_000_000 + 640<<20
+	)
+	nearest := func(b int64) int64 { return (b + segment/2) / segment * segment }
+	reservedPeak, devicePeak := nearest(reserved), nearest(device-outside)+outside
 	for _, c := range []struct {
 		flag, size, method string
 		measured, peak     int64
 		line, text         string
 	}{
-		{"--reserved", "82.4GiB", "reserved", 88_476_326_298, 88_476_745_728,
-			"measured:            reserved peak 82.40 GiB (88,476,326,298 B, torch.cuda.max_memory_reserved)\n",
-			"88,476,745,728 B against 88,476,326,298 B measured: the measurement to the nearest 2 MiB segment\n"},
-		{"--device", "83.5GiB", "device", 89_657_442_304, 89_656_886_272,
-			"measured:            device peak 83.50 GiB (89,657,442,304 B, nvidia-smi)\n",
-			"89,656,886,272 B against 89,657,442,304 B measured: the measurement less the CUDA context and NCCL buffers to the nearest 2 MiB segment, plus them\n"},
+		{"--reserved", "82.4GiB", "reserved", reserved, reservedPeak,
+			"measured:            reserved peak 82.40 GiB (" + commas(reserved) + " B, torch.cuda.max_memory_reserved)\n",
+			commas(reservedPeak) + " B against " + commas(reserved) + " B measured: the measurement to the nearest 2 MiB segment\n"},
+		{"--device", "83.5GiB", "device", device, devicePeak,
+			"measured:            device peak 83.50 GiB (" + commas(device) + " B, nvidia-smi)\n",
+			commas(devicePeak) + " B against " + commas(device) + " B measured: the measurement less the CUDA context and NCCL buffers to the nearest 2 MiB segment, plus them\n"},
 	} {
 		dir := t.TempDir()
 		file := filepath.Join(dir, "cal.yaml")

@@ -45,9 +45,9 @@ func TestCalibrateTrainLogTorchtitan(t *testing.T) {
 		"train log:           " + log + ": torchtitan, 6 logged steps (200–250)\n",
 		"steady state:        steps 210–250 (5 lines), after 1 of warm-up (the first tenth of the lines, at least one)\n",
 		"logged step:         median 1.397s (8,192 tokens per step per GPU over tps, median tps 5,864); quartiles 1.396s–1.397s, range 1.396s–1.465s\n",
-		"max reserved:        49.66 GiB (53,322,018,980 B) at line 5\n",
+		"max reserved:        49.66 GiB (" + commas(reserved) + " B) at line 5\n",
 		"measured:            step 1.397s\n",
-		"measured:            reserved peak 49.66 GiB (53,322,018,980 B, torch.cuda.max_memory_reserved)\n",
+		"measured:            reserved peak 49.66 GiB (" + commas(reserved) + " B, torch.cuda.max_memory_reserved)\n",
 		"wrote:               " + file + " (memory part; its compute part kept); scenarios use it as communication.calibration\n",
 	} {
 		if !strings.Contains(out, line) {

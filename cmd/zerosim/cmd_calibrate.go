@@ -446,7 +446,7 @@ func presetAdvice(preset, minSize string) string {
 			others = append(others, fmt.Sprintf("%s (%s)", p.name, p.network))
 		}
 	}
-	list := strings.Join(others[:len(others)-1], ", ") + " or " + others[len(others)-1]
+	list := scenarios.ListOr(others)
 	if len(others) == len(pluginPresets) {
 		return "a network plugin tunes NCCL by its own latencies and protocols: give the link preset of the network measured, e.g. --set cluster.inter.preset=" + list + ", and calibrate again"
 	}

@@ -168,7 +168,7 @@ func parseEstimators(name string) ([]memory.Estimator, error) {
 		for _, e := range memory.Estimators {
 			names = append(names, e.String())
 		}
-		return nil, inputError{fmt.Errorf("--estimator: estimator %q: use %s", name, orList(append(names, "all")))}
+		return nil, inputError{fmt.Errorf("--estimator: estimator %q: use %s", name, scenarios.ListOr(append(names, "all")))}
 	}
 	return []memory.Estimator{e}, nil
 }

@@ -22,17 +22,23 @@ func TestImportHF(t *testing.T) {
 		notes         int // "# note:" lines
 		mtp           int64
 	}{
-		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 12_879_925_248, 0, 0},
+		// Active: the total less 32 layers × (8 − 2) experts of 3·4096·14336.
+		{"../../scenarios/testdata/hf/mixtral-8x7b/config.json", 46_702_792_704, 46_702_792_704 - 32*6*3*4096*14336, 0, 0},
 		{"../../scenarios/testdata/hf/gemma-2-9b/config.json", 9_241_705_984, 9_241_705_984, 2, 0},
-		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 2_661_150_208, 0, 0},
+		// Active: the total less 26 MoE layers (27, the first dense) ×
+		// (64 − 6) routed experts of 3·2048·1408.
+		{"../../scenarios/testdata/hf-extra/deepseek-v2-lite.json", 15_706_484_224, 15_706_484_224 - 26*58*3*2048*1408, 0, 0},
 		// DeepSeek-V3 as transformers builds it (DeepseekV3Model: 61
 		// layers, no MTP module): the published main-model count
 		// (scenarios.TestHFDeepseekV3); active is the total less 58 MoE
 		// layers × 248 of 256 experts of 3·7168·2048.
 		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 671_026_419_200, 671_026_419_200 - 58*248*3*7168*2048, 4, 0},
-		// With --mtp-layers 1: the checkpoint's total with its MTP layer.
-		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 38_240_398_080, 4, 1},
-		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 4_187_440_704, 3, 0},
+		// With --mtp-layers 1: the checkpoint's total with its MTP layer,
+		// whose MoE is a 59th such layer.
+		{"../../scenarios/testdata/hf-extra/deepseek-v3.json", 682_636_487_424, 682_636_487_424 - 59*248*3*7168*2048, 4, 1},
+		// Active: the total less 24 layers × (32 − 4) experts of
+		// 3·2880·2880 weights and 3·2880 biases.
+		{"../../scenarios/testdata/hf-extra/gpt-oss-20b.json", 20_914_757_184, 20_914_757_184 - 24*28*(3*2880*2880+3*2880), 3, 0},
 		{"../../scenarios/testdata/hf-extra/gemma-3-4b-it.json", 3_880_263_168, 3_880_263_168, 3, 0},
 		// Active: the total less 24 layers × (60 − 4) routed experts of 3·2048·1408.
 		{"../../scenarios/testdata/hf-extra/qwen1.5-moe-a2.7b.json", 14_315_784_192, 14_315_784_192 - 24*56*3*2048*1408, 0, 0},

@@ -37,7 +37,7 @@ type outputs struct {
 // formatError refuses --format f for the command key, naming its formats
 // (and, for csv, where CSV comes from when it prints none).
 func formatError(f, key string, o outputs) error {
-	msg := fmt.Sprintf("--format %s: zerosim %s prints %s", shownValue(f), key, orList(o.formats))
+	msg := fmt.Sprintf("--format %s: zerosim %s prints %s", shownValue(f), key, scenarios.ListOr(o.formats))
 	if f == "csv" && o.csvHint != "" {
 		msg += ": " + o.csvHint
 	}
@@ -79,7 +79,7 @@ func globalFlagsFor(cmd *cobra.Command) (restore func()) {
 	}
 	formats := ""
 	if len(o.formats) > 0 {
-		formats = "output format: " + orList(o.formats)
+		formats = "output format: " + scenarios.ListOr(o.formats)
 	}
 	set("format", len(o.formats) == 0, formats)
 	if len(o.formats) > 0 {
@@ -229,14 +229,6 @@ func (a *app) tableOnly(key string, changed func(string) bool) error {
 		return nil
 	}
 	return inputError{fmt.Errorf("%s: --format %s gives exact bytes in every field; %s changes only the table (drop %s, or use --format table)", flag, a.format, strings.Fields(flag)[0], strings.Fields(flag)[0])}
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // checkOutputDir reports whether files can be written into dir, or into the

@@ -466,7 +466,7 @@ func unknownCommand(msg string, cmd *cobra.Command) string {
 	}
 	hint := "see " + cmd.CommandPath() + " --help"
 	if len(names) > 0 {
-		hint = "did you mean " + orList(names) + "? " + hint
+		hint = "did you mean " + scenarios.ListOr(names) + "? " + hint
 	}
 	return strings.TrimSpace(head) + " (" + hint + ")"
 }
@@ -496,7 +496,7 @@ func fileWriters(root *cobra.Command) string {
 			names = append(names, c.Name())
 		}
 	}
-	return reports.ListAnd(names)
+	return scenarios.ListAnd(names)
 }
 
 // checkJobs checks a --jobs value (sweep, plan, compare).
