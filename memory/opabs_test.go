@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -32,6 +33,8 @@ func TestOpSaveAbs(t *testing.T) {
 	if inputs != 637_534_208 || weights != 436_207_616 || inputs+weights != 1<<30 {
 		t.Fatalf("hand sums %d + %d", inputs, weights)
 	}
+	golden.CheckQuotes(t, "../docs/memory-model.md", "TestOpSaveAbs",
+		fmt.Sprintf("%s + %s = %s bytes, 1 GiB a block", commas(inputs), commas(weights), commas(inputs+weights)))
 	base := BlockDims{Arch: "llama", Seq: t8, Batch: 1, Hidden: h, Heads: 32, KVHeads: 8, FFN: f, Attention: AttentionSDPA}
 	for _, c := range []struct {
 		abs, weights bool
