@@ -100,12 +100,20 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return fitError(src, err)
 	}
-	a.flushWarnings()
-	if f.Replayed && f.NoneFits() {
-		// What plan advises instead (QA34 L2): its search on this
-		// cluster; a scenario plan refuses keeps fit's "none".
-		f.NoFit, _ = sweep.PlanSearch(context.Background(), src, sweep.PlanOptions{})
+	// What the settings fit holds fixed change: plan's search on this
+	// cluster of the stages that do not fit it with room (QA s31 M1), and
+	// its advice where nothing fits (QA34 L2); a scenario plan refuses
+	// keeps fit's answer alone.
+	var progress func(int, int)
+	done = func() {}
+	if isTerminal(a.err) {
+		var set func(int64, int64)
+		set, done = delayedBar(a.err, "fit: plan")
+		progress = func(d, n int) { set(int64(d), int64(n)) }
 	}
+	f.Plan = sweep.PlanFit(context.Background(), src, f, progress)
+	done()
+	a.flushWarnings()
 	switch a.format {
 	case "json":
 		return reports.WriteFitJSON(out, f)

@@ -45,7 +45,7 @@ func TestOneRoomVerdict(t *testing.T) {
 		t.Errorf("plan: exit %d, want %q in:\n%s%s", code, want, out, errOut)
 	}
 	out, errOut, _ = sweepCLI(t, "fit", file)
-	least := fmt.Sprintf("least nodes: %d (%d GPUs", plan.NodesToFit, 2*plan.NodesToFit)
+	least := fmt.Sprintf("least nodes at the file's settings: %d (%d GPUs", plan.NodesToFit, 2*plan.NodesToFit)
 	i := strings.Index(out, "the device needs ")
 	room := fmt.Sprintf(": %d nodes (%d GPUs) leave room for them", plan.NodesToRoom, 2*plan.NodesToRoom)
 	if !strings.Contains(out, least) || i < 0 || !strings.Contains(out, room) {
