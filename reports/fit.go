@@ -122,7 +122,7 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 		return err
 	}
 	if retries {
-		if _, err := fmt.Fprintln(w, retriesLegend(v)); err != nil {
+		if _, err := fmt.Fprintln(w, retriesLegend(v.smi())); err != nil {
 			return err
 		}
 	}

@@ -103,10 +103,10 @@ func fitCell(fits, room bool) string {
 }
 
 // retriesLegend is the line under a table with a fitCell "yes†", in
-// zerosim run's words.
-func retriesLegend(v Vendor) string {
+// zerosim run's words; smi names the device monitor (Vendor.smi).
+func retriesLegend(smi string) string {
 	return fmt.Sprintf("%s: fits, but with the caching allocator's reserve the device needs more than the GPU (%s's view): %s",
-		retriesMark, v.smi(), memory.ExpectRetries)
+		retriesMark, smi, memory.ExpectRetries)
 }
 
 // roomText is what a fitting verdict adds when the device has no room for

@@ -86,6 +86,18 @@ func TestFitPointsToPlan(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, errOut)
 	}
+	// The fits column says run's one verdict (QA s31 L2): "yes†" on each
+	// row that fits without room for the allocator's reserve (stage 3,
+	// K=1 here: device 84.18 GiB of 79.18 GiB).
+	retries := 0
+	for _, r := range f.Rows {
+		if r.Fits && !r.DeviceFits {
+			retries++
+		}
+	}
+	if got := strings.Count(table, " yes† │"); retries == 0 || got != retries {
+		t.Errorf("fit: %d rows fit without room in fit.json, %d yes† cells in the table", retries, got)
+	}
 	flat := strings.Join(strings.Fields(table), " ")
 	for _, want := range []string{
 		"# every row is at the file's settings: micro-batch 2, selective activation checkpointing, no expert parallelism, and its bucket size and prefetch depth; zerosim plan searches them (plan: below)",
