@@ -56,3 +56,35 @@ func (c *hfConfig) deepseekV3Nulls() error {
 	}
 	return nil
 }
+
+// deepseekV2NullFails are the DeepseekV2Config keys DeepseekV2Attention
+// sizes its projections with (models/deepseek_v2/modeling_deepseek_v2.py at
+// 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d): kv_a_proj_with_mqa
+// Linear(h, config.kv_lora_rank + config.qk_rope_head_dim), kv_a_layernorm
+// RMSNorm(kv_lora_rank), kv_b_proj Linear(kv_lora_rank, heads·(qk_nope +
+// v_head_dim)), qk_head_dim = qk_nope_head_dim + qk_rope_head_dim.
+// DeepseekV2Config stores each as given (configuration_deepseek_v2.py at
+// 43e8548fef30c2cc98ee475ef3d478b9bb7b616f: self.kv_lora_rank =
+// kv_lora_rank), so an explicit null is None, not the class default (QA
+// s31 L3: "kv_lora_rank": null imported as 512). With their class
+// defaults. q_lora_rank is not here: None there means no query
+// compression (a full q_proj), which the importer reads.
+var deepseekV2NullFails = []struct {
+	key, what string
+	def       int64
+}{
+	{"kv_lora_rank", "DeepseekV2Attention sizes kv_a_proj_with_mqa as kv_lora_rank + qk_rope_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 512},
+	{"qk_rope_head_dim", "DeepseekV2Attention sizes kv_a_proj_with_mqa as kv_lora_rank + qk_rope_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 64},
+	{"qk_nope_head_dim", "DeepseekV2Attention sizes kv_b_proj with qk_nope_head_dim + v_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 128},
+	{"v_head_dim", "DeepseekV2Attention sizes kv_b_proj with qk_nope_head_dim + v_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 128},
+}
+
+// deepseekV2Nulls refuses the null keys of deepseekV2NullFails.
+func (c *hfConfig) deepseekV2Nulls() error {
+	for _, k := range deepseekV2NullFails {
+		if err := c.nullFails(k.key, k.what, k.def); err != nil {
+			return err
+		}
+	}
+	return nil
+}

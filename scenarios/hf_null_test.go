@@ -89,3 +89,45 @@ func TestDeepseekV3NullKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepseekV2NullKeys: QA s31 L3. DeepSeek-V2-Lite with
+// "kv_lora_rank": null imported as the class default 512, while
+// DeepseekV2Config stores None (configuration_deepseek_v2.py at 43e8548f)
+// and DeepseekV2Attention's kv_a_proj_with_mqa, Linear(h, kv_lora_rank +
+// qk_rope_head_dim), fails on it (modeling_deepseek_v2.py at 03eac6f6);
+// the same for the three head widths it sizes with. Each is refused in
+// one line at its key's column, naming the class default; q_lora_rank
+// null (no query compression) still imports, as the published file has it.
+func TestDeepseekV2NullKeys(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hf-extra/deepseek-v2-lite.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key, from string
+		def       int
+	}{
+		{"kv_lora_rank", `"kv_lora_rank": 512`, 512},
+		{"qk_rope_head_dim", `"qk_rope_head_dim": 64`, 64},
+		{"qk_nope_head_dim", `"qk_nope_head_dim": 128`, 128},
+		{"v_head_dim", `"v_head_dim": 128`, 128},
+	} {
+		i := strings.Index(string(raw), c.from)
+		if i < 0 || strings.Contains(string(raw[:i]), "\n") {
+			t.Fatalf("deepseek-v2-lite.json: %s not on its one line", c.from)
+		}
+		data := strings.Replace(string(raw), c.from, `"`+c.key+`": null`, 1)
+		_, err := ImportHF("deepseek-v2-lite.json", []byte(data))
+		want := fmt.Sprintf("deepseek-v2-lite.json:1:%d: %s is null: DeepseekV2Attention sizes ", i+1, c.key)
+		tail := fmt.Sprintf("remove the key for the class default %d)", c.def)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), tail) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s null: error %v; want one line %q … %q", c.key, err, want, tail)
+		}
+	}
+	if !strings.Contains(string(raw), `"q_lora_rank": null`) {
+		t.Fatal("deepseek-v2-lite.json: q_lora_rank is not null")
+	}
+	if hm, err := ImportHF("deepseek-v2-lite.json", raw); err != nil || hm.Total != 15_706_484_224 {
+		t.Errorf("deepseek-v2-lite.json as published: %v, %d parameters; want 15,706,484,224", err, hm.Total)
+	}
+}
