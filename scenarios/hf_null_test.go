@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,5 +130,43 @@ func TestDeepseekV2NullKeys(t *testing.T) {
 	}
 	if hm, err := ImportHF("deepseek-v2-lite.json", raw); err != nil || hm.Total != 15_706_484_224 {
 		t.Errorf("deepseek-v2-lite.json as published: %v, %d parameters; want 15,706,484,224", err, hm.Total)
+	}
+}
+
+// TestGptOssAttentionBias: QA s31 L4. GptOssAttention builds q, k, v and
+// o_proj with bias=config.attention_bias (modeling_gpt_oss.py at
+// 6edf5b31), and the file's attention_bias reaches the config: GptOssConfig
+// sets True, then PretrainedConfig sets the kwarg. gpt-oss-20b with false
+// has 24 layers × (heads·head_dim + 2·kv_heads·head_dim + hidden) biases
+// fewer, 24 × (64·64 + 2·8·64 + 2880) = 192,000, active per token too; the
+// key is read, not listed as one the count does not depend on.
+func TestGptOssAttentionBias(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hf-extra/gpt-oss-20b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const layers, heads, kvHeads, headDim, hidden = 24, 64, 8, 64, 2880
+	biases := int64(layers * (heads*headDim + 2*kvHeads*headDim + hidden))
+	with, err := ImportHF("gpt-oss-20b.json", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		to   string
+		less int64
+	}{
+		{`"attention_bias": true`, 0},
+		{`"attention_bias": false`, biases},
+		{``, 0}, // absent: GptOssConfig's True
+	} {
+		data := strings.Replace(string(raw), `"attention_bias": true,`, c.to+map[bool]string{true: ",", false: ""}[c.to != ""], 1)
+		hm, err := ImportHF("gpt-oss-20b.json", []byte(data))
+		if err != nil {
+			t.Fatalf("%q: %v", c.to, err)
+		}
+		if int64(with.Total-hm.Total) != c.less || int64(with.Active-hm.Active) != c.less || slices.Contains(hm.Unread, "attention_bias") {
+			t.Errorf("%q: %d parameters, %d active (unread %v); want %d and %d fewer than with biases, attention_bias read",
+				c.to, hm.Total, hm.Active, hm.Unread, c.less, c.less)
+		}
 	}
 }
