@@ -331,7 +331,7 @@ func leastNodesText(f *sweep.Fit, v Vendor) string {
 		}
 	}
 	if best == nil {
-		return fmt.Sprintf("least nodes: none: no stage fits on up to %d GPUs", f.MaxGPUs)
+		return fmt.Sprintf("least nodes at the file's settings: none: no stage fits on up to %d GPUs", f.MaxGPUs)
 	}
 	text := fmt.Sprintf("least nodes at the file's settings: %d (%d GPUs, dp %d × cp %d) with ZeRO stage %d, K=%d%s; this cluster has %d",
 		best.MinNodes, best.MinGPUs, best.MinDP, f.CP, best.Stage, best.K, tieBreak(f, best, room), f.Nodes)
