@@ -35,10 +35,7 @@ const gptOssNullWindow = "GptOssModel builds the sliding-window mask on every fo
 // DeepSeek's own remote modeling_deepseek.py test n_shared_experts for
 // None (no shared expert): the V2 import follows that, and the V3 error
 // names 0 as the way to say it.
-var deepseekV3NullFails = []struct {
-	key, what string
-	def       int64
-}{
+var deepseekV3NullFails = []nullKey{
 	{"n_shared_experts", "DeepseekV3MoE sizes shared_experts as moe_intermediate_size * n_shared_experts (modeling_deepseek_v3.py at f5a9ec51; DeepSeek's remote modeling_deepseek.py builds none for null: give 0 for that)", 1},
 	{"moe_intermediate_size", "DeepseekV3MoE sizes shared_experts as moe_intermediate_size * n_shared_experts (modeling_deepseek_v3.py at f5a9ec51)", 2048},
 	{"kv_lora_rank", "DeepseekV3Attention sizes kv_a_proj_with_mqa as kv_lora_rank + qk_rope_head_dim (modeling_deepseek_v3.py at f5a9ec51)", 512},
@@ -47,9 +44,16 @@ var deepseekV3NullFails = []struct {
 	{"v_head_dim", "DeepseekV3Attention sizes kv_b_proj with qk_nope_head_dim + v_head_dim (modeling_deepseek_v3.py at f5a9ec51)", 128},
 }
 
-// deepseekV3Nulls refuses the null keys of deepseekV3NullFails.
-func (c *hfConfig) deepseekV3Nulls() error {
-	for _, k := range deepseekV3NullFails {
+// nullKey is a config key transformers fails on when null: what it sizes
+// and the class default (nullFails).
+type nullKey struct {
+	key, what string
+	def       int64
+}
+
+// nullsFail refuses the first of keys that config.json gives as null.
+func (c *hfConfig) nullsFail(keys []nullKey) error {
+	for _, k := range keys {
 		if err := c.nullFails(k.key, k.what, k.def); err != nil {
 			return err
 		}
@@ -69,22 +73,9 @@ func (c *hfConfig) deepseekV3Nulls() error {
 // s31 L3: "kv_lora_rank": null imported as 512). With their class
 // defaults. q_lora_rank is not here: None there means no query
 // compression (a full q_proj), which the importer reads.
-var deepseekV2NullFails = []struct {
-	key, what string
-	def       int64
-}{
+var deepseekV2NullFails = []nullKey{
 	{"kv_lora_rank", "DeepseekV2Attention sizes kv_a_proj_with_mqa as kv_lora_rank + qk_rope_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 512},
 	{"qk_rope_head_dim", "DeepseekV2Attention sizes kv_a_proj_with_mqa as kv_lora_rank + qk_rope_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 64},
 	{"qk_nope_head_dim", "DeepseekV2Attention sizes kv_b_proj with qk_nope_head_dim + v_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 128},
 	{"v_head_dim", "DeepseekV2Attention sizes kv_b_proj with qk_nope_head_dim + v_head_dim (modeling_deepseek_v2.py at 03eac6f6)", 128},
-}
-
-// deepseekV2Nulls refuses the null keys of deepseekV2NullFails.
-func (c *hfConfig) deepseekV2Nulls() error {
-	for _, k := range deepseekV2NullFails {
-		if err := c.nullFails(k.key, k.what, k.def); err != nil {
-			return err
-		}
-	}
-	return nil
 }

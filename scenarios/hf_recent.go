@@ -209,11 +209,11 @@ func hfDeepseekV3(c *hfConfig) (*HFModel, error) {
 // BlockDims.KernelValueDim); the MoE blocks' shared_ffn is
 // moe_intermediate_size·n_shared_experts.
 func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
-	nulls := c.deepseekV2Nulls
+	nulls := deepseekV2NullFails
 	if v3 {
-		nulls = c.deepseekV3Nulls
+		nulls = deepseekV3NullFails
 	}
-	if err := nulls(); err != nil {
+	if err := c.nullsFail(nulls); err != nil {
 		return nil, err
 	}
 	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
