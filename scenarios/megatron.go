@@ -262,6 +262,9 @@ func (a *mgArgs) oneOf(name, v string, choices ...string) error {
 type mgLauncher struct {
 	nnodes, nproc mgFlag
 	hasN, hasP    bool
+	// sbatchGPULine: the line of the #SBATCH --gpus-per-node that set
+	// $SLURM_GPUS_PER_NODE (0: none).
+	sbatchGPULine int
 	// sbatchLine is the line of the #SBATCH --nodes that set
 	// $SLURM_NNODES (0: none).
 	sbatchLine int
@@ -289,17 +292,27 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		v := mgVar{words: []mgField{{text: sbatchN, line: sbLine, col: sbCol}}}
 		env = map[string]mgVar{"SLURM_JOB_NUM_NODES": v, "SLURM_NNODES": v}
 	}
+	sbatchG, sbGLine, sbGCol, sbatchGPUs := mgSbatchGPUs(string(data))
+	if sbatchGPUs {
+		if env == nil {
+			env = map[string]mgVar{}
+		}
+		env["SLURM_GPUS_PER_NODE"] = mgVar{words: []mgField{{text: sbatchG, line: sbGLine, col: sbGCol}}}
+	}
 	if err := mgUnclosed(name, string(data)); err != nil {
 		return nil, err
 	}
-	cmds, decided := mgScript(string(data), env)
+	sh := &mgExpander{vars: map[string]mgVar{}}
+	cmds, decided := sh.run(string(data), env)
 	var words []mgWord
 	var la mgLauncher
 	found, launches := false, 0
 	for _, c := range cmds {
 		for i, w := range c.words {
+			// The script's own name; a directory the script does not set
+			// ($MEGATRON_LM_DIR from $USER) does not hide it.
 			base := path.Base(w.text)
-			if w.unresolved != "" || strings.ContainsAny(w.text, " \t") || !strings.HasPrefix(base, "pretrain_") || !strings.HasSuffix(base, ".py") {
+			if strings.Contains(base, "$") || strings.ContainsAny(w.text, " \t") || !strings.HasPrefix(base, "pretrain_") || !strings.HasSuffix(base, ".py") {
 				continue
 			}
 			if base != "pretrain_gpt.py" {
@@ -315,6 +328,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			if sbatch {
 				la.sbatchLine = sbLine
 			}
+			if sbatchGPUs {
+				la.sbatchGPULine = sbGLine
+			}
 			break
 		}
 	}
@@ -327,6 +343,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			return nil, fmt.Errorf("%s: no arguments (give a launch script running pretrain_gpt.py, or its --flag value arguments)", name)
 		}
 		if !strings.HasPrefix(words[0].text, "--") {
+			if line, col, what, ok := mgNamesPretrain(string(data)); ok {
+				return nil, fmt.Errorf("%s:%d:%d: %s is named here, but no command zerosim can follow runs it: it follows commands, the arrays and variables they expand and the strings bash -c, sh -c and eval run, but not a variable set inside an if/for/while block or function whose outcome it cannot decide (write the launch command, torchrun … %s --flags, as a command of its own, or give its --flag value arguments)", name, line, col, ttName(what), ttName(what))
+			}
 			return nil, fmt.Errorf("%s:%d:%d: %s: no command runs pretrain_gpt.py, and the file is not a list of --flag value arguments (give the launch script or the arguments)", name, words[0].line, words[0].col, ttName(words[0].text))
 		}
 	}
@@ -373,6 +392,16 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	}
 	for _, d := range decided {
 		m.note("the if at %s:%d takes its branch as the script runs %s; a run launched with other values may take another branch: write them in the script in place of the defaults and import again", name, d.line, d.assumedText())
+	}
+	for _, ap := range sh.appends {
+		if len(ap.flags) == 0 {
+			continue
+		}
+		var fl []string
+		for _, f := range ap.flags {
+			fl = append(fl, fmt.Sprintf("%s at %d:%d", ttName(f.text), f.line, f.col))
+		}
+		m.note("line %d appends %s to %s inside an if/for/while block whose outcome zerosim cannot decide; it is imported as the script runs without them (write them in the launch command to import them)", ap.line, strings.Join(fl, ", "), ap.name)
 	}
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
@@ -997,8 +1026,11 @@ func (m *Megatron) readCluster(a *mgArgs, la mgLauncher) error {
 		if err != nil || n < 1 || n > 65536 {
 			return 0, "", a.errAt(v, "%s %s is not a count in 1 to 65536 (elastic ranges are not read: pass the import's %s N)", what, ttName(v.text), opt)
 		}
-		if la.sbatchLine > 0 && v.line == la.sbatchLine {
+		if la.sbatchLine > 0 && v.line == la.sbatchLine && opt == "--nodes" {
 			return n, fmt.Sprintf("%s %d (Slurm's node count, #SBATCH --nodes at line %d)", what, n, v.line), nil
+		}
+		if la.sbatchGPULine > 0 && v.line == la.sbatchGPULine && opt == "--gpus-per-node" {
+			return n, fmt.Sprintf("%s %d (Slurm's GPUs per node, #SBATCH --gpus-per-node at line %d)", what, n, v.line), nil
 		}
 		return n, fmt.Sprintf("%s %d", what, n), nil
 	}
