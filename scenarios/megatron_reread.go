@@ -26,6 +26,12 @@ import (
 // mgRereadDepth bounds bash -c and eval inside one another.
 const mgRereadDepth = 4
 
+// mgCmdBudget bounds the words a script's values are reread into, all
+// values together (mgExpander.cmdOf): past it, values keep the plain
+// expansion, so that a script that grows a value line after line reads in
+// time linear in its length.
+const mgCmdBudget = 1 << 17
+
 // mgMaxCmdBytes bounds the value that is reread as words (mgVar.cmd): a
 // longer one (no launch script's) keeps the plain expansion.
 const mgMaxCmdBytes = 1 << 16
@@ -148,7 +154,11 @@ func mgReread(raw string, from, line, col int) []mgTok {
 // (mgVar.cmd): ;, & and | stay as separators, a newline is a blank. nil
 // when there are more than mgMaxCmdWords.
 func (e *mgExpander) cmdOf(toks []mgTok) []mgField {
+	if e.spent >= mgCmdBudget {
+		return nil
+	}
 	var out []mgField
+	defer func() { e.spent += len(out) }()
 	for _, t := range toks {
 		switch {
 		case t.sep && t.op == '\n':
@@ -167,7 +177,9 @@ func (e *mgExpander) cmdOf(toks []mgTok) []mgField {
 			}
 			out = append(out, f)
 		}
-		if len(out) > mgMaxCmdWords {
+		if len(out) > mgMaxCmdWords || e.spent+len(out) > mgCmdBudget {
+			e.spent = mgCmdBudget
+			out = nil
 			return nil
 		}
 	}

@@ -243,6 +243,8 @@ type mgExpander struct {
 	// appends: what blocks of unknown outcome may append to a variable
 	// (appendsTo).
 	appends []mgAppend
+	// spent: the words values have been reread into (mgCmdBudget).
+	spent int
 	// line: the line of the word being expanded (mgAssume.line).
 	line int
 }
