@@ -16,15 +16,16 @@ func TestHostSideLine(t *testing.T) {
 	gb200 := &scenarios.Cluster{GPU: "GB200"}
 	h100 := &scenarios.Cluster{GPU: "H100-80GB"}
 	h100.Host.PCIe.Preset = "PCIe5"
+	h100.Host.MemoryBandwidth = 563_200_000_000
 	for _, c := range []struct {
 		h    zero.HostStats
 		c    *scenarios.Cluster
 		want string
 	}{
 		{zero.HostStats{PCIeDown: 1 << 30, PCIeUp: 1 << 30, PCIeDownTime: 5 * units.Millisecond, PCIeUpTime: 5 * units.Millisecond},
-			gb200, "host side (per rank): activations NVLink-C2C down 1.00 GiB in 5ms, NVLink-C2C up 1.00 GiB in 5ms\n"},
+			gb200, "host side (per rank): activations NVLink-C2C GPU→host 1.00 GiB in 5ms, host→GPU 1.00 GiB in 5ms\n"},
 		{zero.HostStats{PCIeDown: 1 << 30, PCIeUp: 1 << 30, PCIeDownTime: 5 * units.Millisecond, PCIeUpTime: 5 * units.Millisecond, CPUTime: 9 * units.Millisecond, CPUStep: true, Bottleneck: "cpu"},
-			h100, "host side (per rank): PCIe down 1.00 GiB in 5ms, PCIe up 1.00 GiB in 5ms, CPU Adam 9ms; the host is cpu-bound\n"},
+			h100, "host side (per rank): PCIe GPU→host 1.00 GiB in 5ms, host→GPU 1.00 GiB in 5ms, CPU Adam 9ms (at the full 563.20 GB/s memory bandwidth of the node: a lower bound); the host is cpu-bound\n"},
 	} {
 		var b strings.Builder
 		writeHostSide(&b, &c.h, c.c)
