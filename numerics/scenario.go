@@ -198,12 +198,15 @@ var verifyKeys = map[string]keyRule{
 	"training.op_force_recompute":     noChange(),
 	"training.op_recompute_attention": noChange(),
 	"training.op_save_all_to_all":     noChange(),
-	"training.op_save_abs":            noChange(),
-	"training.mfu":                    noChange(),
-	"training.compute_efficiency":     noChange(),
-	"training.attention_efficiency":   noChange(),
-	"training.attention_kernel":       noChange(),
-	"training.attention":              noChange(),
+	// Activation offloading copies the saved tensors to the host and
+	// back unchanged (copy_ both ways, TE's cpu_offload.py).
+	"training.activation_offload_layers": noChange(),
+	"training.op_save_abs":               noChange(),
+	"training.mfu":                       noChange(),
+	"training.compute_efficiency":        noChange(),
+	"training.attention_efficiency":      noChange(),
+	"training.attention_kernel":          noChange(),
+	"training.attention":                 noChange(),
 	// Every compile setting, model included, changes what is kept and
 	// when gradients are accumulated, not a value: AccumulateGrad adds
 	// the same gradients into .grad once per micro-step either way.
