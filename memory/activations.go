@@ -344,8 +344,11 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		MegatronTE: megatronLlama && s.Training.TransformerImpl != scenarios.TransformerLocal,
 		// Megatron-core's local block (BlockDims.MegatronLocal).
 		MegatronLocal: megatronLlama && s.Training.TransformerImpl == scenarios.TransformerLocal,
-		// torch.nn.RMSNorm on aten::_fused_rms_norm (BlockDims.NormATen).
-		NormATen: megatronLlama && scenarios.ATenRMSNorm(s)}
+		// torch.nn.RMSNorm on aten::_fused_rms_norm (BlockDims.NormATen):
+		// Megatron-core's local block, or torchtitan's Llama-style blocks
+		// and final norm (a compiled block keeps the same tensors anyway;
+		// torchtitan compiles the blocks, not model.norm).
+		NormATen: scenarios.ATenRMSNorm(s) && (megatronLlama || s.Stack == "torchtitan" && BlockStyle(&m) == "llama" && norms == "")}
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the

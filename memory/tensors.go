@@ -288,14 +288,18 @@ type BlockDims struct {
 	// bias_swiglu_impl keeps linear_fc1's gate and up output alone, as
 	// under MegatronTE.
 	MegatronLocal bool
-	// NormATen: under MegatronLocal, torch.nn.RMSNorm runs
-	// aten::_fused_rms_norm (training.norm_impl aten_fused, the local
-	// block's default: PyTorch 2.9 or later, scenarios.NormATen), whose
+	// NormATen: under MegatronLocal, or in torchtitan's eager Llama-style
+	// blocks (llama3, llama4, qwen3, deepseek_v3, gpt_oss from torchtitan
+	// 3b39d7ab0), torch.nn.RMSNorm runs aten::_fused_rms_norm
+	// (training.norm_impl aten_fused, the local block's default: PyTorch
+	// 2.9 or later with the weight in the input's dtype,
+	// scenarios.NormATen), whose
 	// autograd node keeps the norm's 16-bit input and the fp32 rstd per
 	// row (derivatives.yaml's _fused_rms_norm: _fused_rms_norm_backward(
 	// grad, input, normalized_shape, result1, weight, ...), pytorch/pytorch
 	// tools/autograd/derivatives.yaml): NormFused's tensors, for the
-	// block's norms, q/k norms and the final norm. Without it (norm_impl
+	// block's norms, q/k norms, MLA's q_norm and kv_norm and the final
+	// norm. Without it (norm_impl
 	// fp32, PyTorch 2.8 or earlier) the composite rms_norm's: the fp32
 	// upcast, rstd and the normalized tensor.
 	NormATen bool
@@ -425,8 +429,8 @@ func (d *BlockDims) check() error {
 	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
 	}
-	if d.NormATen && !d.MegatronLocal {
-		return fmt.Errorf("norm_impl aten_fused is derived for Megatron's local block only")
+	if d.NormATen && (d.Arch != "llama" || d.Norms != "" || d.MegatronTE || d.Autocast || d.InputFP32) {
+		return fmt.Errorf("norm_impl aten_fused is derived for llama blocks whose 16-bit norms are torch.nn.RMSNorm (got arch %q, norms %q, MegatronTE %v, autocast %v, fp32 input %v)", d.Arch, d.Norms, d.MegatronTE, d.Autocast, d.InputFP32)
 	}
 	if d.MegatronLocal && (d.MegatronTE || d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("Megatron's local block is derived for eager llama blocks with Llama's norms, without Transformer Engine's (got arch %q, compiled %v, norms %q, MegatronTE %v)", d.Arch, d.Compiled, d.Norms, d.MegatronTE)
@@ -549,7 +553,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	rmsNorm := func(which, style string, w, rows int64, wf, rowsF, input string) {
 		if compiled || aten && input != "" {
 			by := "compiled block"
-			if aten {
+			if aten && !compiled {
 				by = fusedBy
 			}
 			add(input, by, "2·t·"+wf, c.Mul(2, t, w), false, false)
@@ -586,7 +590,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			// recomputed from them in the backward kernel. The fused norm
 			// saves the same two (fused above).
 			by := "compiled block"
-			if fused {
+			if fused && !compiled {
 				by = fusedBy
 			}
 			if !first {
@@ -684,7 +688,10 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	case d.LinearAttention != "":
 		gatedDeltaNet(d, t, &c, add, mt)
 	case d.KVLoRARank > 0:
-		mlaAttention(d, t, &c, add, normOf, mt, compiled)
+		// q_a_layernorm and kv_a_layernorm keep their 16-bit inputs
+		// compiled, and on aten::_fused_rms_norm (torchtitan's
+		// deepseek_v3 q_norm and kv_norm, nn.RMSNorm).
+		mlaAttention(d, t, &c, add, normOf, mt, compiled || aten)
 	case d.Attention == AttentionEager:
 		kvKept, vKept, kvFormula, vFormula := kvw, vw, "2·t·kv", "2·t·kv"
 		if d.KVHeads != d.Heads {
@@ -1136,15 +1143,16 @@ func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool, mt 
 // (2·t·a·d_qk); wkv_a (2·t·(r_kv + d_r)); wkv_b (2·t·a·(d_qk − d_r +
 // d_v)); then the caller's wo. Autograd keeps none of their outputs but
 // kv_b_proj's under SDPA (v is a view of it, which keeps all of it), and,
-// compiled, q_a_proj's (the norm's 16-bit input) and a view of
-// kv_a_proj_with_mqa's (its first r_kv columns).
-func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which string, w int64, wf, input string), mt *mmTrack, compiled bool) {
+// compiled (normInput: also on aten::_fused_rms_norm, BlockDims.NormATen),
+// q_a_proj's (the norm's 16-bit input) and a view of kv_a_proj_with_mqa's
+// (its first r_kv columns).
+func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which string, w int64, wf, input string), mt *mmTrack, normInput bool) {
 	a, s, b := d.Heads, d.Seq, d.Batch
 	qk := c.Mul(a, d.HeadDim)
 	v := c.Mul(a, d.vHeadDim())
 	if d.QLoRARank > 0 {
 		ia := mt.mm("attention.wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false, d.QKVBias)
-		if compiled {
+		if normInput {
 			mt.mms[ia].whole = len(*mt.out)
 		}
 		normOf("q_a_layernorm", d.QLoRARank, "r_q", "q_a_layernorm input (q_a_proj output, bf16)")
@@ -1154,7 +1162,7 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 		mt.mm("attention.wq", c.Mul(2, t, qk), d.Hidden, false, false)
 	}
 	ikv := mt.mm("attention.wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false, d.QKVBias)
-	if compiled {
+	if normInput {
 		mt.mms[ikv].views = append(mt.mms[ikv].views, len(*mt.out))
 	}
 	normOf("kv_a_layernorm", d.KVLoRARank, "r_kv", "kv_a_layernorm input (kv_a_proj_with_mqa output, bf16)")

@@ -731,6 +731,7 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 		return keptTraffic(ts, "elementwise")
 	}
 	p.FusedNorm = s.Training.NormImpl == scenarios.NormFused
+	p.ATenNorm = scenarios.ATenRMSNorm(s) // megatron returned above
 	fwd, bwd, err = llamaChain(d, p, s.Training.RoPEImpl, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
 	if err != nil {
 		return 0, 0, err
