@@ -319,7 +319,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 	// norms, never compiled; with Transformer Engine's modules or its own.
 	megatronLlama := s.Stack == "megatron" && BlockStyle(&m) == "llama" && norms == "" && !s.Training.Compile.Blocks()
 	force, forceGiven := s.Training.OpForceJoined()
-	return BlockDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, ValueUnpadded: s.Stack == "torchtitan", QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: s.RankSeqLen(), Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
+	return BlockDims{OpForce: force, OpForceGiven: forceGiven, OpRecomputeAttention: s.Training.OpRecomputeAttention, OpSaveAbs: OpSavesAbs(s), OpAbsWeights: !s.Training.FP8Gather() || s.Parallelism.Stage < 2, ValueUnpadded: s.Stack == "torchtitan", QKVBias: gpt, OBias: gpt, MLPBias: gpt, LinearSplitProj: scenarios.GDNSplitProjections(m.Architecture), Norms: norms, SoftmaxFP32: scenarios.HFEagerSoftmaxFP32(m.Architecture), LogitSoftcap: m.LogitSoftcap, Arch: BlockStyle(&m), Seq: s.RankSeqLen(), Batch: s.Training.MicroBatch, Hidden: m.Hidden, Heads: m.Heads,
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16() && !s.Training.LossAutocast(), LossAutocast: s.Training.LossAutocast(),
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
@@ -364,6 +364,18 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 // dimensions the activation model gives it (UnitBlockDims).
 func UnitOpRecomputedMMFLOPs(s *scenarios.Scenario, u int) (int64, error) {
 	return OpRecomputedMMFLOPs(UnitBlockDims(s, u))
+}
+
+// OpSavesAbs reports whether torchtitan's op policy keeps the abs of the
+// blocks' float8 casts for s: training.op_save_abs (torchtitan 87e2c09c4
+// to 88247277c, whose _save_list held aten.abs.default) under torchao's
+// float8 with the blocks in eager mode. Compiled, the partitioner keeps
+// none: torchtitan 88247277c's message measured tensorwise float8 under
+// compile at 47.77 GiB with abs in the list and without it, where
+// 2271b6386's eager run of the same job at abs's time took 81.77 GiB.
+// What is kept: BlockDims.OpSaveAbs (opAbs).
+func OpSavesAbs(s *scenarios.Scenario) bool {
+	return s.Training.OpSaveAbs && s.Training.FP8 == scenarios.FP8TorchAO && !s.Training.Compile.Blocks()
 }
 
 // OpSavesAllToAll reports whether torchtitan's op policy keeps the

@@ -219,7 +219,9 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // used: memory.host_lead (default 1) of the gathered bytes of every unit
 // released after its forward (not KeptAcrossBoundary; less the weights
 // autograd keeps referenced, UnitInfo.SavedWeights, which stay allocated), under
-// communication.boundary: deepspeed at stage 3; 0 otherwise.
+// communication.boundary: deepspeed at stage 3 with communication.overlap on
+// (ds_config zero_optimization.overlap_comm, DeepSpeed's default at stage 3:
+// what `zerosim import deepspeed` writes); 0 otherwise.
 //
 // DeepSpeed 0.11.1 (deepspeedai/DeepSpeed
 // e9503fe40ee127e74c8b0ea962aac4f0ae957624) gathers each module's parameters
@@ -249,6 +251,23 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // time backward gathers the GPU has passed the forward and the pool is reused,
 // not grown.
 //
+// With overlap_comm false there is no pool: DeepSpeed then gathers on the
+// compute stream itself (deepspeedai/DeepSpeed
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641,
+// deepspeed/runtime/zero/parameter_offload.py:189-190, "__allgather_stream =
+// ... Stream() if overlap_comm else get_accelerator().default_stream()",
+// handed to the coordinator at :210 and entered at
+// partitioned_param_coordinator.py:400 and :606; the same line is at
+// e9503fe4's parameter_offload.py:256), so free_param's record_stream names
+// the stream the block was allocated on, which the caching allocator ignores
+// (pytorch/pytorch eb42ad6eca0ce61e7c581212b4bf32f991425571,
+// c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::recordStream:
+// "ignore uses on the allocation stream, since those don't require any
+// special synchronization"): the freed block is reusable in stream order at
+// once, however far the host runs ahead (qamem31 finding 1: ms-swift's
+// zero3.json, overlap_comm false, measured 54 GB where the pool made zerosim
+// +23 %).
+//
 // How far the host gets ahead is the one thing the code does not fix:
 // memory.host_lead is the fraction of the forward's released parameters still
 // unused by the GPU when the host reaches backward, 1 when the host finishes
@@ -256,7 +275,8 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // against DeepSpeed's Python per module). The default is that bound, not a
 // fit; a profile of the run measures it.
 func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
-	if s.Parallelism.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryDeepSpeed {
+	if s.Parallelism.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryDeepSpeed ||
+		(s.Communication.Overlap != nil && !*s.Communication.Overlap) {
 		return 0, nil
 	}
 	lead := scenarios.DefaultHostLead

@@ -83,6 +83,11 @@ communication: {boundary: deepspeed}
 		{[]string{"memory.host_lead=0"}, 0},
 		{[]string{"communication.boundary=fsdp2"}, 0},
 		{[]string{"parallelism.zero_stage=2"}, 0},
+		// overlap_comm false: DeepSpeed gathers on the compute stream,
+		// record_stream on it is a no-op, no pool (GatherPool).
+		{[]string{"communication.overlap=false"}, 0},
+		{[]string{"communication.overlap=false", "memory.host_lead=0.5"}, 0},
+		{[]string{"communication.overlap=true"}, released},
 	} {
 		s := load(c.sets...)
 		r := mustAnalyze(t, s, Options{})

@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -161,6 +162,13 @@ type BlockDims struct {
 	// backward rebuilds them by rerunning the kernel's forward). Only the
 	// op policy reads it.
 	OpRecomputeAttention bool
+	// OpSaveAbs: the op policy's _save_list holds aten.abs and the block's
+	// Linears are torchao's Float8Linear in eager mode
+	// (scenarios.Training.OpSaveAbs, OpSavesAbs): it keeps the 16-bit abs
+	// of every tensor they cast, the inputs and, under OpAbsWeights (no
+	// float8 all-gather), the unsharded weights (opAbs). Only the op
+	// policy reads them.
+	OpSaveAbs, OpAbsWeights bool
 	// ValueUnpadded marks a flash attention that takes MLA's value at its
 	// own width, narrower than q·k: torchtitan's deepseek_v3
 	// Attention.forward hands SDPA and FlexAttention v as torch.split
@@ -885,6 +893,17 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		return nil, nil, nil, fmt.Errorf("activation size overflows: %w", c.Err)
 	}
 	extra := opParity(out, mt.mms, compiled)
+	if d.OpSaveAbs {
+		abs, err := opAbs(mt.mms, t, d.OpAbsWeights)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		// Each Float8Linear's abs before its mm's kept output: both
+		// lists are in forward order, and a stable sort keeps abs first
+		// where they share a place.
+		extra = append(abs, extra...)
+		slices.SortStableFunc(extra, func(a, b opExtra) int { return cmp.Compare(a.at, b.at) })
+	}
 	return out, extra, mt.mms, nil
 }
 
@@ -1344,6 +1363,48 @@ func (m *mmTrack) viewLast(i int)  { m.mms[i].views = append(m.mms[i].views, len
 type opExtra struct {
 	at    int
 	bytes int64
+}
+
+// opAbs is what torchtitan's op policy keeps of the block's float8 casts
+// while its _save_list holds aten.abs (BlockDims.OpSaveAbs, from
+// 87e2c09c4 to 88247277c), in forward order: every Linear of the block is
+// a torchao Float8Linear (torchtitan's Float8Handler converts every
+// nn.Linear but "output": module_filter_fn, torchtitan/float8.py line 99
+// at d4c86e3758a84cf23e2e879ab3c995cba9d5e410), and its forward
+// (torchao/float8/float8_linear.py at pytorch/ao
+// 3eb18e771bc7e830a2e56002407256052d8c5e7d, of the run's date) first
+// takes the weight's scale, _get_weight_scale → tensor_to_scale (lines
+// 31-39, called at 325), unless the weight came gathered in fp8 (FSDP2's
+// float8 all-gather: tensor_already_casted_to_fp8), then
+// matmul_with_hp_or_float8_args.forward casts the input,
+// hp_tensor_to_float8_dynamic → tensor_to_scale (line 90;
+// float8_scaling_utils.py lines 30-62); tensor_to_scale's tensor_to_amax
+// is torch.max(torch.abs(x)) under tensorwise scaling (float8_utils.py
+// lines 91-100). Each abs is an aten.abs.default of the tensor's size and
+// dtype, 16-bit, which the checkpoint's _CachingTorchDispatchMode stores
+// MUST_SAVE whatever the grad mode (tensor_to_amax runs under
+// torch.no_grad; the mode's __torch_dispatch__ consults only the policy:
+// torch/utils/checkpoint.py at pytorch/pytorch
+// 4b804b8500f89bdf9a8c6db04a3dc6b8dbcb3757) until the recompute pops
+// it. So each Linear of input width k and output width n keeps 2·t·k
+// bytes of its input's abs, and with weights (no float8 all-gather) 2·n·k
+// of its unsharded weight's, before its mm: for Llama 3 8B at 8192 tokens
+// 608 MiB of inputs (wq, wk, wv, w1 and w3 each cast their own copy of
+// the same input) and 416 MiB of weights a block. The amax (aten.max,
+// also saved) is one element.
+func opAbs(mms []blockMM, t int64, weights bool) ([]opExtra, error) {
+	var c calc
+	var out []opExtra
+	for _, m := range mms {
+		if weights {
+			out = append(out, opExtra{at: m.at, bytes: c.Mul(2, m.n, m.k)})
+		}
+		out = append(out, opExtra{at: m.at, bytes: c.Mul(2, t, m.k)})
+	}
+	if c.Err != nil {
+		return nil, fmt.Errorf("abs of the float8 casts overflows: %w", c.Err)
+	}
+	return out, nil
 }
 
 // opParity applies torchtitan's op policy to a block's mms, one rule for

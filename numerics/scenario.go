@@ -198,6 +198,7 @@ var verifyKeys = map[string]keyRule{
 	"training.op_force_recompute":     noChange(),
 	"training.op_recompute_attention": noChange(),
 	"training.op_save_all_to_all":     noChange(),
+	"training.op_save_abs":            noChange(),
 	"training.mfu":                    noChange(),
 	"training.compute_efficiency":     noChange(),
 	"training.attention_efficiency":   noChange(),

@@ -149,27 +149,28 @@ func TestImportDeepSpeed(t *testing.T) {
 	}
 }
 
-// TestImportDeepSpeedTemplate: FlagPerf's ds_config.json imports to the
-// keys testdata/validation's FlagPerf template takes from it: applied to
-// the template's cluster and model, the import resolves to the template's
-// parallelism, communication and training, key by key.
+// TestImportDeepSpeedTemplate: each validation template's ds_config.json
+// imports to the keys the template takes from it: applied to the
+// template's cluster and model, and the keys that come from the run's code
+// rather than the config, the import resolves to the template's
+// parallelism, communication and training, key by key. FlagPerf's Llama 2
+// 7B (FlashAttention-2, no checkpointing); ms-swift's zero3.json under
+// sft.sh's Qwen2.5-7B (hidden 3584 for the "auto" buckets, the Trainer's
+// batch 1 and GA 2; packed 8192-token sequences, FlashAttention-2,
+// ms-swift's default checkpointing, the fp32 loss), whose overlap_comm
+// false is the template's communication.overlap false.
 func TestImportDeepSpeedTemplate(t *testing.T) {
-	tmpl, err := os.ReadFile("../testdata/validation/flagperf-llama2-7b-deepspeed-a800.yaml")
-	if err != nil {
-		t.Fatal(err)
+	qwen := make([]Layer, 28)
+	for i := range qwen {
+		qwen[i] = Layer{Name: fmt.Sprintf("block.%d", i), Params: 233_057_792}
 	}
-	want, err := Load("template.yaml", tmpl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := ReadDeepSpeedConfig(dsDir+"flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, Units: dsBlocks(202_383_360)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The template's cluster and model, and the keys that come from the
-	// run's code rather than ds_config.json (FlashAttention-2, no
-	// checkpointing).
-	base := `version: 1
+	qwen = append([]Layer{{Name: "embedding", Params: 544_997_376}}, append(qwen, Layer{Name: "final_norm", Params: 3584}, Layer{Name: "lm_head", Params: 544_997_376})...)
+	for _, c := range []struct {
+		template, config string
+		o                DeepSpeedOptions
+		base             string
+	}{
+		{"flagperf-llama2-7b-deepspeed-a800.yaml", "flagperf-llama2-7b.json", DeepSpeedOptions{DP: 8, Units: dsBlocks(202_383_360)}, `version: 1
 stack: deepspeed
 cluster:
   nodes: 1
@@ -179,25 +180,46 @@ cluster:
 model: {kind: transformer, arch: llama, hidden: 4096, layers: 32, heads: 32, kv_heads: 32, ffn: 11008, vocab: 32000, seq_len: 4096}
 parallelism: {dp: 8}
 training: {recompute: none, attention: flash, attention_kernel: fa2}
-`
-	got, err := Load("imported.yaml", []byte(base), dsSets(d))
-	if err != nil {
-		t.Fatalf("the import does not load: %v", err)
-	}
-	// The template does not give the optimizer's lr, betas and eps (they
-	// change no time or memory); the import does.
-	got.Training.LR, got.Training.Beta1, got.Training.Beta2, got.Training.Eps = want.Training.LR, want.Training.Beta1, want.Training.Beta2, want.Training.Eps
-	for _, f := range []struct {
-		name      string
-		got, want any
-	}{
-		{"parallelism", got.Parallelism, want.Parallelism},
-		{"communication", got.Communication, want.Communication},
-		{"training", got.Training, want.Training},
-		{"offload", got.Offload, want.Offload},
+`},
+		{"msswift-qwen2.5-7b-zero3-a100.yaml", "msswift-zero3.json", DeepSpeedOptions{DP: 4, Hidden: 3584, Units: qwen, MicroBatch: 1, GradAccum: 2, ParamDType: BF16}, `version: 1
+stack: deepspeed
+cluster: {nodes: 1, gpus_per_node: 4, gpu: A100-80GB}
+model: {preset: qwen2.5-7b, seq_len: 8192}
+parallelism: {dp: 4}
+training: {recompute: full, attention: flash, cross_entropy: fp32}
+`},
 	} {
-		if !reflect.DeepEqual(f.got, f.want) {
-			t.Errorf("%s: imported\n%+v\ntemplate\n%+v", f.name, f.got, f.want)
+		tmpl, err := os.ReadFile("../testdata/validation/" + c.template)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load("template.yaml", tmpl, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ReadDeepSpeedConfig(dsDir+c.config, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load("imported.yaml", []byte(c.base), dsSets(d))
+		if err != nil {
+			t.Fatalf("%s: the import does not load: %v", c.config, err)
+		}
+		// The template does not give the optimizer's lr, betas and eps (they
+		// change no time or memory); the import does.
+		got.Training.LR, got.Training.Beta1, got.Training.Beta2, got.Training.Eps = want.Training.LR, want.Training.Beta1, want.Training.Beta2, want.Training.Eps
+		for _, f := range []struct {
+			name      string
+			got, want any
+		}{
+			{"parallelism", got.Parallelism, want.Parallelism},
+			{"communication", got.Communication, want.Communication},
+			{"training", got.Training, want.Training},
+			{"offload", got.Offload, want.Offload},
+		} {
+			if !reflect.DeepEqual(f.got, f.want) {
+				t.Errorf("%s: %s: imported\n%+v\ntemplate\n%+v", c.config, f.name, f.got, f.want)
+			}
 		}
 	}
 }

@@ -42,7 +42,8 @@ var stackPresets = map[string][]stackKey{
 	// torchtitan differs in two keys the preset leaves to the user
 	// (docs/stacks.md): communication.boundary fsdp2_head since 83e6941,
 	// and, since 786e26f8e, training.loss_chunks 8 for its Llama 3
-	// configs (ChunkedLossWrapper, scenarios/losschunks.go).
+	// configs (ChunkedLossWrapper, scenarios/losschunks.go); and in one it
+	// sets, training.op_save_abs, false since 88247277c.
 	"torchtitan": {
 		// torchtitan/parallelisms/parallelize_llama.py:309-339, apply_fsdp:
 		// fully_shard (FSDP2) on each block and the root, with
@@ -77,6 +78,12 @@ var stackPresets = map[string][]stackKey{
 		// (parallelize_llama.py:234, 272-283): torch's non-reentrant
 		// checkpoint_wrapper, whose early stop zero/computeplan.go cites.
 		{"training.recompute_early_stop", "true", nil},
+		// The op policy's _save_list holds torch.ops.aten.abs.default
+		// (parallelize_llama.py:214-223), from 87e2c09c4 (2024-11-26) to
+		// 88247277c (2025-02-06): under eager torchao float8 it keeps
+		// the 16-bit abs of every tensor the Float8Linears cast
+		// (Training.OpSaveAbs; nothing otherwise).
+		{"training.op_save_abs", "true", nil},
 		// torchtitan's launcher sets PYTORCH_CUDA_ALLOC_CONF=
 		// "expandable_segments:True" since a5e57e4a9 (pytorch/torchtitan#643,
 		// run_llama_train.sh at 9dec370, run_train.sh at e7c0cae934df).

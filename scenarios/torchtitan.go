@@ -90,6 +90,11 @@ type Torchtitan struct {
 	// OpSaveAllToAll is training.op_save_all_to_all: the op policy of a
 	// torchtitan from c4e2291 on keeps the all-to-alls (readA2AEra).
 	OpSaveAllToAll bool
+	// OpSaveAbs, when set, is training.op_save_abs for a file under the op
+	// policy with eager torchao float8, where it counts: true where its
+	// keys date it between 87e2c09c4 and 88247277c, false otherwise
+	// (readAbsEra); nil leaves it to the stack preset.
+	OpSaveAbs *bool
 	// flexAttn marks a flavor of attn_type flex (a block-causal mask).
 	flexAttn bool
 	// noCP is why the flavor's torchtitan refuses context parallelism
@@ -727,6 +732,7 @@ func (t *Torchtitan) read(d *ttDoc) error {
 	}
 	t.readCuDNNEra(d)
 	t.readA2AEra(d)
+	t.readAbsEra(d)
 	t.readEra(d)
 	return nil
 }
@@ -1754,6 +1760,9 @@ func (t *Torchtitan) Scenario() []byte {
 	}
 	if t.OpSaveAllToAll {
 		w("  op_save_all_to_all: true  # %s\n", t.Sources["op_save_all_to_all"])
+	}
+	if t.OpSaveAbs != nil {
+		w("  op_save_abs: %t  # %s\n", *t.OpSaveAbs, t.Sources["op_save_abs"])
 	}
 	if t.FP8 != FP8None {
 		w("  fp8: %s  # %s: float8 linears\n", t.FP8, t.Sources["fp8"])

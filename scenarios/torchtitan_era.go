@@ -437,3 +437,122 @@ func (t *Torchtitan) readA2AEra(d *ttDoc) {
 	}
 	t.note("op policy with expert parallelism: torchtitan from c4e2291 (2025-09-06; gpt_oss from its first commit) keeps the all-to-alls' outputs (_c10d_functional.all_to_all_single in %s's _save_list), and no key of the file dates it that recent: written as op_save_all_to_all false, the dispatch and combine rerun in backward as before c4e2291 (set training.op_save_all_to_all: true if yours is c4e2291 or later)", t.ModelName)
 }
+
+// Keys that date a job config against torchtitan's op policy keeping
+// aten.abs: its _save_list held torch.ops.aten.abs.default from
+// 87e2c09c45c138c46f52ab624969fb7bf20bf92b (2024-11-26, #704, fixing
+// bcebc0de5's commented-out line) to
+// 88247277c6b91b3490838dff08b0649c64c62e08 (2025-02-06, #820, "Remove abs
+// from save list"), torchtitan/parallelisms/parallelize_llama.py lines
+// 234-243 and 214-223 (Training.OpSaveAbs). Found by comparing the
+// "--section.key" options of torchtitan/config_manager.py at every commit
+// that changed it from 2024-10 to 2025-04. Neither commit added or removed
+// a key, and torchtitan's own llama3_8b.toml of the window gives none of
+// these: a file they cannot date is read as TorchtitanCommit's (false),
+// with a note.
+
+// ttAbsAdded are keys added after 87e2c09c4 and before 88247277c: a file
+// that gives one is newer than 87e2c09c4.
+var ttAbsAdded = map[string]string{
+	"metrics.enable_wandb":                        "6a6f755d2 (2024-12-03)",
+	"checkpoint.load_step":                        "afa82294f (2024-12-05)",
+	"optimizer.early_step_in_backward":            "2735ceddb (2024-12-09)",
+	"training.deterministic":                      "05a8b5e4c (2024-12-09)",
+	"experimental.context_parallel_rotate_method": "c97876e7d (2024-12-11)",
+	"job.print_args":                              "f6a9daa13 (2024-12-23)",
+	"metrics.disable_color_printing":              "f6a9daa13 (2024-12-23)",
+	"training.disable_loss_parallel":              "f6a9daa13 (2024-12-23)",
+}
+
+// ttAbsRemoved are keys removed after 87e2c09c4 and before 88247277c: a
+// file that gives one is older than 88247277c.
+var ttAbsRemoved = map[string]string{
+	"metrics.enable_color_printing":   "f6a9daa13 (2024-12-23)",
+	"training.enable_loss_parallel":   "f6a9daa13 (2024-12-23)",
+	"float8.scaling_type_input":       "2271b6386 (2025-01-31)",
+	"float8.scaling_type_weight":      "2271b6386 (2025-01-31)",
+	"float8.scaling_type_grad_output": "2271b6386 (2025-01-31)",
+}
+
+// ttAbsDropped are keys added from 88247277c to 785c34c (2025-03-18),
+// whose schema's new names (ttOldKeys) and every later key
+// (ttAfterCuDNNB200, ttAfterA2ASave) date a file after 88247277c too.
+var ttAbsDropped = map[string]string{
+	"training.fsdp_reshard_after_forward":      "5940ddeb5 (2025-02-06)",
+	"checkpoint.exclude_from_loading":          "49c6d6fc1 (2025-02-06)",
+	"experimental.custom_model_path":           "fb0a942f1 (2025-02-12)",
+	"model.converters":                         "57387af0e (2025-02-14)",
+	"float8.force_recompute_fp8_weight_in_bwd": "473674acf (2025-02-18)",
+	"optimizer.implementation":                 "6e4988550 (2025-02-24)",
+	"float8.recipe_name":                       "069bae286 (2025-02-27)",
+	"model.print_after_conversion":             "4e3d8eafc (2025-02-27)",
+	"fault_tolerance.enable":                   "0f5bafa33 (2025-02-28)",
+	"fault_tolerance.group_size":               "0f5bafa33 (2025-02-28)",
+	"fault_tolerance.min_replica_size":         "0f5bafa33 (2025-02-28)",
+	"fault_tolerance.replica_id":               "0f5bafa33 (2025-02-28)",
+	"optimizer.eps":                            "733296fb4 (2025-03-04)",
+	"lr_scheduler.decay_ratio":                 "0da8901b1 (2025-03-10)",
+	"lr_scheduler.decay_type":                  "0da8901b1 (2025-03-10)",
+	"lr_scheduler.lr_min":                      "0da8901b1 (2025-03-10)",
+	"lr_scheduler.warmup_steps":                "0da8901b1 (2025-03-10)",
+}
+
+// absAfter is the key that dates the file from 88247277c on, with the
+// commit that added it; "" when none does.
+func (d *ttDoc) absAfter() (key, added string) {
+	if k, by := d.ttEraKey(ttAbsDropped); k != "" {
+		return k, by
+	}
+	for _, k := range ttOldKeys {
+		if _, ok := d.get(k[1]); ok {
+			return k[1], "785c34c (2025-03-18) or later"
+		}
+	}
+	for _, m := range []map[string]string{ttAfterCuDNNB200, ttAfterA2ASave} {
+		if k, by := d.ttEraKey(m); k != "" {
+			return k, by
+		}
+	}
+	return "", ""
+}
+
+// readAbsEra sets training.op_save_abs for a file under the op policy
+// with torchao's float8 and the blocks in eager mode, where it counts:
+// true where the file's keys date it between 87e2c09c4 and 88247277c
+// (one of ttAbsAdded and one of ttAbsRemoved), false where they date it
+// before 87e2c09c4 (ttPreDelPred, ttPreExpandable: removed by 2024-09-10)
+// or from 88247277c on (absAfter); false, with a note saying how to set
+// it, where they do not, as TorchtitanCommit's policy keeps no abs. The
+// stack preset (torchtitan 9dec370, inside the window) says true, so the
+// importer writes the key whenever it counts.
+func (t *Torchtitan) readAbsEra(d *ttDoc) {
+	if t.FP8 != FP8TorchAO || t.Recompute != RecomputeOp || t.Compile.Blocks() {
+		return
+	}
+	set := func(v bool, from string) {
+		t.OpSaveAbs = &v
+		t.src("op_save_abs", from)
+	}
+	const window = "the window 87e2c09c4 (2024-11-26) to 88247277c (2025-02-06) when the op policy's _save_list held aten.abs"
+	if k, by := d.ttEraKey(ttPreDelPred); k != "" {
+		set(false, fmt.Sprintf("%s (removed by %s) dates the file before %s", k, by, window))
+		return
+	}
+	if k, by := d.ttEraKey(ttPreExpandable); k != "" {
+		set(false, fmt.Sprintf("%s (removed by %s) dates the file before %s", k, by, window))
+		return
+	}
+	if k, by := d.absAfter(); k != "" {
+		set(false, fmt.Sprintf("%s (torchtitan %s) dates the file after %s", k, by, window))
+		return
+	}
+	added, aby := d.ttEraKey(ttAbsAdded)
+	removed, rby := d.ttEraKey(ttAbsRemoved)
+	if added != "" && removed != "" {
+		set(true, fmt.Sprintf("%s (added by %s) and %s (removed by %s) date the file inside %s", added, aby, removed, rby, window))
+		t.note("op policy with eager float8: %s and %s date the file inside %s: written as training.op_save_abs: true (the 16-bit abs of every input and, without the float8 all-gather, every unsharded weight the Float8Linears cast is kept until the block's recompute)", added, removed, window)
+		return
+	}
+	set(false, "no key dates the file inside "+window)
+	t.note("op policy with eager float8: in %s, torchtitan kept the 16-bit abs of every tensor the Float8Linears cast (1 GiB a block for Llama 3 8B at 8192 tokens without the float8 all-gather), and no key of the file dates it inside that window: written as training.op_save_abs: false, %s's policy (set it true if your torchtitan is of that window, as 9dec370, the stack preset's, is)", window, TorchtitanCommit[:7])
+}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -420,6 +421,70 @@ func TestImportTorchtitanA2AEra(t *testing.T) {
 	for k := range ttAfterA2ASave {
 		if !ttAllKeys[k] || ttPreStrict[k] != "" {
 			t.Errorf("%s: not a key of TorchtitanCommit's JobConfig", k)
+		}
+	}
+}
+
+// TestImportTorchtitanAbsEra: torchtitan's op policy kept aten.abs's
+// outputs from 87e2c09c4 (2024-11-26) to 88247277c (2025-02-06), and
+// neither commit changed a key, so training.op_save_abs is written true
+// only for a file whose keys date it inside (one of ttAbsAdded and one of
+// ttAbsRemoved), false, with its reason, for a file dated before or
+// after, and false with a note for one they cannot date: 9dec370's own
+// llama3_8b.toml with float8 on, whose keys span the window. It is written
+// only where it counts: the op policy with eager float8.
+func TestImportTorchtitanAbsEra(t *testing.T) {
+	c := TorchtitanCluster{Nodes: 1, GPUsPerNode: 8, GPU: "H100-80GB"}
+	fp8 := []string{"enable_float8_linear = false", "enable_float8_linear = true"}
+	with := func(edits ...string) []byte {
+		return ttFile(t, "llama3_8b-9dec370.toml", append(slices.Clone(fp8), edits...)...)
+	}
+	const note = "(set it true if your torchtitan is of that window"
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		written bool // the key is written
+		save    bool
+		from    string // in its comment
+	}{
+		{"undated", with(), true, false, "no key dates the file inside the window 87e2c09c4"},
+		{"inside", with("log_freq = 10", "log_freq = 10\nenable_wandb = false", "enable_float8_linear = true", "enable_float8_linear = true\nscaling_type_input = \"dynamic\""), true, true,
+			"metrics.enable_wandb (added by 6a6f755d2 (2024-12-03)) and float8.scaling_type_input (removed by 2271b6386 (2025-01-31)) date the file inside"},
+		{"added only", with("log_freq = 10", "log_freq = 10\nenable_wandb = false"), true, false, "no key dates the file inside"},
+		{"after", with("log_freq = 10", "log_freq = 10\nenable_wandb = false", "interval = 500", "interval = 500\nexclude_from_loading = []"), true, false,
+			"checkpoint.exclude_from_loading (torchtitan 49c6d6fc1 (2025-02-06)) dates the file after"},
+		{"before", with("[profiling]", "[estimate]\nmemory = false\n\n[profiling]"), true, false, "estimate.memory (removed by 64d47fdaa (2024-07-01)) dates the file before"},
+		{"compiled", with("compile = false", "compile = true", "log_freq = 10", "log_freq = 10\nenable_wandb = false", "enable_float8_linear = true", "enable_float8_linear = true\nscaling_type_input = \"dynamic\""), false, false, ""},
+		{"bf16", ttFile(t, "llama3_8b-9dec370.toml"), false, false, ""},
+	} {
+		tt, err := ImportTorchtitan("llama3_8b.toml", tc.data, c)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		out := string(tt.Scenario())
+		line := fmt.Sprintf("\n  op_save_abs: %t  # ", tc.save)
+		if got := strings.Contains(out, line); got != tc.written || tc.written && !strings.Contains(out, tc.from) {
+			t.Errorf("%s: want the line %q %t, with %q, in\n%s", tc.name, line, tc.written, tc.from, out)
+		}
+		notes := strings.Join(tt.Notes, "\n")
+		if got, want := strings.Contains(notes, note), tc.written && strings.HasPrefix(tc.from, "no key"); got != want {
+			t.Errorf("%s: note %q given %t, want %t; notes:\n%s", tc.name, note, got, want, notes)
+		}
+		s, err := Load("llama3_8b.yaml", tt.Scenario(), nil)
+		if err != nil {
+			t.Fatalf("%s: the import does not load: %v", tc.name, err)
+		}
+		// Unwritten, the stack preset's 9dec370 says true: it counts
+		// nothing there.
+		if want := tc.save || !tc.written; s.Training.OpSaveAbs != want {
+			t.Errorf("%s: loads with op_save_abs %t, want %t", tc.name, s.Training.OpSaveAbs, want)
+		}
+	}
+	for _, m := range []map[string]string{ttAbsAdded, ttAbsRemoved, ttAbsDropped} {
+		for k := range m {
+			if !ttAllKeys[k] && ttPreStrict[k] == "" {
+				t.Errorf("%s: a key of no torchtitan JobConfig zerosim knows", k)
+			}
 		}
 	}
 }

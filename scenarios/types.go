@@ -529,6 +529,23 @@ type Training struct {
 	// line 27 at 8a749c618: apply_ac from llama3), and as the stack preset's
 	// torchtitan 9dec370 (no MoE) counts nothing for.
 	OpSaveAllToAll bool `yaml:"op_save_all_to_all,omitempty"`
+	// OpSaveAbs, under recompute: op with fp8: torchao and the blocks
+	// not compiled, is torchtitan's op policy from 87e2c09c4 (2024-11-26,
+	// pytorch/torchtitan#704, fixing #701) to 88247277c (2025-02-06,
+	// #820), whose _save_list held torch.ops.aten.abs.default
+	// (torchtitan/parallelisms/parallelize_llama.py lines 234-243 at
+	// 87e2c09c45c138c46f52ab624969fb7bf20bf92b, lines 214-223 at
+	// 9dec370ad26b5f8e9a7333a0e36165018262644b; gone at
+	// 88247277c6b91b3490838dff08b0649c64c62e08). torchao's tensorwise
+	// cast takes each scale from torch.max(torch.abs(x)), so the caching
+	// dispatch mode keeps a 16-bit |x| of every tensor a Float8Linear
+	// casts in forward until the block's recompute
+	// (memory.OpSavesAbs). false: torchtitan before 87e2c09c4 and from
+	// 88247277c, and whatever the list under compiled blocks. The stack
+	// preset's torchtitan 9dec370 is inside the window (true). A fact of
+	// the torchtitan version, it counts nothing, and draws no warning,
+	// elsewhere (the preset sets it for every run).
+	OpSaveAbs bool `yaml:"op_save_abs,omitempty"`
 	// Steps is how many steps verify runs (default 5); Seed seeds toy data.
 	Steps int   `yaml:"steps,omitempty"`
 	Seed  int64 `yaml:"seed,omitempty"`

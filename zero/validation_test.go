@@ -54,6 +54,15 @@ type validationSource struct {
 	MemoryOnly string `json:"memory_only"`
 }
 
+// unfitted reports whether the source publishes no throughput at all (a
+// memory_only source whose rows give none: ms-swift's example scripts
+// state memory and wall time only): nothing calibrates its replay, which
+// runs at the template's compute efficiency, and its rows' throughput
+// errors are NaN.
+func (s validationSource) unfitted() bool {
+	return len(s.Rows) > 0 && s.Rows[0].TokensPerGPU == 0
+}
+
 // validationRow is one published run. Zero fields come from the source's
 // scenario template.
 type validationRow struct {
@@ -246,6 +255,9 @@ func (r *validationRow) resolve(capacityGiB float64) error {
 // measured is the published throughput as the doc shows it: the figure,
 // or the midpoint of a range with the range beside it.
 func (r validationRow) measured() string {
+	if r.TokensPerGPU == 0 {
+		return "—"
+	}
 	if r.TokensRange != nil {
 		return fmt.Sprintf("%.0f (%.0f-%.0f)", r.TokensPerGPU, r.TokensRange[0], r.TokensRange[1])
 	}
@@ -402,6 +414,7 @@ type validationCase struct {
 	keptParams  int64
 	paramDType  scenarios.DType
 	poolBytes   int64 // memory.GatherPool
+	overlap     bool  // communication.overlap: DeepSpeed's overlap_comm
 	// crossPrecision: the row runs an fp8 recipe and its source's
 	// calibration row does not (checkCrossPrecision).
 	crossPrecision bool
@@ -817,6 +830,16 @@ func loadValidation(t *testing.T, base string) (validationSource, []byte) {
 		t.Fatalf("%s.yaml: %v", base, err)
 	}
 	src.gpn = s.Cluster.GPUsPerNode
+	// A throughput in every row or in none, and none only where the
+	// source says why its memory is the test.
+	for i, r := range src.Rows {
+		if (r.TokensPerGPU == 0) != src.unfitted() {
+			t.Fatalf("%s.json: row %d: give tokens_per_gpu_per_s in every row or in none", base, i)
+		}
+	}
+	if src.unfitted() && src.MemoryOnly == "" {
+		t.Fatalf("%s.json: no row gives a throughput: set memory_only to say why", base)
+	}
 	return src, tmpl
 }
 
@@ -876,7 +899,7 @@ func TestValidation(t *testing.T) {
 		src, tmpl := loadValidation(t, base)
 		cases, eff := runValidation(t, filepath.Base(base), src, tmpl, validationVariant{})
 		results[filepath.Base(base)] = cases
-		summaries = append(summaries, summarize(filepath.Base(base), eff, cases, src.MemoryOnly != ""))
+		summaries = append(summaries, summarize(filepath.Base(base), eff, cases, src.MemoryOnly != "", src.unfitted()))
 		for _, c := range cases {
 			if c.calibrated && src.OutsideRange == "" && src.MemoryOnly == "" {
 				published = append(published, PublishedEfficiency{Source: filepath.Base(base), GPU: c.gpu, FP8: c.fp8, Compiled: c.compiled, Nodes: c.nodes, Efficiency: eff})
@@ -886,7 +909,11 @@ func TestValidation(t *testing.T) {
 		}
 		b := &body
 		fmt.Fprintf(b, "\n## %s\n\nSource: %s.\n\nSetup: %s.\n\n", filepath.Base(base), src.Source, src.Setup)
-		fmt.Fprintf(b, "Fitted training.compute_efficiency: %.4f.\n\n", eff)
+		if src.unfitted() {
+			fmt.Fprintf(b, "No throughput published: the replay runs at the template's training.compute_efficiency, %.4f, fitted to nothing.\n\n", eff)
+		} else {
+			fmt.Fprintf(b, "Fitted training.compute_efficiency: %.4f.\n\n", eff)
+		}
 		if src.OutsideRange != "" {
 			fmt.Fprintf(b, "Not among the published fits run, plan and calibrate quote for the GPU: %s.\n\n", src.OutsideRange)
 		}
@@ -898,7 +925,7 @@ func TestValidation(t *testing.T) {
 		var misses, fitMisses []struct{ rows, reason string }
 		for _, c := range cases {
 			mark := ""
-			if c.calibrated {
+			if c.calibrated && !src.unfitted() {
 				mark = " *"
 			}
 			mem := "| | | |"
@@ -925,7 +952,11 @@ func TestValidation(t *testing.T) {
 				mark += " ‡"
 				fitMisses = append(fitMisses, struct{ rows, reason string }{c.row.name(), c.row.FitMiss})
 			}
-			fmt.Fprintf(b, "| %s%s | %s | %.0f | %+.1f %% %s %s: %.1f of %.1f (%s) |\n", c.row.name(), mark, c.row.measured(), c.tokens, 100*c.tokenErr, mem, fit, c.needGiB, c.capGiB, reserve)
+			tokErr := fmt.Sprintf("%+.1f %%", 100*c.tokenErr)
+			if math.IsNaN(c.tokenErr) {
+				tokErr = "—"
+			}
+			fmt.Fprintf(b, "| %s%s | %s | %.0f | %s %s %s: %.1f of %.1f (%s) |\n", c.row.name(), mark, c.row.measured(), c.tokens, tokErr, mem, fit, c.needGiB, c.capGiB, reserve)
 			if c.capGiB > 0 && c.needGiB/c.capGiB > worstFit {
 				worstFit, worstFitCase = c.needGiB/c.capGiB, fmt.Sprintf("%s: %s, needs %.1f GiB of %.1f", filepath.Base(base), c.row.name(), c.needGiB, c.capGiB)
 			}
@@ -1114,11 +1145,12 @@ type sourceSummary struct {
 	worstMem   float64          // the worst peak, relative; NaN when no row publishes a peak
 	off        []validationCase // predicted rows more than 10 % off
 	memoryOnly bool             // the source's throughput is no evidence (MemoryOnly)
+	unfitted   bool             // no throughput published: efficiency is the template's (unfitted)
 }
 
 // summarize makes a source's summary from its rows.
-func summarize(source string, eff float64, cases []validationCase, memoryOnly bool) sourceSummary {
-	s := sourceSummary{source: source, efficiency: eff, worstMem: math.NaN(), memoryOnly: memoryOnly}
+func summarize(source string, eff float64, cases []validationCase, memoryOnly, unfitted bool) sourceSummary {
+	s := sourceSummary{source: source, efficiency: eff, worstMem: math.NaN(), memoryOnly: memoryOnly, unfitted: unfitted}
 	var errs []float64
 	for _, c := range cases {
 		if !math.IsNaN(c.memoryErr) || !math.IsNaN(c.activeErr) || !math.IsNaN(c.restErr) {
@@ -1284,7 +1316,11 @@ func writeSummaryTable(b *strings.Builder, ss []sourceSummary) {
 		if !math.IsNaN(s.worstMem) {
 			mem = fmt.Sprintf("%+.1f %%", 100*s.worstMem)
 		}
-		fmt.Fprintf(b, "| %s | %d | %.4f | %s | %s | %d | %s |\n", s.source, s.predicted, s.efficiency, median, worst, s.memRows, mem)
+		eff := fmt.Sprintf("%.4f", s.efficiency)
+		if s.unfitted {
+			eff = "(none: no throughput)"
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %d | %s |\n", s.source, s.predicted, eff, median, worst, s.memRows, mem)
 		for _, c := range s.off {
 			off = append(off, offRow{s.source, c})
 		}
@@ -1331,9 +1367,18 @@ func deepspeedGaps(t *testing.T, b *strings.Builder, files []string, v validatio
 			}
 			// The independent count: 16-bit parameters, 2 bytes each
 			// (every nvidia-smi source trains in bf16), all but the kept
-			// units' (the layers divide evenly over the ranks: no padding).
+			// units' (the layers divide evenly over the ranks: no padding),
+			// under overlap_comm; none without it (DeepSpeed then gathers
+			// on the compute stream: memory.GatherPool), and such a row
+			// has no pool to set its gap against.
 			if c.paramDType != scenarios.BF16 {
 				t.Fatalf("%s: %s: param_dtype %q: deepspeedGaps counts 2-byte parameters", source, c.row.name(), c.paramDType)
+			}
+			if !c.overlap {
+				if c.poolBytes != 0 {
+					t.Errorf("%s: %s: gather pool %d B under overlap_comm false, want none", source, c.row.name(), c.poolBytes)
+				}
+				continue
 			}
 			if want := 2 * (c.params - c.keptParams); c.poolBytes != want {
 				t.Errorf("%s: %s: gather pool %d B, want 2 B × (%d − %d kept) parameters = %d B", source, c.row.name(), c.poolBytes, c.params, c.keptParams, want)
@@ -1346,7 +1391,7 @@ func deepspeedGaps(t *testing.T, b *strings.Builder, files []string, v validatio
 		return
 	}
 	b.WriteString("\n## nvidia-smi rows side by side\n\n")
-	b.WriteString("Every row whose memory is nvidia-smi's (FlagPerf's DeepSpeed ZeRO-3 runs). The gather pool is what DeepSpeed's caching allocator\n")
+	b.WriteString("Every row whose memory is nvidia-smi's under DeepSpeed's overlap_comm (FlagPerf's DeepSpeed ZeRO-3 runs; without it no pool forms). The gather pool is what DeepSpeed's caching allocator\n")
 	b.WriteString("still holds of the parameters the host gathered and released in forward while the GPU was behind (memory.GatherPool, memory.host_lead 1:\n")
 	b.WriteString("a bf16 copy of every parameter but the units stage3_max_reuse_distance keeps gathered across the boundary); missing without it is\n")
 	b.WriteString("the measured memory less zerosim's device peak without the pool.\n\n")
@@ -1467,12 +1512,15 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		return s
 	}
 	s := load(cal)
-	tokens := s.Training.MicroBatch * s.Training.GradAccum * s.Model.SeqLen / int64(s.Parallelism.CP)
-	measured := units.Duration(math.Round(float64(tokens) / src.Rows[cal].TokensPerGPU * float64(units.Second)))
 	opt := Options{noFSDP2Copies: variant.noFSDP2Copies}
-	eff, err := calibrateEfficiency(s, measured-variant.hostGap, 1e-5, opt)
-	if err != nil {
-		t.Fatalf("%s row %d: %v", name, cal, err)
+	eff := s.Training.ComputeEfficiency // the template's, for an unfitted source
+	if !src.unfitted() {
+		tokens := s.Training.MicroBatch * s.Training.GradAccum * s.Model.SeqLen / int64(s.Parallelism.CP)
+		measured := units.Duration(math.Round(float64(tokens) / src.Rows[cal].TokensPerGPU * float64(units.Second)))
+		var err error
+		if eff, err = calibrateEfficiency(s, measured-variant.hostGap, 1e-5, opt); err != nil {
+			t.Fatalf("%s row %d: %v", name, cal, err)
+		}
 	}
 	var out []validationCase
 	for i, r := range src.Rows {
@@ -1488,6 +1536,9 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 			c.tokens = float64(c.stepTokens) / (c.stepSeconds(c.tokens) + variant.hostGap.Seconds())
 		}
 		c.tokenErr = c.tokens/r.TokensPerGPU - 1
+		if src.unfitted() {
+			c.tokenErr = math.NaN()
+		}
 		// Published memory is the caching allocator's reserved peak
 		// (torchtitan: max_reserved), or the device memory nvidia-smi
 		// shows (memory_kind nvidia-smi), compared with the device peak,
@@ -1542,6 +1593,7 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		c.compiled = s.Training.Compile != scenarios.CompileNone && s.Training.Compile != ""
 		c.nodes = s.Cluster.Nodes
 		c.poolBytes = res.MemoryModel.GatherPool
+		c.overlap = s.Communication.Overlap == nil || *s.Communication.Overlap
 		for u, kept := range memory.KeptAcrossBoundary(s) {
 			if kept {
 				c.keptParams += int64(s.Model.LayerList[u].Params)
