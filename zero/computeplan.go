@@ -226,7 +226,7 @@ func ligerHeadGEMMs(spec ComputeSpec, t int64) (fs, dg, wg float64, err error) {
 		}
 		d, _ := GEMMSeconds(rows, h, v, spec.GPU, spec.Eff)
 		w, _ := GEMMSeconds(h, v, rows, spec.GPU, spec.Eff)
-		fs, dg, wg = fs+float64(n)*f, dg+float64(n)*d, wg+float64(n)*w
+		fs, dg, wg = fs+float64(float64(n)*f), dg+float64(float64(n)*d), wg+float64(float64(n)*w)
 	}
 	return fs, dg, wg, nil
 }
