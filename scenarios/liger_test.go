@@ -68,3 +68,16 @@ training:
 		}
 	}
 }
+
+// TestImportAccelerateLigerDDP: --liger under distributed_type MULTI_GPU
+// (DDP's autocast over fp32 parameters) is refused with one line.
+func TestImportAccelerateLigerDDP(t *testing.T) {
+	_, err := ImportAccelerate("a.yaml", []byte("distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n"), AccelerateOptions{Liger: true})
+	if err == nil || !strings.Contains(err.Error(), "--liger under distributed_type MULTI_GPU") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("got %v", err)
+	}
+	a, err := ImportAccelerate("a.yaml", []byte("distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 2\n"), AccelerateOptions{Liger: true})
+	if err != nil || a.Setting("training.liger") != "true" {
+		t.Errorf("FSDP2 --liger: %v", err)
+	}
+}
