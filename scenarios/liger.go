@@ -71,27 +71,8 @@ func (l *loader) resolveLiger(s *Scenario) *Error {
 	case t.FP8.FP8():
 		return l.errPath(p, "liger does not go with training.fp8: it is modelled on 16-bit linear layers (delete one of them)")
 	}
-	for i, x := range m.LayerList {
-		d := x.Dims
-		if d == nil {
-			continue
-		}
-		what := ""
-		switch {
-		case d.QKNorm != "":
-			what = "qk_norm=" + d.QKNorm
-		case d.Norms != "":
-			what = "norms=" + d.Norms
-		case d.KVLoRARank > 0:
-			what = "multi-head latent attention"
-		case d.LinearAttention != "":
-			what = "linear_attention=" + d.LinearAttention
-		case d.Experts > 0:
-			what = "routed experts"
-		}
-		if what != "" {
-			return l.errPath(p, fmt.Sprintf("liger is modelled for dense Llama-family blocks, and layer %d (%s) has %s (delete training.liger)", i, x.Name, what))
-		}
+	if i, what := notDenseLlama(m); what != "" {
+		return l.errPath(p, fmt.Sprintf("liger is modelled for dense Llama-family blocks, and layer %d (%s) has %s (delete training.liger)", i, m.LayerList[i].Name, what))
 	}
 	return nil
 }

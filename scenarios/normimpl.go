@@ -100,29 +100,35 @@ func (l *loader) resolveNormImpl(s *Scenario) *Error {
 	case s.Stack == "megatron":
 		return l.errPath(p, "norm_impl=fused does not go with stack: megatron, whose Transformer Engine norms are fused kernels of their own (delete training.norm_impl)")
 	}
+	if i, what := notDenseLlama(m); what != "" {
+		return l.errPath(p, fmt.Sprintf("norm_impl=fused is derived for torchtitan's dense Llama blocks, and layer %d (%s) has %s (delete training.norm_impl)", i, m.LayerList[i].Name, what))
+	}
+	return nil
+}
+
+// notDenseLlama returns the first layer of m whose block is not a dense
+// Llama block with Llama's norms, and what it has instead ("" when every
+// layer is one).
+func notDenseLlama(m *Model) (int, string) {
 	for i, x := range m.LayerList {
 		d := x.Dims
 		if d == nil {
 			continue
 		}
-		what := ""
 		switch {
 		case d.QKNorm != "":
-			what = "qk_norm=" + d.QKNorm
+			return i, "qk_norm=" + d.QKNorm
 		case d.Norms != "":
-			what = "norms=" + d.Norms
+			return i, "norms=" + d.Norms
 		case d.KVLoRARank > 0:
-			what = "multi-head latent attention"
+			return i, "multi-head latent attention"
 		case d.LinearAttention != "":
-			what = "linear_attention=" + d.LinearAttention
+			return i, "linear_attention=" + d.LinearAttention
 		case d.Experts > 0:
-			what = "routed experts"
-		}
-		if what != "" {
-			return l.errPath(p, fmt.Sprintf("norm_impl=fused is derived for torchtitan's dense Llama blocks, and layer %d (%s) has %s (delete training.norm_impl)", i, x.Name, what))
+			return i, "routed experts"
 		}
 	}
-	return nil
+	return 0, ""
 }
 
 // resolveNormATen checks norm_impl aten_fused (NormATen): modelled for
