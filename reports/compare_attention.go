@@ -39,7 +39,7 @@ func attentionOf(s *scenarios.Scenario) (variantAttention, bool) {
 	a := variantAttention{gpu: s.Cluster.GPU, kernel: t.AttentionKernel, eff: zero.AttentionEfficiencyOf(s),
 		attentionPS: int64(math.Round(cls.Attention * 1e12)), computePS: int64(math.Round(cls.Total() * 1e12)), preset: torchtitanPresetFA2(s)}
 	if a.preset {
-		a.cudnn = zero.AttentionEfficiency(s.Cluster.GPU, scenarios.KernelCuDNN, t.ComputeEfficiency)
+		a.cudnn = zero.AttentionEfficiencyAt(s.Cluster.GPU, scenarios.KernelCuDNN, t.ComputeEfficiency, zero.ModelHeadDim(s))
 	}
 	return a, true
 }

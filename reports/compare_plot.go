@@ -40,6 +40,10 @@ type plotPanel struct {
 	// half full against another GPU's 80 GiB line (QA s28 M3).
 	Capacities []float64 `json:"capacities,omitempty"`
 	Fits       []bool    `json:"fits,omitempty"`
+	// Retries marks, beside Fits, a category that fits without room for
+	// the caching allocator's reserve: labelled "fits†" (fitCell), as
+	// run says "yes, but … expect allocator retries".
+	Retries []bool `json:"retries,omitempty"`
 }
 
 // plotSeries is one bar per category.
@@ -92,7 +96,9 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 	seed := len(algos)
 	for _, o := range os {
 		cat := "K=" + strconv.Itoa(o.Result.K)
-		fits := o.Result.Fits(int64(o.Scenario.Cluster.GPUMemory))
+		capacity := int64(o.Scenario.Cluster.GPUMemory)
+		fits := o.Result.Fits(capacity)
+		retries := fits && !o.Result.DeviceFits(capacity)
 		if len(p.Categories) == 0 || p.Categories[len(p.Categories)-1] != cat {
 			p.Categories = append(p.Categories, cat)
 			for i := range bytesP.Series {
@@ -103,9 +109,11 @@ func slowLinkPlot(title string, os []*sweep.Outcome) comparePlot {
 			}
 			bytesP.Series[seed].Values[len(p.Categories)-1] = float64(sweep.SeedSlowLink(o.Result)) / gibUnit
 			timeP.Fits = append(timeP.Fits, fits)
+			timeP.Retries = append(timeP.Retries, retries)
 			ran = append(ran, make([]bool, len(algos)))
 		} else {
 			timeP.Fits[len(timeP.Fits)-1] = timeP.Fits[len(timeP.Fits)-1] && fits
+			timeP.Retries[len(timeP.Retries)-1] = timeP.Retries[len(timeP.Retries)-1] || retries
 		}
 		a, k := slices.Index(algos, string(o.Scenario.Communication.Algorithm)), len(p.Categories)-1
 		busy, _ := sweep.BusiestWire(o.Result, topology.Inter)
@@ -191,6 +199,7 @@ func generalPlot(title string, vs []compareVariant) comparePlot {
 		wireP.Series[1].Values = append(wireP.Series[1].Values, float64(nv)/gibUnit)
 		memP.Series[0].Values = append(memP.Series[0].Values, float64(v.PeakMemory)/gibUnit)
 		memP.Fits = append(memP.Fits, v.Fits)
+		memP.Retries = append(memP.Retries, v.Fits && !v.DeviceFits)
 		switch {
 		case ownGPU:
 			memP.Capacities = append(memP.Capacities, float64(v.GPUMemory)/gibUnit)
@@ -331,8 +340,11 @@ func fitMarks(pn plotPanel) (*plotter.Labels, error) {
 		}
 		xys[i] = plotter.XY{X: float64(i), Y: y}
 		text[i] = "fits"
-		if !ok {
+		switch {
+		case !ok:
 			text[i] = "does not fit"
+		case i < len(pn.Retries) && pn.Retries[i]:
+			text[i] = "fits (allocator retries)"
 		}
 	}
 	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: text})

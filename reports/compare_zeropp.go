@@ -21,6 +21,8 @@ type ZeroPPSection struct {
 	// none fits.
 	Winner  string          `json:"winner"`
 	Reasons []zeroPPReasons `json:"reasons"`
+	// smi names the device monitor, for the table's † legend.
+	smi string
 }
 
 // zeroPPRow is one variant.
@@ -35,6 +37,9 @@ type zeroPPRow struct {
 	ExposedCommPS  int64   `json:"exposed_comm_ps"`
 	PeakMemory     int64   `json:"peak_memory_bytes"`
 	Fits           bool    `json:"fits"`
+	// DeviceFits: it fits with room for the caching allocator's reserve
+	// (zero.Result.DeviceFits; the table's "yes†" without).
+	DeviceFits bool `json:"device_fits"`
 	// compute and alone are the busiest rank's compute, slowed where
 	// collectives ran beside it, and without them: compare's first
 	// verdict splits a step's change into exposed communication and the
@@ -69,6 +74,8 @@ func NewZeroPPSection(os []*sweep.Outcome) *ZeroPPSection {
 		row.compute, row.alone = int64(b.Compute), int64(b.Alone)
 		row.PeakMemory, _ = r.Peak()
 		row.Fits = r.Fits(capacity)
+		row.DeviceFits = row.Fits && r.DeviceFits(capacity)
+		sec.smi = ClusterVendor(&o.Scenario.Cluster).smi()
 		if sec.M > 0 {
 			row.NetworkM = round(float64(row.NetworkPerNode)/float64(sec.M), 3)
 		}
@@ -189,11 +196,14 @@ func WriteZeroPPSection(w io.Writer, sec *ZeroPPSection) error {
 		steps, exposed = append(steps, r.StepTimePS), append(exposed, r.ExposedCommPS)
 	}
 	stepCells, exposedCells := durs(steps...), durs(exposed...)
+	retries := false
 	for i, r := range sec.Rows {
-		fits := "yes"
+		// run's one verdict (fitCell), "NO" in capitals.
+		fits := fitCell(r.Fits, r.DeviceFits)
 		if !r.Fits {
 			fits = "NO"
 		}
+		retries = retries || r.Fits && !r.DeviceFits
 		if err := t.Append([]string{r.Label, fmt.Sprint(r.K), units.Bytes(r.NetworkPerNode).IEC(), fmt.Sprintf("%.3f M", r.NetworkM),
 			stepCells[i], exposedCells[i], units.Bytes(r.PeakMemory).IEC() + " (" + fits + ")"}); err != nil {
 			return err
@@ -201,6 +211,11 @@ func WriteZeroPPSection(w io.Writer, sec *ZeroPPSection) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if retries {
+		if _, err := fmt.Fprintln(w, retriesLegend(sec.smi)); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintln(w, sec.Verdict)
 	return err

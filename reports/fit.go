@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zerosim/zerosim/memory"
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
@@ -56,6 +58,13 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 			return err
 		}
 	}
+	below := ""
+	if fitPlanText(f) != "" {
+		below = " (plan: below)"
+	}
+	if _, err := fmt.Fprintf(w, "# every row is at the file's settings: %s, and its bucket size and prefetch depth; zerosim plan searches them%s\n", fitSettings(f), below); err != nil {
+		return err
+	}
 	if f.EP > 1 {
 		if _, err := fmt.Fprintf(w, "# K=1 only: expert parallelism (ep %d) is not modelled with K > 1\n", f.EP); err != nil {
 			return err
@@ -78,11 +87,13 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 	}
 	t := newTable(w, len(head), 0)
 	t.Header(head)
+	retries := false
 	for _, r := range f.Rows {
-		fits := "no"
-		if r.Fits {
-			fits = "yes"
-		}
+		// run's verdict on the given cluster (FitVerdict.Cell): "yes†"
+		// where the device has no room for the allocator's reserve (QA
+		// s31 L2).
+		fits := fitCell(r.Fits, r.Room())
+		retries = retries || r.Fits && !r.Room()
 		// A peak the replay did not give is the model's: marked *.
 		mark := func(s string, v int64, replayed bool) string {
 			if f.Replayed && !replayed && v > 0 {
@@ -110,6 +121,11 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if retries {
+		if _, err := fmt.Fprintln(w, retriesLegend(v.smi())); err != nil {
+			return err
+		}
+	}
 	for _, n := range fitNotes(f.Rows) {
 		if _, err := fmt.Fprintln(w, n); err != nil {
 			return err
@@ -118,6 +134,11 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 	if _, err := fmt.Fprintln(w, leastNodesText(f, v)); err != nil {
 		return err
 	}
+	if t := fitPlanText(f); t != "" {
+		if _, err := fmt.Fprintln(w, t); err != nil {
+			return err
+		}
+	}
 	if t := fitToFit(f); t != "" {
 		_, err := fmt.Fprintln(w, labelled("to fit: ", t))
 		return err
@@ -125,14 +146,111 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 	return nil
 }
 
-// fitToFit is plan's advice (ToFit) when no stage fits on any cluster
-// fit tried (sweep.Fit.NoFit), "" otherwise: the least-nodes line said
-// only "none" (QA34 L2). Its flags are plan's.
-func fitToFit(f *sweep.Fit) string {
-	if f.NoFit == nil || f.NoFit.Best() != nil {
+// fitSettings are the file's settings every fit row holds fixed, in plan's
+// words (describe): "micro-batch 2, selective activation checkpointing, no
+// expert parallelism" (ep only for a MoE model).
+func fitSettings(f *sweep.Fit) string {
+	s := fmt.Sprintf("micro-batch %d", f.MicroBatch)
+	if f.GradAccum > 1 {
+		s += fmt.Sprintf(" × %d accumulation steps", f.GradAccum)
+	}
+	if f.Recompute == "none" {
+		s += ", no activation checkpointing"
+	} else {
+		s += ", " + f.Recompute + " activation checkpointing"
+	}
+	switch {
+	case f.EP > 1:
+		s += fmt.Sprintf(", expert parallelism %d", f.EP)
+	case f.MoE:
+		s += ", no expert parallelism"
+	}
+	return s
+}
+
+// fitPlanText is what zerosim plan's search on the given cluster
+// (sweep.Fit.Plan) finds for the stages that do not fit there with room
+// at the file's settings (sweep.Fit.PlanStages): for each, its fastest
+// configuration that fits, with run's verdict, and the plan command that
+// ranks them (QA s31 M1: fit said stages 1–2 fit no cluster of
+// DeepSeek-V2-Lite while plan ran stage 1 on the same 2 nodes at ep 4,
+// micro-batch 1). "" without a plan, or when nothing fits there either
+// (fitToFit then says what to change).
+func fitPlanText(f *sweep.Fit) string {
+	p := f.Plan
+	if p == nil || p.Best() == nil && f.NoneFits() {
 		return ""
 	}
-	p := f.NoFit
+	// What the plan varies beyond fit's stage and K; a --set pins a key
+	// to its value (Plan.Pinned).
+	var varied []string
+	if len(p.SearchedMicroBatches) > 1 {
+		varied = append(varied, fmt.Sprintf("the micro-batch and accumulation at the file's global batch, %s sequences", commas(p.GlobalBatch)))
+	}
+	for _, k := range []struct {
+		n    int
+		what string
+	}{{len(p.SearchedRecompute), "checkpointing"}, {len(p.SearchedEP), "expert parallelism"}, {len(p.SearchedBuckets), "bucket size"}, {len(p.SearchedPrefetch), "prefetch depth"}} {
+		if k.n > 1 {
+			varied = append(varied, k.what)
+		}
+	}
+	if len(varied) == 0 {
+		return ""
+	}
+	stages := f.PlanStages()
+	best := p.BestPerStage()
+	var lines, none, names []string
+	for _, st := range stages {
+		names = append(names, strconv.Itoa(st))
+		c, ok := best[st]
+		if !ok {
+			none = append(none, strconv.Itoa(st))
+			continue
+		}
+		i := slices.IndexFunc(p.Rows, func(r sweep.PlanRow) bool { return r.Candidate == c })
+		r := p.Rows[i]
+		verdict := fmt.Sprintf("fits, peak %s, device %s of %s", gib(r.PeakMemory), gib(r.DevicePeak), gib(p.GPUMemory))
+		if !r.DeviceFit {
+			verdict = fmt.Sprintf("fits, peak %s, but with the caching allocator's reserve the device needs %s of %s: %s",
+				gib(r.PeakMemory), gib(r.DevicePeak), gib(p.GPUMemory), memory.ExpectRetries)
+		}
+		lines = append(lines, describe(c, p)+": "+verdict)
+	}
+	searched := fmt.Sprintf("zerosim plan searches what the table holds fixed (%s)", strings.Join(varied, "; "))
+	if len(lines) == 0 {
+		return labelled("plan:  ", fmt.Sprintf("%s, and %s it finds nothing that fits %s either", searched, onNodes(p.Nodes), stagesWords(none)))
+	}
+	if len(none) > 0 {
+		lines = append(lines, fmt.Sprintf("%s: nothing that plan searches fits", stagesWords(none)))
+	}
+	head := fmt.Sprintf("%s; %s, for the stages without a plain yes above, it finds:", searched, onNodes(p.Nodes))
+	file := p.Scenario
+	if file == scenarios.Stdin {
+		file = "-"
+	}
+	args := []string{"zerosim", "plan", file}
+	for _, set := range p.Sets {
+		args = append(args, "--set", set)
+	}
+	if len(names) < 4 {
+		args = append(args, "--stages", strings.Join(names, ","))
+	}
+	out := labelled("plan:  ", head)
+	for _, l := range lines {
+		out += "\n" + labelled("       - ", l)
+	}
+	return out + "\n" + commandLines("       ranks them: ", args)
+}
+
+// fitToFit is plan's advice (ToFit) when no stage fits on any cluster
+// fit tried (sweep.Fit.Plan, NoneFits), "" otherwise: the least-nodes line said
+// only "none" (QA34 L2). Its flags are plan's.
+func fitToFit(f *sweep.Fit) string {
+	if f.Plan == nil || f.Plan.Best() != nil || !f.NoneFits() {
+		return ""
+	}
+	p := f.Plan
 	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	return fmt.Sprintf("on this cluster, where the configuration needing the least memory (%s) peaks at %s, zerosim plan advises (its flags): %s",
 		describe(p.Smallest, p), peak, ToFit(p))
@@ -213,10 +331,10 @@ func leastNodesText(f *sweep.Fit, v Vendor) string {
 		}
 	}
 	if best == nil {
-		return fmt.Sprintf("least nodes: none: no stage fits on up to %d GPUs", f.MaxGPUs)
+		return fmt.Sprintf("least nodes at the file's settings: none: no stage fits on up to %d GPUs", f.MaxGPUs)
 	}
-	text := fmt.Sprintf("least nodes: %d (%d GPUs, dp %d × cp %d) with ZeRO stage %d, K=%d; this cluster has %d",
-		best.MinNodes, best.MinGPUs, best.MinDP, f.CP, best.Stage, best.K, f.Nodes)
+	text := fmt.Sprintf("least nodes at the file's settings: %d (%d GPUs, dp %d × cp %d) with ZeRO stage %d, K=%d%s; this cluster has %d",
+		best.MinNodes, best.MinGPUs, best.MinDP, f.CP, best.Stage, best.K, tieBreak(f, best, room), f.Nodes)
 	if best.MinDevice <= f.GPUMemory {
 		return text
 	}
@@ -232,6 +350,58 @@ func leastNodesText(f *sweep.Fit, v Vendor) string {
 		there = "device " + units.Bytes(best.DevicePeak).IEC()
 	}
 	return text + fmt.Sprintf(": %d nodes (%d GPUs) leave room for them (%s)", best.DeviceNodes, best.DeviceNodes*f.GPUsPerNode, there)
+}
+
+// onNodes is "on this node" or "on these 4 nodes".
+func onNodes(n int) string {
+	if n == 1 {
+		return "on this node"
+	}
+	return fmt.Sprintf("on these %d nodes", n)
+}
+
+// stagesWords names ZeRO stages: "ZeRO stage 0", "ZeRO stages 0, 1 and 2".
+func stagesWords(stages []string) string {
+	if len(stages) == 1 {
+		return "ZeRO stage " + stages[0]
+	}
+	return "ZeRO stages " + scenarios.ListAnd(stages)
+}
+
+// tieBreak says why best was named where other layouts fit on as few
+// nodes (QA s31 L7: stage 2 named among stages 1–3 at 1 node, unexplained):
+// the first in the table's order (the lowest stage, then the least K)
+// whose device has room there for the caching allocator's reserve, else
+// the first; "" when best alone fits on that many nodes.
+func tieBreak(f *sweep.Fit, best *sweep.FitRow, room func(*sweep.FitRow) bool) string {
+	var before []string
+	tied, seen := 0, false
+	for i := range f.Rows {
+		r := &f.Rows[i]
+		if r.MinNodes != best.MinNodes {
+			continue
+		}
+		tied++
+		seen = seen || r == best
+		if !seen {
+			before = append(before, fmt.Sprintf("stage %d, K=%d", r.Stage, r.K))
+		}
+	}
+	if tied <= 1 {
+		return ""
+	}
+	text := fmt.Sprintf(" (of the %d layouts that fit on %s, the lowest stage, then K", tied, countNoun(best.MinNodes, "node", "nodes"))
+	switch {
+	case !room(best):
+		return text + ": none has room there for the caching allocator's reserve)"
+	case len(before) == 0:
+		return text + ")"
+	}
+	verb := "have"
+	if len(before) == 1 {
+		verb = "has"
+	}
+	return text + fmt.Sprintf(", with room there for the caching allocator's reserve: %s %s none)", scenarios.ListAnd(before), verb)
 }
 
 // WriteFitJSON writes the fit as indented JSON (exact integers).

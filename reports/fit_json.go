@@ -33,6 +33,51 @@ type fitJSON struct {
 	// ToFit is plan's advice when no stage fits on any cluster tried
 	// (fitToFit), absent otherwise.
 	ToFit string `json:"to_fit,omitempty"`
+	// MicroBatch, GradAccum, Recompute and EP are the file's settings
+	// every row holds fixed (sweep.Fit); PlanFinds what zerosim plan
+	// finds on the given cluster for the stages that do not fit it with
+	// room at them (fitPlanText), absent when it was not searched.
+	MicroBatch int64          `json:"micro_batch"`
+	GradAccum  int64          `json:"grad_accum"`
+	Recompute  string         `json:"recompute"`
+	EP         int            `json:"ep"`
+	PlanFinds  []fitPlanFound `json:"plan_finds,omitempty"`
+}
+
+// fitPlanFound is one stage's fastest configuration by zerosim plan's
+// search that fits the given cluster: its --set overrides (plan's
+// candidate), peak and device peak, and whether the device has room for
+// the caching allocator's reserve (false: run's "yes, but … expect
+// allocator retries").
+type fitPlanFound struct {
+	Stage      int      `json:"stage"`
+	Sets       []string `json:"sets"`
+	Peak       int64    `json:"peak_bytes"`
+	DevicePeak int64    `json:"device_peak_bytes"`
+	DeviceFits bool     `json:"device_fits"`
+}
+
+// planFinds is fitPlanFound for each stage of f.PlanStages that f.Plan
+// fits, nil without a plan.
+func planFinds(f *sweep.Fit) []fitPlanFound {
+	if f.Plan == nil {
+		return nil
+	}
+	best := f.Plan.BestPerStage()
+	var out []fitPlanFound
+	for _, st := range f.PlanStages() {
+		c, ok := best[st]
+		if !ok {
+			continue
+		}
+		for _, r := range f.Plan.Rows {
+			if r.Candidate == c {
+				out = append(out, fitPlanFound{Stage: st, Sets: c.Sets(), Peak: r.PeakMemory, DevicePeak: r.DevicePeak, DeviceFits: r.DeviceFit})
+				break
+			}
+		}
+	}
+	return out
 }
 
 type fitRowJSON struct {
@@ -41,6 +86,10 @@ type fitRowJSON struct {
 	Peak   int64 `json:"peak_bytes"`
 	AtRest int64 `json:"at_rest_bytes"`
 	Fits   bool  `json:"fits"`
+	// DeviceFits: it fits with room on the device for the caching
+	// allocator's reserve (sweep.FitRow.Room; the table's "yes†" is
+	// Fits without it).
+	DeviceFits bool `json:"device_fits"`
 	// PeakReplayed: Peak is the replayed step's, as zerosim run reports it
 	// (false: the memory model's, which rejects the layout or whose ranks
 	// differ); MinPeakReplayed and MaxPeakReplayed the same for MinPeak and
@@ -68,8 +117,8 @@ func newFitJSON(f *sweep.Fit) *fitJSON {
 	return &fitJSON{Zerosim: ReadBuild(), Scenario: f.Scenario, ScenarioSHA256: f.ScenarioSHA256, Params: f.Params, N: f.N, DP: f.DP, CP: f.CP, GPUs: f.GPUs, Nodes: f.Nodes,
 		GPUsPerNode: f.GPUsPerNode, GPUMemory: f.GPUMemory, Convention: f.Convention, Scaling: f.Scaling, MaxGPUs: f.MaxGPUs, Replayed: f.Replayed,
 		Rows: mapSlice(f.Rows, func(r sweep.FitRow) fitRowJSON {
-			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
+			return fitRowJSON{Stage: r.Stage, K: r.K, Peak: r.Peak, AtRest: r.AtRest, Fits: r.Fits, DeviceFits: r.Room(), PeakReplayed: r.PeakReplayed, MinDP: r.MinDP, MinGPUs: r.MinGPUs,
 				MinNodes: r.MinNodes, MinPeak: r.MinPeak, MinPeakReplayed: r.MinPeakReplayed, MinDevice: r.MinDevice, DeviceNodes: r.DeviceNodes, DevicePeak: r.DevicePeak, MaxParams: r.MaxParams, MaxLayers: r.MaxLayers, MaxPeak: r.MaxPeak,
 				MaxPeakReplayed: r.MaxPeakReplayed, Note: r.Note()}
-		}), ToFit: fitToFit(f)}
+		}), ToFit: fitToFit(f), MicroBatch: f.MicroBatch, GradAccum: f.GradAccum, Recompute: f.Recompute, EP: f.EP, PlanFinds: planFinds(f)}
 }

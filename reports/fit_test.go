@@ -99,7 +99,7 @@ func TestLeastNodesDevice(t *testing.T) {
 	const gib = int64(1) << 30
 	f := &sweep.Fit{Nodes: 16, GPUsPerNode: 8, CP: 1, GPUMemory: 80 * gib, MaxGPUs: 128, Rows: []sweep.FitRow{
 		{Stage: 3, K: 1, MinNodes: 2, MinGPUs: 16, MinDP: 16, MinDevice: 92 * gib, DeviceNodes: 3, DevicePeak: 73 * gib}}}
-	want := "least nodes: 2 (16 GPUs, dp 16 × cp 1) with ZeRO stage 3, K=1; this cluster has 16; but there the device needs 92.00 GiB of 80.00 GiB (the caching allocator's reserve, the CUDA context and NCCL's buffers added, as zerosim run warns): 3 nodes (24 GPUs) leave room for them (device 73.00 GiB)"
+	want := "least nodes at the file's settings: 2 (16 GPUs, dp 16 × cp 1) with ZeRO stage 3, K=1; this cluster has 16; but there the device needs 92.00 GiB of 80.00 GiB (the caching allocator's reserve, the CUDA context and NCCL's buffers added, as zerosim run warns): 3 nodes (24 GPUs) leave room for them (device 73.00 GiB)"
 	if got := leastNodesText(f, NVIDIA); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -123,13 +123,13 @@ func TestLeastNodesDevice(t *testing.T) {
 	f = &sweep.Fit{Nodes: 1, GPUsPerNode: 8, CP: 1, GPUMemory: 95 * gib, MaxGPUs: 65536, Rows: []sweep.FitRow{
 		{Stage: 2, K: 1, MinNodes: 1, MinGPUs: 8, MinDP: 8, MinDevice: 106_167_763_968, DeviceNodes: 2, DevicePeak: 96_925_000_000},
 		{Stage: 3, K: 1, MinNodes: 1, MinGPUs: 8, MinDP: 8, MinDevice: 83_663_225_856}}}
-	if got, want := leastNodesText(f, NVIDIA), "least nodes: 1 (8 GPUs, dp 8 × cp 1) with ZeRO stage 3, K=1; this cluster has 1"; got != want {
+	if got, want := leastNodesText(f, NVIDIA), "least nodes at the file's settings: 1 (8 GPUs, dp 8 × cp 1) with ZeRO stage 3, K=1 (of the 2 layouts that fit on 1 node, the lowest stage, then K, with room there for the caching allocator's reserve: stage 2, K=1 has none); this cluster has 1"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	// With no layout that has room there, the first is named, with its
 	// overflow.
 	f.Rows[1].MinDevice = 100 * gib
-	if got := leastNodesText(f, NVIDIA); !strings.HasPrefix(got, "least nodes: 1 (8 GPUs, dp 8 × cp 1) with ZeRO stage 2, K=1; this cluster has 1; but there the device needs 98.88 GiB") {
+	if got := leastNodesText(f, NVIDIA); !strings.HasPrefix(got, "least nodes at the file's settings: 1 (8 GPUs, dp 8 × cp 1) with ZeRO stage 2, K=1 (of the 2 layouts that fit on 1 node, the lowest stage, then K: none has room there for the caching allocator's reserve); this cluster has 1; but there the device needs 98.88 GiB") {
 		t.Errorf("got %s", got)
 	}
 }

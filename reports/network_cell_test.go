@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,37 +23,59 @@ func TestNetworkRowReproducesItsStep(t *testing.T) {
 	if !ok {
 		t.Fatal("no example seed000-k4")
 	}
-	src := sweep.Source{File: "seed000-k4.yaml", Data: data}
-	// 1GB buckets and prefetch 1 differ from the file's 40MB and 2; the
-	// closest row of a stage that does not fit takes the smaller bucket.
-	opt := sweep.PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}, Prefetch: []int{1}, Algorithms: []string{"ring", "hierarchical"}}
-	p, err := sweep.PlanSearch(context.Background(), src, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	np, err := sweep.NetworkSearch(context.Background(), src, sweep.NetworkOptions{Points: 2, Configs: p.BestPerStage(), Closest: p.Closest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	named := 0
-	for _, sb := range np.Stages {
-		cell := shortConfig(sb)
-		sets, n := cellSets(t, sb.Stage, cell)
-		named += n
-		s, err := src.Load(sets...)
-		if err != nil {
-			t.Fatalf("stage %d %q: %v", sb.Stage, cell, err)
-		}
-		res, err := zero.Replay(s, zero.Options{NoCollectives: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if int64(res.StepTime) != sb.NominalStep {
-			t.Errorf("stage %d, cell %q: run %v gives %v, the row says %v", sb.Stage, cell, sets, res.StepTime, planDur(sb.NominalStep))
-		}
-	}
-	if named == 0 {
-		t.Error("no cell names a setting beyond K, micro×GA and checkpointing: the case tests nothing")
+	for _, tc := range []struct {
+		name string
+		src  sweep.Source
+		opt  sweep.PlanOptions
+		// named: a cell must name a setting beyond K, micro×GA and
+		// checkpointing; ep: a cell must name expert parallelism.
+		ep bool
+	}{
+		// 1GB buckets and prefetch 1 differ from the file's 40MB and 2;
+		// the closest row of a stage that does not fit takes the smaller
+		// bucket.
+		{"seed000-k4", sweep.Source{File: "seed000-k4.yaml", Data: data},
+			sweep.PlanOptions{BucketSizes: []string{"25MB", "1GB"}, Recompute: []string{"none"}, Prefetch: []int{1}, Algorithms: []string{"ring", "hierarchical"}}, false},
+		// QA s31 L1: Mixtral's stages 0–2 ran at ep 8 and the cell read
+		// "K 1": without ep the run does not fit. Two layers keep it fast.
+		{"mixtral ep", sweep.Source{File: "m.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\n" +
+			"model: {preset: mixtral-8x7b, layers: 2, seq_len: 1024}\nparallelism: {dp: 16, zero_stage: 3}\n")},
+			sweep.PlanOptions{Recompute: []string{"none"}, Prefetch: []int{1}, BucketSizes: []string{"25MB"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := sweep.PlanSearch(context.Background(), tc.src, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			np, err := sweep.NetworkSearch(context.Background(), tc.src, sweep.NetworkOptions{Points: 2, Configs: p.BestPerStage(), Closest: p.Closest})
+			if err != nil {
+				t.Fatal(err)
+			}
+			named, ep := 0, false
+			for _, sb := range np.Stages {
+				cell := shortConfig(sb)
+				sets, n := cellSets(t, sb.Stage, cell)
+				named += n
+				ep = ep || strings.HasPrefix(cell, "ep ")
+				s, err := tc.src.Load(sets...)
+				if err != nil {
+					t.Fatalf("stage %d %q: %v", sb.Stage, cell, err)
+				}
+				res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if int64(res.StepTime) != sb.NominalStep {
+					t.Errorf("stage %d, cell %q: run %v gives %v, the row says %v", sb.Stage, cell, sets, res.StepTime, planDur(sb.NominalStep))
+				}
+			}
+			if !tc.ep && named == 0 {
+				t.Error("no cell names a setting beyond K, micro×GA and checkpointing: the case tests nothing")
+			}
+			if tc.ep && !ep {
+				t.Error("no cell runs expert parallelism: the case tests nothing")
+			}
+		})
 	}
 }
 
@@ -62,15 +85,29 @@ func TestNetworkRowReproducesItsStep(t *testing.T) {
 func cellSets(t *testing.T, stage int, cell string) (sets []string, n int) {
 	t.Helper()
 	parts := strings.Split(strings.TrimSuffix(cell, " (does not fit)"), ", ")
-	if len(parts) < 3 || !strings.HasPrefix(parts[0], "K ") {
+	if len(parts) < 3 {
+		t.Fatalf("cell %q", cell)
+	}
+	// "ep 8" stands for K 1 at expert parallelism 8 (the plan table's K
+	// column); "K 2, ep 1" for ep 1 where the file's is not.
+	switch {
+	case strings.HasPrefix(parts[0], "ep "):
+		sets = []string{"parallelism.k=1", "parallelism.ep=" + strings.TrimPrefix(parts[0], "ep ")}
+	case strings.HasPrefix(parts[0], "K "):
+		sets = []string{"parallelism.k=" + strings.TrimPrefix(parts[0], "K ")}
+		if parts[1] == "ep 1" {
+			sets = append(sets, "parallelism.ep=1")
+			parts = slices.Delete(parts, 1, 2)
+		}
+	default:
 		t.Fatalf("cell %q", cell)
 	}
 	mb, ga, ok := strings.Cut(parts[1], "×")
 	if !ok {
 		t.Fatalf("cell %q: micro×GA %q", cell, parts[1])
 	}
-	sets = []string{"parallelism.zero_stage=" + string(rune('0'+stage)), "parallelism.k=" + strings.TrimPrefix(parts[0], "K "),
-		"training.micro_batch=" + mb, "training.grad_accum=" + ga, "training.recompute=" + parts[2]}
+	sets = append(sets, "parallelism.zero_stage="+string(rune('0'+stage)),
+		"training.micro_batch="+mb, "training.grad_accum="+ga, "training.recompute="+parts[2])
 	for _, p := range parts[3:] {
 		n++
 		switch {

@@ -42,7 +42,7 @@ func networkTable(np *sweep.NetworkPlan) *table {
 			t.Notes = append(t.Notes, labelled(fmt.Sprintf("stage %d: ", sb.Stage), note))
 		}
 	}
-	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, micro×GA, checkpointing, and the bucket size, prefetch depth "+
+	t.Notes = append(t.Notes, wrap(fmt.Sprintf("configuration: the stage's fastest that fits (K, or ep where expert parallelism runs (K 1 there), micro×GA, checkpointing, and the bucket size, prefetch depth "+
 		"or algorithm where they differ from the file's; when none fits, the one nearest to fitting at the same global batch); compute-bound: "+
 		"its forward, backward and optimizer time, the step no network can beat; step now: at this cluster's %s per GPU.", bw(np.NominalPerGPU)), 118, ""))
 	if len(np.Degraded) > 0 {
@@ -141,7 +141,18 @@ func shortConfig(sb sweep.StageBandwidth) string {
 			other += ", " + fmt.Sprintf(f, val)
 		}
 	}
-	return fmt.Sprintf("%sK %d, %d×%d, %s%s%s", cp, c.K, c.MicroBatch, c.GradAccum, c.Recompute, other, none)
+	// Expert parallelism as the plan table's K column writes it
+	// (kName: "ep 8", K 1 there), and ep 1 where the file's ep is not
+	// (QA s31 L1: Mixtral's stages 0–2 read "K 1" at ep 8, a run that
+	// does not fit).
+	k := fmt.Sprintf("K %d", c.K)
+	switch {
+	case c.EP > 1:
+		k = fmt.Sprintf("ep %d", c.EP)
+	case slices.Contains(sb.Changed, sweep.PlanEPKey+"=1"):
+		k += ", ep 1"
+	}
+	return fmt.Sprintf("%s%s, %d×%d, %s%s%s", cp, k, c.MicroBatch, c.GradAccum, c.Recompute, other, none)
 }
 
 // otherSetting spells the plan keys a configuration cell shows only when

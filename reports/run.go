@@ -696,7 +696,8 @@ func attentionText(s *scenarios.Scenario) string {
 		// a V100).
 		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)
 	}
-	if rate, _, capped := zero.AttentionRateCapped(s.Cluster.GPU, t.AttentionKernel); capped {
+	from += headDimText(s)
+	if rate, _, capped := zero.AttentionRateCapped(s.Cluster.GPU, t.AttentionKernel, zero.ModelHeadDim(s)); capped {
 		// QA s29: the A100's 0.6 taken for an MI300X whose matmuls reach
 		// 0.51 ran attention faster than its GEMMs.
 		from = fmt.Sprintf("capped at %s's GEMM default: attention, two GEMMs and a softmax, runs no faster than the GPU's matmuls; uncapped %s, %s", s.Cluster.GPU, fmtEff(rate), from)
@@ -880,7 +881,7 @@ func attentionFinding(s *scenarios.Scenario) string {
 		if !scenarios.AttentionKernelRuns(k, &s.Cluster) {
 			return 0
 		}
-		return zero.AttentionEfficiency(gpu, k, t.ComputeEfficiency)
+		return zero.AttentionEfficiencyAt(gpu, k, t.ComputeEfficiency, zero.ModelHeadDim(s))
 	}
 	best, bestEff := scenarios.AttentionKernel(""), cur
 	for _, k := range []scenarios.AttentionKernel{scenarios.KernelFA2, scenarios.KernelCuDNN, scenarios.KernelFA3} {
@@ -925,10 +926,42 @@ func attentionFinding(s *scenarios.Scenario) string {
 		// (2026-06-09, attn_backend "flex" in model_registry,
 		// torchtitan/models/llama3/__init__.py at b5bcd76c).
 		return fmt.Sprintf("%s, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches %s there (training.attention_kernel: cudnn, docs/compute-model.md), %v less compute a step. From 1695457 its language models run FlexAttention (training.attention_kernel: flex, %s there).%s",
-			head, fmtEff(bestEff), saved, fmtEff(zero.AttentionEfficiency(gpu, scenarios.KernelFlex, t.ComputeEfficiency)), fa3)
+			head, fmtEff(bestEff), saved, fmtEff(zero.AttentionEfficiencyAt(gpu, scenarios.KernelFlex, t.ComputeEfficiency, zero.ModelHeadDim(s))), fa3)
 	}
 	return fmt.Sprintf("%s; %s reaches %s there (training.attention_kernel: %s, docs/compute-model.md): %v less compute a step.%s",
 		head, best, fmtEff(bestEff), best, saved, fa3)
+}
+
+// headDimText is "; ×F at head_dim D (…)" when the model's head_dim scales
+// the kernel's published rate (zero.HeadDimScale; qatput31 F1: every rate
+// is measured at head_dim 128, and a head_dim 64 model ran 6.7 % slower
+// than a head_dim 128 fit predicted), naming the published head_dims the
+// factor comes from; "" when it does not.
+func headDimText(s *scenarios.Scenario) string {
+	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, zero.ModelHeadDim(s)
+	f := zero.HeadDimScale(gpu, k, hd)
+	if f == 1 {
+		return ""
+	}
+	pts, part := zero.HeadDimRates(gpu, k)
+	ds := []int64{128}
+	for _, p := range pts {
+		ds = append(ds, p.HeadDim)
+	}
+	slices.Sort(ds)
+	var basis string
+	switch {
+	case slices.Contains(ds, hd):
+		basis = "its published rate there over its rate at 128"
+	case hd < ds[0]:
+		basis = fmt.Sprintf("its published rate at head_dim %d, the nearest, over 128", ds[0])
+	case hd > ds[len(ds)-1]:
+		basis = fmt.Sprintf("its published rate at head_dim %d, the nearest, over 128", ds[len(ds)-1])
+	default:
+		i, _ := slices.BinarySearch(ds, hd)
+		basis = fmt.Sprintf("between its published rates at head_dim %d and %d, linear", ds[i-1], ds[i])
+	}
+	return fmt.Sprintf("; ×%s at head_dim %d: %s, on the %s", fmtEff(f), hd, basis, part)
 }
 
 // fmtEff is an efficiency with up to four decimals.

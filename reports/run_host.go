@@ -22,8 +22,14 @@ func writeHostSide(w io.Writer, h *zero.HostStats, c *scenarios.Cluster) {
 	if bound == "pcie" && link != "PCIe" {
 		bound = link
 	}
-	fmt.Fprintf(w, "host side (per rank): %s down %s in %v, %s up %s in %v, CPU Adam %v; the host is %s-bound",
-		link, units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, link, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, bound)
+	// The copies by direction (QA s31 L6: "down" read as host→GPU):
+	// zero.HostStats' PCIeDown is the gradients copied to the host,
+	// PCIeUp the updated parameters copied back. CPU Adam runs at the
+	// node's whole memory_bandwidth, a datasheet peak (channels ×
+	// transfer rate) that STREAM-like code does not reach: its time is a
+	// lower bound.
+	fmt.Fprintf(w, "host side (per rank): %s GPU→host %s in %v, host→GPU %s in %v, CPU Adam %v (at the full %s memory bandwidth of the node: a lower bound); the host is %s-bound",
+		link, units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, c.Host.MemoryBandwidth, bound)
 	if h.RAMPerNode > 0 {
 		fmt.Fprintf(w, "; host RAM %s per node", units.Bytes(h.RAMPerNode).IEC())
 	}

@@ -531,6 +531,20 @@ func TestAttentionHeadline(t *testing.T) {
 		{"sdpa cudnn", "default", []string{"training.attention=sdpa", "training.attention_kernel=cudnn"}, "sdpa, timed as cudnn (training.attention_kernel) at 0.5732 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md)"},
 		{"eager", "default", []string{"training.attention=eager"}, "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM"},
 		{"no attention", "seed000-mlp", nil, ""},
+		// Head dimension (qatput31 F1): the rate at head_dim 128 times the
+		// kernel's published ratio: FlashAttention-2 on H100 forward +
+		// backward 273/308 at 64 (0.35 × 0.8864 = 0.3102); cuDNN on H100
+		// (te on a GH200) 0.7972 of 0.5732, 0.4569; at 96 halfway between
+		// 64 and 128; a set rate is the model's own and is not scaled.
+		{"head_dim 64", "default", []string{"model.heads=64"},
+			"fa2 at 0.3102 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md; ×0.8864 at head_dim 64: its published rate there over its rate at 128, on the H100)"},
+		{"head_dim 64 te", "default", []string{"model.heads=64", "training.attention_kernel=te", "cluster.gpu=GH200-96GB"},
+			"te at 0.4569 of the dense peak (the kernel's published rate on the H200, taken for GH200-96GB of the same family; docs/compute-model.md; ×0.7972 at head_dim 64: its published rate there over its rate at 128, on the H100)"},
+		{"head_dim 96", "default", []string{"model.heads=32", "model.hidden=3072", "training.attention_kernel=cudnn"},
+			"cudnn at 0.5151 of the dense peak (the kernel's published rate on the H200, taken for H100-80GB of the same family; docs/compute-model.md; ×0.8986 at head_dim 96: between its published rates at head_dim 64 and 128, linear, on the H100)"},
+		{"head_dim 64, set", "default", []string{"model.heads=64", "training.attention_efficiency=0.5"}, "fa2 at 0.5 of the dense peak (training.attention_efficiency)"},
+		{"head_dim 64 triton", "default", []string{"model.heads=64", "training.attention_kernel=triton"},
+			"triton at 0.175 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)"},
 		// Mistral 7B's 32 blocks slide over 4,096 tokens (MistralConfig).
 		{"window, flash", "default", []string{"model.preset=mistral-7b", "model.seq_len=8192"},
 			"fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md); 32 of 32 blocks attend over a 4,096-token sliding window, counted over the window"},
@@ -573,7 +587,9 @@ func TestAttentionHeadline(t *testing.T) {
 	// whatever the softmax kernel.
 	linear := "; 6 of 8 blocks are linear attention (gated_delta_net), their delta rule at the GEMM efficiency"
 	for _, c := range []struct{ training, want string }{
-		{"", "fa2 at 0.35 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md)" + linear},
+		// Its full-attention blocks have head_dim 256: FlashAttention-2's
+		// forward on H100, 297/333 (FlashAttention-3 paper Fig. 5).
+		{"", "fa2 at 0.3122 of the dense peak (the kernel's published rate on H100-80GB, docs/compute-model.md; ×0.8919 at head_dim 256: its published rate there over its rate at 128, on the H100)" + linear},
 		{"training: {attention: eager}\n", "eager: QKᵀ and PV at the GEMM efficiency, the s² softmax on HBM" + linear},
 	} {
 		y := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n" +

@@ -77,6 +77,38 @@ func (v FitVerdict) String() string {
 	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
 }
 
+// Cell is the verdict as a table cell (fitCell): "no", "yes", or "yes†"
+// where the step fits without room for the caching allocator's reserve
+// (String's "yes, but … expect allocator retries").
+func (v FitVerdict) Cell() string { return fitCell(v.Fits, v.Room) }
+
+// retriesMark marks a table's "yes" whose device has no room for the
+// caching allocator's reserve: zerosim run's "yes, but … expect allocator
+// retries", plan's † rows (QA s31 L2: compare and fit wrote a bare "yes"
+// where run and plan warned).
+const retriesMark = "†"
+
+// fitCell is a fit verdict in a table's cell: "no", "yes", or "yes†" when
+// it fits (the allocated peak and the device's need without the reserve)
+// but not with room for the caching allocator's reserve
+// (zero.Result.DeviceFits false), which retriesLegend explains.
+func fitCell(fits, room bool) string {
+	switch {
+	case !fits:
+		return "no"
+	case !room:
+		return "yes" + retriesMark
+	}
+	return "yes"
+}
+
+// retriesLegend is the line under a table with a fitCell "yes†", in
+// zerosim run's words; smi names the device monitor (Vendor.smi).
+func retriesLegend(smi string) string {
+	return fmt.Sprintf("%s: fits, but with the caching allocator's reserve the device needs more than the GPU (%s's view): %s",
+		retriesMark, smi, memory.ExpectRetries)
+}
+
 // roomText is what a fitting verdict adds when the device has no room for
 // the caching allocator's reserve (Room false): "", or ", but with the
 // caching allocator's reserve the device needs 80.18 GiB: expect

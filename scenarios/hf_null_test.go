@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,6 +87,86 @@ func TestDeepseekV3NullKeys(t *testing.T) {
 		suffix := fmt.Sprintf("(give a number, or remove the key for the class default %d)", c.def)
 		if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), suffix) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s null: %v, want one line %q … %q", c.key, err, prefix, suffix)
+		}
+	}
+}
+
+// TestDeepseekV2NullKeys: QA s31 L3. DeepSeek-V2-Lite with
+// "kv_lora_rank": null imported as the class default 512, while
+// DeepseekV2Config stores None (configuration_deepseek_v2.py at 43e8548f)
+// and DeepseekV2Attention's kv_a_proj_with_mqa, Linear(h, kv_lora_rank +
+// qk_rope_head_dim), fails on it (modeling_deepseek_v2.py at 03eac6f6);
+// the same for the three head widths it sizes with. Each is refused in
+// one line at its key's column, naming the class default; q_lora_rank
+// null (no query compression) still imports, as the published file has it.
+func TestDeepseekV2NullKeys(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hf-extra/deepseek-v2-lite.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key, from string
+		def       int
+	}{
+		{"kv_lora_rank", `"kv_lora_rank": 512`, 512},
+		{"qk_rope_head_dim", `"qk_rope_head_dim": 64`, 64},
+		{"qk_nope_head_dim", `"qk_nope_head_dim": 128`, 128},
+		{"v_head_dim", `"v_head_dim": 128`, 128},
+	} {
+		i := strings.Index(string(raw), c.from)
+		if i < 0 || strings.Contains(string(raw[:i]), "\n") {
+			t.Fatalf("deepseek-v2-lite.json: %s not on its one line", c.from)
+		}
+		data := strings.Replace(string(raw), c.from, `"`+c.key+`": null`, 1)
+		_, err := ImportHF("deepseek-v2-lite.json", []byte(data))
+		want := fmt.Sprintf("deepseek-v2-lite.json:1:%d: %s is null: DeepseekV2Attention sizes ", i+1, c.key)
+		tail := fmt.Sprintf("remove the key for the class default %d)", c.def)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), tail) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s null: error %v; want one line %q … %q", c.key, err, want, tail)
+		}
+	}
+	if !strings.Contains(string(raw), `"q_lora_rank": null`) {
+		t.Fatal("deepseek-v2-lite.json: q_lora_rank is not null")
+	}
+	if hm, err := ImportHF("deepseek-v2-lite.json", raw); err != nil || hm.Total != 15_706_484_224 {
+		t.Errorf("deepseek-v2-lite.json as published: %v, %d parameters; want 15,706,484,224", err, hm.Total)
+	}
+}
+
+// TestGptOssAttentionBias: QA s31 L4. GptOssAttention builds q, k, v and
+// o_proj with bias=config.attention_bias (modeling_gpt_oss.py at
+// 6edf5b31), and the file's attention_bias reaches the config: GptOssConfig
+// sets True, then PretrainedConfig sets the kwarg. gpt-oss-20b with false
+// has 24 layers × (heads·head_dim + 2·kv_heads·head_dim + hidden) biases
+// fewer, 24 × (64·64 + 2·8·64 + 2880) = 192,000, active per token too; the
+// key is read, not listed as one the count does not depend on.
+func TestGptOssAttentionBias(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hf-extra/gpt-oss-20b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const layers, heads, kvHeads, headDim, hidden = 24, 64, 8, 64, 2880
+	biases := int64(layers * (heads*headDim + 2*kvHeads*headDim + hidden))
+	with, err := ImportHF("gpt-oss-20b.json", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		to   string
+		less int64
+	}{
+		{`"attention_bias": true`, 0},
+		{`"attention_bias": false`, biases},
+		{``, 0}, // absent: GptOssConfig's True
+	} {
+		data := strings.Replace(string(raw), `"attention_bias": true,`, c.to+map[bool]string{true: ",", false: ""}[c.to != ""], 1)
+		hm, err := ImportHF("gpt-oss-20b.json", []byte(data))
+		if err != nil {
+			t.Fatalf("%q: %v", c.to, err)
+		}
+		if int64(with.Total-hm.Total) != c.less || int64(with.Active-hm.Active) != c.less || slices.Contains(hm.Unread, "attention_bias") {
+			t.Errorf("%q: %d parameters, %d active (unread %v); want %d and %d fewer than with biases, attention_bias read",
+				c.to, hm.Total, hm.Active, hm.Unread, c.less, c.less)
 		}
 	}
 }

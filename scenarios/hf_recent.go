@@ -209,10 +209,12 @@ func hfDeepseekV3(c *hfConfig) (*HFModel, error) {
 // BlockDims.KernelValueDim); the MoE blocks' shared_ffn is
 // moe_intermediate_size·n_shared_experts.
 func hfDeepseek(c *hfConfig, v3 bool, def deepseekDefaults) (*HFModel, error) {
+	nulls := deepseekV2NullFails
 	if v3 {
-		if err := c.deepseekV3Nulls(); err != nil {
-			return nil, err
-		}
+		nulls = deepseekV3NullFails
+	}
+	if err := c.nullsFail(nulls); err != nil {
+		return nil, err
 	}
 	hm, err := c.common([]string{"hidden_size"}, []string{"num_hidden_layers"}, []string{"num_attention_heads"}, []string{"max_position_embeddings"})
 	if err != nil {
@@ -563,8 +565,14 @@ func (c *hfConfig) groupRouting(routed, topK, defGroup, defTopK int64) (ng, tg i
 // @ 828a27fd326e49d4a1c4b08210bfd32c107facc9): per layer input_ and
 // post_attention_layernorm RMSNorm(h); q_proj Linear(h, heads·head_dim),
 // k_proj and v_proj Linear(h, kv_heads·head_dim), o_proj
-// Linear(heads·head_dim, h), all with biases (GptOssConfig sets
-// attention_bias = True whatever the file says); sinks, one learned logit
+// Linear(heads·head_dim, h), each with a bias when attention_bias
+// (bias=config.attention_bias; GptOssConfig sets attention_bias = True
+// before super().__init__(**kwargs), and PretrainedConfig.__init__ then
+// sets every remaining kwarg as an attribute — "Additional attributes
+// without default values", configuration_utils.py at
+// bdf52342d8e725ea54973b3e3593be4717e9c1b0 — so the file's
+// "attention_bias": false builds them without: QA s31 L4, 24 × (4096 + 512
+// + 512 + 2880) = 192,000 parameters fewer on gpt-oss-20b); sinks, one learned logit
 // per head (nn.Parameter(num_attention_heads)); router weight
 // (num_local_experts, h) and bias (num_local_experts); experts
 // gate_up_proj (E, h, 2·intermediate_size) + bias (E, 2·intermediate_size)
@@ -623,10 +631,14 @@ func hfGptOss(c *hfConfig) (*HFModel, error) {
 		return nil, err
 	}
 	hm.setWindows(w, false, kinds)
+	bias, err := c.boolOr(true, "attention_bias")
+	if err != nil {
+		return nil, err
+	}
 	var p pc
 	q, kv := p.mul(d.Heads, d.HeadDim), p.mul(d.KVHeads, d.HeadDim)
-	attn := p.add(p.linear(h, q, true), 2*p.linear(h, kv, true), p.linear(q, h, true), d.Heads)
-	d.QKVBias, d.OBias, d.MLPBias = true, true, true
+	attn := p.add(p.linear(h, q, bias), 2*p.linear(h, kv, bias), p.linear(q, h, bias), d.Heads)
+	d.QKVBias, d.OBias, d.MLPBias = bias, bias, true
 	one := p.add(p.linear(h, 2*d.ExpertFFN, true), p.linear(d.ExpertFFN, h, true))
 	var blocks []hfBlock
 	for range hm.Layers {

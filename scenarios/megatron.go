@@ -66,6 +66,8 @@ type Megatron struct {
 	ParamBytes          int64
 	BucketParams        int64 // --ddp-bucket-size (0: Megatron's default)
 	OverlapGradReduce   bool
+	// pao: the precision-aware optimizer's flags (readPrecisionFlags).
+	pao mgPrecisionAware
 }
 
 // ReadMegatron reads and imports the launch script or argument list at
@@ -262,6 +264,9 @@ func (a *mgArgs) oneOf(name, v string, choices ...string) error {
 type mgLauncher struct {
 	nnodes, nproc mgFlag
 	hasN, hasP    bool
+	// sbatchGPULine: the line of the #SBATCH --gpus-per-node that set
+	// $SLURM_GPUS_PER_NODE (0: none).
+	sbatchGPULine int
 	// sbatchLine is the line of the #SBATCH --nodes that set
 	// $SLURM_NNODES (0: none).
 	sbatchLine int
@@ -289,17 +294,27 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 		v := mgVar{words: []mgField{{text: sbatchN, line: sbLine, col: sbCol}}}
 		env = map[string]mgVar{"SLURM_JOB_NUM_NODES": v, "SLURM_NNODES": v}
 	}
+	sbatchG, sbGLine, sbGCol, sbatchGPUs := mgSbatchGPUs(string(data))
+	if sbatchGPUs {
+		if env == nil {
+			env = map[string]mgVar{}
+		}
+		env["SLURM_GPUS_PER_NODE"] = mgVar{words: []mgField{{text: sbatchG, line: sbGLine, col: sbGCol}}}
+	}
 	if err := mgUnclosed(name, string(data)); err != nil {
 		return nil, err
 	}
-	cmds, decided := mgScript(string(data), env)
+	sh := &mgExpander{vars: map[string]mgVar{}}
+	cmds, decided := sh.run(string(data), env)
 	var words []mgWord
 	var la mgLauncher
 	found, launches := false, 0
 	for _, c := range cmds {
 		for i, w := range c.words {
+			// The script's own name; a directory the script does not set
+			// ($MEGATRON_LM_DIR from $USER) does not hide it.
 			base := path.Base(w.text)
-			if w.unresolved != "" || strings.ContainsAny(w.text, " \t") || !strings.HasPrefix(base, "pretrain_") || !strings.HasSuffix(base, ".py") {
+			if strings.Contains(base, "$") || strings.ContainsAny(w.text, " \t") || !strings.HasPrefix(base, "pretrain_") || !strings.HasSuffix(base, ".py") {
 				continue
 			}
 			if base != "pretrain_gpt.py" {
@@ -315,6 +330,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			if sbatch {
 				la.sbatchLine = sbLine
 			}
+			if sbatchGPUs {
+				la.sbatchGPULine = sbGLine
+			}
 			break
 		}
 	}
@@ -327,6 +345,9 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 			return nil, fmt.Errorf("%s: no arguments (give a launch script running pretrain_gpt.py, or its --flag value arguments)", name)
 		}
 		if !strings.HasPrefix(words[0].text, "--") {
+			if line, col, what, ok := mgNamesPretrain(string(data)); ok {
+				return nil, fmt.Errorf("%s:%d:%d: %s is named here, but no command zerosim can follow runs it: it follows commands, the arrays and variables they expand and the strings bash -c, sh -c and eval run, but not a variable set inside an if/for/while block or function whose outcome it cannot decide (write the launch command, torchrun … %s --flags, as a command of its own, or give its --flag value arguments)", name, line, col, ttName(what), ttName(what))
+			}
 			return nil, fmt.Errorf("%s:%d:%d: %s: no command runs pretrain_gpt.py, and the file is not a list of --flag value arguments (give the launch script or the arguments)", name, words[0].line, words[0].col, ttName(words[0].text))
 		}
 	}
@@ -373,6 +394,16 @@ func ImportMegatron(file string, data []byte, o MegatronOptions) (*Megatron, err
 	}
 	for _, d := range decided {
 		m.note("the if at %s:%d takes its branch as the script runs %s; a run launched with other values may take another branch: write them in the script in place of the defaults and import again", name, d.line, d.assumedText())
+	}
+	for _, ap := range sh.appends {
+		if len(ap.flags) == 0 {
+			continue
+		}
+		var fl []string
+		for _, f := range ap.flags {
+			fl = append(fl, fmt.Sprintf("%s at %d:%d", ttName(f.text), f.line, f.col))
+		}
+		m.note("line %d appends %s to %s inside an if/for/while block whose outcome zerosim cannot decide; it is imported as the script runs without them (write them in the launch command to import them)", ap.line, strings.Join(fl, ", "), ap.name)
 	}
 	if launches > 1 {
 		m.note("the script launches pretrain_gpt.py %d times; the first launch is imported", launches)
@@ -997,8 +1028,11 @@ func (m *Megatron) readCluster(a *mgArgs, la mgLauncher) error {
 		if err != nil || n < 1 || n > 65536 {
 			return 0, "", a.errAt(v, "%s %s is not a count in 1 to 65536 (elastic ranges are not read: pass the import's %s N)", what, ttName(v.text), opt)
 		}
-		if la.sbatchLine > 0 && v.line == la.sbatchLine {
+		if la.sbatchLine > 0 && v.line == la.sbatchLine && opt == "--nodes" {
 			return n, fmt.Sprintf("%s %d (Slurm's node count, #SBATCH --nodes at line %d)", what, n, v.line), nil
+		}
+		if la.sbatchGPULine > 0 && v.line == la.sbatchGPULine && opt == "--gpus-per-node" {
+			return n, fmt.Sprintf("%s %d (Slurm's GPUs per node, #SBATCH --gpus-per-node at line %d)", what, n, v.line), nil
 		}
 		return n, fmt.Sprintf("%s %d", what, n), nil
 	}
@@ -1124,30 +1158,35 @@ func (m *Megatron) readPrecision(a *mgArgs) error {
 	if err != nil {
 		return err
 	}
+	if err := m.readPrecisionFlags(a); err != nil {
+		return err
+	}
 	switch {
 	case bf16 && fp16:
 		return a.errAt(a.flags["fp16"].at, "--fp16 and --bf16 are both given (validate_args asserts not both: keep one)")
 	case bf16:
 		m.ParamBytes = 2
 		m.set("training.param_dtype", "bf16", "--bf16")
-		// --main-grads-dtype bf16 (a precision-aware optimizer flag)
-		// keeps validate_args from setting
-		// accumulate_allreduce_grads_in_fp32, which it refuses beside it
-		// (megatron/training/arguments.py lines 587-594 at d580efc6 and
-		// 1204-1217 at d98e8a64).
-		mg, mgGiven, err := a.str("main-grads-dtype", "fp32")
-		if err != nil {
-			return err
-		}
-		if err := a.oneOf("main-grads-dtype", mg, "fp32", "bf16"); err != nil {
-			return err
-		}
+		// validate_args under --bf16 (megatron/training/arguments.py
+		// lines 587-594 at d580efc6, 1209-1216 at d98e8a64, 467-472 at
+		// swiss-ai/Megatron-LM 59ac8f14, which has no
+		// --grad-reduce-in-bf16): it refuses --main-grads-dtype bf16
+		// beside --accumulate-allreduce-grads-in-fp32, turns
+		// accumulate_allreduce_grads_in_fp32 off under
+		// --grad-reduce-in-bf16 and on only when main_grads_dtype is fp32
+		// (the default). training.py passes it as the DDP's
+		// grad_reduce_in_fp32 (training.py:1001 at d580efc6), and the grad
+		// buffer is fp32 with it and the parameters' dtype without
+		// (distributed_data_parallel.py:124 there): the buffer and its
+		// reduce-scatter in bf16.
 		switch {
-		case mg == "bf16" && acc:
-			return a.errAt(a.flags["main-grads-dtype"].at, "--main-grads-dtype bf16 beside --accumulate-allreduce-grads-in-fp32 (validate_args asserts \"--main-grads-dtype can only be fp32 when --accumulate-allreduce-grads-in-fp32 is set\": remove one)")
+		case m.pao.mainGrads == "bf16" && acc:
+			return a.errAt(a.flags["main-grads-dtype"].at, "--main-grads-dtype bf16 beside --accumulate-allreduce-grads-in-fp32 (validate_args asserts \"--main-grads-dtype can only be fp32 when --accumulate-allreduce-grads-in-fp32 is set\", megatron/training/arguments.py:587-589 at d580efc6: remove one)")
 		case inBF16:
+			m.pao.grad16 = true
 			m.set("training.reduce_dtype", "param_dtype", "--grad-reduce-in-bf16: gradients accumulated and reduced in bf16")
-		case mgGiven && mg == "bf16":
+		case m.pao.mainGrads == "bf16":
+			m.pao.grad16 = true
 			m.set("training.reduce_dtype", "param_dtype", "--main-grads-dtype bf16: gradients accumulated and reduced in bf16 (validate_args leaves accumulate_allreduce_grads_in_fp32 off)")
 		default:
 			m.set("training.reduce_dtype", "fp32", "--bf16 without --grad-reduce-in-bf16: accumulate_allreduce_grads_in_fp32 (validate_args)")
@@ -1158,6 +1197,7 @@ func (m *Megatron) readPrecision(a *mgArgs) error {
 		if acc {
 			m.set("training.reduce_dtype", "fp32", "--accumulate-allreduce-grads-in-fp32")
 		} else {
+			m.pao.grad16 = true
 			m.set("training.reduce_dtype", "param_dtype", "--fp16: gradients reduced in fp16")
 		}
 		m.note("--fp16: dynamic loss scaling (its overflow checks and skipped steps) is not modelled")
@@ -1165,6 +1205,9 @@ func (m *Megatron) readPrecision(a *mgArgs) error {
 		m.ParamBytes = 4
 		m.set("training.param_dtype", "fp32", "neither --bf16 nor --fp16: fp32")
 		m.set("training.reduce_dtype", "param_dtype", "fp32 parameters: gradients reduced in fp32")
+	}
+	if err := m.checkPrecisionAware(a); err != nil {
+		return err
 	}
 	f8, given, err := a.str("fp8-format", "")
 	if err != nil {
@@ -1273,75 +1316,6 @@ func (m *Megatron) readOptimizer(a *mgArgs) error {
 		}
 	} else {
 		m.set("training.grad_clip", "none", a.from("clip-grad", given, "1.0")+": no clipping")
-	}
-	return nil
-}
-
-// readPrecisionAware reads --use-precision-aware-optimizer: Transformer
-// Engine's FusedAdam holds the master params and Adam's states, in
-// --main-params-dtype, --exp-avg-dtype and --exp-avg-sq-dtype (fp32 by
-// default), and with the default fp32 master keeps only its int16
-// remainders beside the bf16 params (OptimizerConfig.store_param_remainders,
-// default True, no command-line flag; TE 2.1 and later):
-// training.store_param_remainders (scenarios.resolveParamRemainders cites
-// the sources). OptimizerConfig refuses it without the distributed
-// optimizer ("--use-precision-aware-optimizer only supported with
-// distributed optimizer", megatron/core/optimizer/optimizer_config.py
-// line 171 at d580efc6). Under an fp8 recipe other than delayed
-// Megatron-Core keeps the fp32 master itself
-// (use_precision_aware_optimizer_no_fp8_or_ds_fp8, optimizer_config.py at
-// c550cf6c, core_v0.13.0, and at d98e8a64); the remainders beside fp8
-// primary weights (--fp8-param-gather) are not modelled.
-func (m *Megatron) readPrecisionAware(a *mgArgs) error {
-	on, err := a.bool("use-precision-aware-optimizer")
-	if err != nil || !on {
-		return err
-	}
-	at := a.flags["use-precision-aware-optimizer"].at
-	if a.flags["use-distributed-optimizer"].at.text == "" {
-		return a.errAt(at, "--use-precision-aware-optimizer needs --use-distributed-optimizer (OptimizerConfig asserts \"--use-precision-aware-optimizer only supported with distributed optimizer\": add it or remove this)")
-	}
-	lower := []string{}
-	for _, f := range []struct {
-		flag    string
-		choices []string
-	}{
-		// arguments.py lines 2677-2682 at d580efc6; bf16 states since
-		// 9d509a03b4 (2025-06, arguments.py lines 3673-3686 at d98e8a64).
-		{"main-params-dtype", []string{"fp32", "fp16"}},
-		{"exp-avg-dtype", []string{"fp32", "fp16", "bf16", "fp8"}},
-		{"exp-avg-sq-dtype", []string{"fp32", "fp16", "bf16", "fp8"}},
-	} {
-		v, _, err := a.str(f.flag, "fp32")
-		if err != nil {
-			return err
-		}
-		if err := a.oneOf(f.flag, v, f.choices...); err != nil {
-			return err
-		}
-		if v != "fp32" {
-			lower = append(lower, "--"+f.flag+" "+v)
-		}
-	}
-	fp8Recipe := ""
-	if _, ok := a.flags["fp8-format"]; ok {
-		fp8Recipe, _, err = a.str("fp8-recipe", "delayed")
-		if err != nil {
-			return err
-		}
-	}
-	paramGather := a.flags["fp8-param-gather"].at.text != "" && fp8Recipe != ""
-	switch {
-	case len(lower) > 0:
-		m.note("--use-precision-aware-optimizer with %s: master params and optimizer states below fp32 are not modelled (fp32 master and states)", strings.Join(lower, ", "))
-	case a.flags["bf16"].at.text == "":
-		m.note("--use-precision-aware-optimizer without --bf16: store_param_remainders applies to bf16 parameters only, the fp32 master is kept whole")
-	case fp8Recipe != "" && fp8Recipe != "delayed":
-		m.note("--use-precision-aware-optimizer with --fp8-recipe %s: Megatron-Core keeps the fp32 master itself (use_precision_aware_optimizer_no_fp8_or_ds_fp8 is false), as modelled", fp8Recipe)
-	case paramGather:
-		m.note("--use-precision-aware-optimizer with --fp8-param-gather: store_param_remainders beside fp8 primary weights is not modelled (a whole fp32 master)")
-	default:
-		m.set("training.store_param_remainders", "true", "--use-precision-aware-optimizer: Transformer Engine's FusedAdam (TE >= 2.1) keeps the fp32 master as int16 remainders beside the bf16 params (OptimizerConfig.store_param_remainders, default True)")
 	}
 	return nil
 }
@@ -1633,54 +1607,56 @@ var mgUnmodelled = map[string]string{
 	"manual-gc":                                "host time is not modelled",
 	"empty-unused-memory-level":                "the allocator's cache emptying is not modelled",
 	"overlap-param-gather-with-optimizer-step": "needs interleaved pipeline parallelism",
-	"main-grads-dtype":                         "main gradients are modelled in reduce_dtype",
-	"main-params-dtype":                        "main parameters are modelled in fp32",
-	"exp-avg-dtype":                            "optimizer states are modelled in fp32",
-	"exp-avg-sq-dtype":                         "optimizer states are modelled in fp32",
-	"moe-router-topk":                          "MoE is not imported",
-	"moe-ffn-hidden-size":                      "MoE is not imported",
-	"moe-shared-expert-intermediate-size":      "MoE is not imported",
-	"moe-router-load-balancing-type":           "MoE is not imported",
-	"moe-aux-loss-coeff":                       "MoE is not imported",
-	"moe-grouped-gemm":                         "MoE is not imported",
-	"moe-token-dispatcher-type":                "MoE is not imported",
-	"num-layers-per-virtual-pipeline-stage":    "needs pipeline parallelism",
-	"tp-comm-overlap":                          "needs tensor parallelism",
-	"cpu-offloading":                           "activation offload is not modelled",
-	"use-flash-attn":                           "",
-	"no-gradient-accumulation-fusion":          "the fused weight-gradient accumulation into main_grad is what zerosim models",
-	"ddp-pad-buckets-for-high-nccl-busbw":      "bucket padding for NCCL is not modelled",
-	"check-for-nan-in-loss-and-grad":           "",
-	"use-mcore-models":                         "",
-	"recompute-modules":                        "selective recompute is modelled as core attention's",
-	"calculate-per-token-loss":                 "",
-	"fp8-amax-history-len":                     "",
-	"fp8-amax-compute-algo":                    "",
-	"fp8-param-gather":                         "",
-	"fp8-recipe":                               "", // read with --fp8-format; without it no fp8 runs
-	"first-last-layers-bf16":                   "every block's GEMMs are modelled in fp8",
-	"defer-embedding-wgrad-compute":            "needs pipeline parallelism",
-	"qk-layernorm":                             "",
-	"apply-layernorm-1p":                       "",
-	"rotary-base":                              "",
-	"rotary-percent":                           "",
-	"rotary-interleaved":                       "",
-	"rotary-seq-len-interpolation-factor":      "",
-	"use-rope-scaling":                         "",
-	"rope-scaling-factor":                      "",
-	"norm-epsilon":                             "",
-	"init-method-std":                          "",
-	"no-masked-softmax-fusion":                 "",
-	"no-bias-gelu-fusion":                      "",
-	"no-bias-swiglu-fusion":                    "",
-	"no-bias-dropout-fusion":                   "",
-	"no-rope-fusion":                           "",
-	"no-persist-layer-norm":                    "",
-	"attention-softmax-in-fp32":                "",
-	"cp-comm-type":                             "context parallelism is modelled as ring attention (p2p)",
-	"distributed-backend":                      "",
-	"num-workers":                              "",
-	"no-create-attention-mask-in-dataloader":   "",
+	// Read by readPrecisionFlags (megatron_precision.go); known here for
+	// missing's near-miss check, which can run first.
+	"main-grads-dtype":                       "",
+	"main-params-dtype":                      "",
+	"exp-avg-dtype":                          "",
+	"exp-avg-sq-dtype":                       "",
+	"moe-router-topk":                        "MoE is not imported",
+	"moe-ffn-hidden-size":                    "MoE is not imported",
+	"moe-shared-expert-intermediate-size":    "MoE is not imported",
+	"moe-router-load-balancing-type":         "MoE is not imported",
+	"moe-aux-loss-coeff":                     "MoE is not imported",
+	"moe-grouped-gemm":                       "MoE is not imported",
+	"moe-token-dispatcher-type":              "MoE is not imported",
+	"num-layers-per-virtual-pipeline-stage":  "needs pipeline parallelism",
+	"tp-comm-overlap":                        "needs tensor parallelism",
+	"cpu-offloading":                         "activation offload is not modelled",
+	"use-flash-attn":                         "",
+	"no-gradient-accumulation-fusion":        "the fused weight-gradient accumulation into main_grad is what zerosim models",
+	"ddp-pad-buckets-for-high-nccl-busbw":    "bucket padding for NCCL is not modelled",
+	"check-for-nan-in-loss-and-grad":         "",
+	"use-mcore-models":                       "",
+	"recompute-modules":                      "selective recompute is modelled as core attention's",
+	"calculate-per-token-loss":               "",
+	"fp8-amax-history-len":                   "",
+	"fp8-amax-compute-algo":                  "",
+	"fp8-param-gather":                       "",
+	"fp8-recipe":                             "", // read with --fp8-format; without it no fp8 runs
+	"first-last-layers-bf16":                 "every block's GEMMs are modelled in fp8",
+	"defer-embedding-wgrad-compute":          "needs pipeline parallelism",
+	"qk-layernorm":                           "",
+	"apply-layernorm-1p":                     "",
+	"rotary-base":                            "",
+	"rotary-percent":                         "",
+	"rotary-interleaved":                     "",
+	"rotary-seq-len-interpolation-factor":    "",
+	"use-rope-scaling":                       "",
+	"rope-scaling-factor":                    "",
+	"norm-epsilon":                           "",
+	"init-method-std":                        "",
+	"no-masked-softmax-fusion":               "",
+	"no-bias-gelu-fusion":                    "",
+	"no-bias-swiglu-fusion":                  "",
+	"no-bias-dropout-fusion":                 "",
+	"no-rope-fusion":                         "",
+	"no-persist-layer-norm":                  "",
+	"attention-softmax-in-fp32":              "",
+	"cp-comm-type":                           "context parallelism is modelled as ring attention (p2p)",
+	"distributed-backend":                    "",
+	"num-workers":                            "",
+	"no-create-attention-mask-in-dataloader": "",
 }
 
 func init() {

@@ -46,6 +46,8 @@ type mgTok struct {
 	// op is a separator's character: '\n', ';', '&' or '|' (&& and || are
 	// two of them).
 	op byte
+	// off is the token's byte offset in the lexed text (mgReread).
+	off int
 }
 
 // mgOpen is where a quote that is never closed opens (q 0: none), and
@@ -100,17 +102,17 @@ func mgLex(src string) (toks []mgTok, open mgOpen) {
 		case c == ' ' || c == '\t' || c == '\r':
 			adv()
 		case c == '\n' || c == ';' || c == '&' || c == '|':
-			toks = append(toks, mgTok{line: line, col: col, sep: true, op: c})
+			toks = append(toks, mgTok{line: line, col: col, sep: true, op: c, off: i})
 			adv()
 		case c == '#':
 			for i < len(src) && src[i] != '\n' {
 				adv()
 			}
 		case c == '(' || c == ')':
-			toks = append(toks, mgTok{line: line, col: col, paren: c})
+			toks = append(toks, mgTok{line: line, col: col, paren: c, off: i})
 			adv()
 		default:
-			t := mgTok{line: line, col: col}
+			t := mgTok{line: line, col: col, off: i}
 			start := i
 			for i < len(src) {
 				c := src[i]
@@ -184,6 +186,9 @@ type mgField struct {
 	// assumed: the defaults of variables the script does not set that the
 	// value holds (mgAssume).
 	assumed []mgAssume
+	// sep: a command separator (;, &, |) in a value reread as words
+	// (mgVar.cmd), which ends the command that expands it.
+	sep bool
 }
 
 // mgAssume is a ${NAME:-default} of a positional parameter or an
@@ -226,11 +231,20 @@ type mgVar struct {
 	why   string
 	// maybe: what the block that made the variable unknown assigned it.
 	maybe []mgField
+	// cmd: a scalar's value as words, each with its own position and
+	// unresolved substitution, as the shell reads the string when it runs
+	// it as a command (mgExpander.cmdOf); nil when not known that way.
+	cmd []mgField
 }
 
 // mgExpander expands raw words with the script's variables.
 type mgExpander struct {
 	vars map[string]mgVar
+	// appends: what blocks of unknown outcome may append to a variable
+	// (appendsTo).
+	appends []mgAppend
+	// spent: the words values have been reread into (mgCmdBudget).
+	spent int
 	// line: the line of the word being expanded (mgAssume.line).
 	line int
 }
@@ -250,7 +264,7 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 	have := false
 	emit := func() {
 		if have {
-			fields = append(fields, mgField{cur.String(), curUnres, curLine, curCol, curHeld, curAssumed})
+			fields = append(fields, mgField{text: cur.String(), unresolved: curUnres, line: curLine, col: curCol, held: curHeld, assumed: curAssumed})
 		}
 		cur.Reset()
 		have, curUnres, curLine, curCol, curHeld, curAssumed = false, "", 0, 0, nil, nil
@@ -306,10 +320,27 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 				if k > 0 {
 					emit()
 				}
-				put(mgField{p, v.unresolved, v.line, v.col, nil, v.assumed})
+				put(mgField{text: p, unresolved: v.unresolved, line: v.line, col: v.col, assumed: v.assumed})
 			}
 			if c := v.text[len(v.text)-1]; c == ' ' || c == '\t' || c == '\n' {
 				emit()
+			}
+		}
+	}
+	// addCmd adds a scalar's words (mgVar.cmd) unquoted: the first glued
+	// to what comes before, the last to what follows.
+	addCmd := func(cmd []mgField) {
+		for j, f := range cmd {
+			if j > 0 || f.sep {
+				emit()
+			}
+			if f.sep {
+				fields = append(fields, f)
+				continue
+			}
+			put(f)
+			if len(f.held) > 0 {
+				curHeld = f.held
 			}
 		}
 	}
@@ -362,6 +393,10 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 				// ${:-x}: bash's "bad substitution", no value.
 				lit("${" + body + "}")
 			case ok && v.why == "" && (!hasDef || !mgNull(v.words)):
+				if split && !quoted && v.cmd != nil {
+					addCmd(v.cmd)
+					break
+				}
 				add(v.words, quoted)
 			case hasDef && (!ok || v.why == ""):
 				if depth > 4 {
@@ -394,7 +429,9 @@ func (e *mgExpander) expand(raw string, split bool, depth int) []mgField {
 			}
 			name := raw[i+1 : j]
 			if v, ok := e.vars[name]; ok && v.why == "" {
-				if len(v.words) > 0 {
+				if split && !quoted && v.cmd != nil {
+					addCmd(v.cmd)
+				} else if len(v.words) > 0 {
 					add(v.words[:1], quoted)
 				}
 			} else {
@@ -550,8 +587,14 @@ func (d mgDecided) holds(line, col int) bool {
 // assignments make their variables unknown. decided lists the ifs whose
 // branch rests on a positional or environment default.
 func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgDecided) {
-	toks, _ := mgLex(src)
 	e := &mgExpander{vars: map[string]mgVar{}}
+	return e.run(src, env)
+}
+
+// run is mgScript with the expander e, which keeps what the script's
+// blocks may append to its variables (mgExpander.appends).
+func (e *mgExpander) run(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgDecided) {
+	toks, _ := mgLex(src)
 	for k, v := range env {
 		e.vars[k] = v
 	}
@@ -719,6 +762,9 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 						if !toks[m].sep && toks[m].paren == 0 && !skipped {
 							e.line = toks[m].line
 							for _, f := range e.expand(toks[m].raw, true, 0) {
+								if f.sep {
+									continue // an array element is a word
+								}
 								if f.line == 0 {
 									f.line, f.col = toks[m].line, toks[m].col
 								}
@@ -750,7 +796,25 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 							}
 							vals[k].assumed = as
 						}
+						// The value as words, read before the assignment
+						// (NAME="$NAME more" reads the old value).
+						var cmd []mgField
+						if !app && mgTextLen(vals) <= mgMaxCmdBytes {
+							cmd = e.cmdOf(mgReread(toks[ci].raw, len(toks[ci].raw)-len(val), toks[ci].line, toks[ci].col))
+							if len(cmd) == 1 && len(vals) == 1 {
+								// One word is where it is used, as before
+								// words were reread.
+								cmd[0].line, cmd[0].col = vals[0].line, vals[0].col
+							}
+						}
+						if depth() > 0 && !app && e.appendsTo(name, val, cmd, toks[ci].line) {
+							continue
+						}
 						e.set(name, vals, app, depth())
+						if v := e.vars[name]; v.why == "" && !app && len(v.words) <= 1 {
+							v.cmd = cmd
+							e.vars[name] = v
+						}
 					}
 					continue
 				}
@@ -766,22 +830,7 @@ func mgScript(src string, env map[string]mgVar) (cmds []mgCommand, decided []mgD
 		if skipped {
 			continue
 		}
-		var c mgCommand
-		for _, t := range toks[ci:j] {
-			if t.paren != 0 {
-				continue
-			}
-			e.line = t.line
-			for _, w := range e.expand(t.raw, true, 0) {
-				if w.line == 0 {
-					w.line, w.col = t.line, t.col
-				}
-				c.words = append(c.words, mgWord{text: w.text, line: w.line, col: w.col, unresolved: w.unresolved, held: w.held})
-			}
-		}
-		if len(c.words) > 0 {
-			cmds = append(cmds, c)
-		}
+		cmds = append(cmds, e.command(toks[ci:j], 0)...)
 	}
 	return cmds, decided
 }
@@ -1068,6 +1117,20 @@ func (e *mgExpander) set(name string, words []mgField, app bool, depth int) {
 // line has been reached", sbatch(1)); a range (--nodes=2-4) is not read.
 // line and col are the directive's.
 func mgSbatchNodes(src string) (n string, line, col int, ok bool) {
+	return mgSbatchCount(src, "--nodes", "-N", false)
+}
+
+// mgSbatchGPUs reads a batch script's #SBATCH --gpus-per-node, which sets
+// SLURM_GPUS_PER_NODE ("Requested GPU count per allocated node. Only set
+// if the --gpus-per-node option is specified", sbatch(1), OUTPUT
+// ENVIRONMENT VARIABLES): a count, or type:count.
+func mgSbatchGPUs(src string) (n string, line, col int, ok bool) {
+	return mgSbatchCount(src, "--gpus-per-node", "", true)
+}
+
+// mgSbatchCount reads the count of the directive long (or short) as
+// mgSbatchNodes says; typed: the value may be TYPE:count.
+func mgSbatchCount(src, long, short string, typed bool) (n string, line, col int, ok bool) {
 	for i, l := range strings.Split(src, "\n") {
 		t := strings.TrimSpace(l)
 		if t == "" || strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "#SBATCH") {
@@ -1080,18 +1143,23 @@ func mgSbatchNodes(src string) (n string, line, col int, ok bool) {
 		for k := 0; k < len(fs); k++ {
 			v, got := "", false
 			switch {
-			case strings.HasPrefix(fs[k], "--nodes="):
-				v, got = strings.TrimPrefix(fs[k], "--nodes="), true
-			case fs[k] == "--nodes" || fs[k] == "-N":
+			case strings.HasPrefix(fs[k], long+"="):
+				v, got = strings.TrimPrefix(fs[k], long+"="), true
+			case fs[k] == long || short != "" && fs[k] == short:
 				if k+1 < len(fs) {
 					v, got = fs[k+1], true
 					k++
 				}
-			case strings.HasPrefix(fs[k], "-N"):
-				v, got = strings.TrimPrefix(fs[k], "-N"), true
+			case short != "" && strings.HasPrefix(fs[k], short):
+				v, got = strings.TrimPrefix(fs[k], short), true
 			}
 			if !got {
 				continue
+			}
+			if typed {
+				if c := strings.LastIndexByte(v, ':'); c >= 0 {
+					v = v[c+1:]
+				}
 			}
 			if c, err := strconv.Atoi(v); err == nil && c >= 1 && c <= 65536 {
 				n, line, col, ok = strconv.Itoa(c), i+1, strings.Index(l, "#SBATCH")+1, true

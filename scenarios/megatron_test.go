@@ -92,6 +92,27 @@ func TestImportMegatron(t *testing.T) {
 			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
 			want: map[string]string{"attention": "eager", "seq_len": "4096", "transformer_impl": "local", "norm_impl": "aten_fused"},
 			note: "--no-masked-softmax-fusion: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps the fp32 result and its 16-bit copy (--attention-softmax-in-fp32), 6·a·s²·b per block"},
+		// swiss-ai/Megatron-LM's Llama 3.1 8B run on 64 Clariden GH200
+		// nodes (QA s31 findings 4 and 6): the command is built in the
+		// string TRAINING_CMD (line 203) from arrays and run by srun …
+		// bash -c "$CMD_PREFIX $TRAINING_CMD" (line 273); the cluster is
+		// #SBATCH --nodes=64 and --gpus-per-node=4 through torchrun's
+		// $SLURM_NNODES and $SLURM_GPUS_PER_NODE. --main-grads-dtype bf16
+		// leaves accumulate_allreduce_grads_in_fp32 off (arguments.py:
+		// 467-472 at swiss-ai 59ac8f14): bf16 gradients. 512 / (1 × 256)
+		// = 2 micro-batches; Llama 3 8B's 8,030,261,248 parameters.
+		{name: "swiss-ai 8b bash -c string", file: "testdata/megatron/submit-llama3-8b-swissai.sh", o: MegatronOptions{GPU: "GH200-96GB", TokenizerVocab: 128256},
+			params: 8_030_261_248, dp: 256, k: 1, ga: 2, arch: ArchLlama,
+			want: map[string]string{"nodes": "64", "gpus_per_node": "4", "reduce_dtype": "param_dtype", "store_param_remainders": "true", "zero_stage": "1", "overlap_param_gather": "true", "seq_len": "8192", "lr": "0.00022", "weight_decay": "0.1"},
+			note: "line 226 appends --wandb-save-dir at 227:5, --wandb-project at 228:5, --wandb-exp-name at 229:5 to TRAINING_CMD inside an if/for/while block whose outcome zerosim cannot decide; it is imported as the script runs without them (write them in the launch command to import them)"},
+		// The precision-aware optimizer's lower-precision states: fp16
+		// main params (2 bytes less), bf16 exp_avg (2), fp8 exp_avg_sq (3),
+		// with bf16 gradients (--grad-reduce-in-bf16), which FusedAdam
+		// reads as decoupled_grad where zerosim counts their fp32 copy.
+		{name: "precision-aware dtypes", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8 --grad-reduce-in-bf16",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"reduce_dtype": "param_dtype", "store_param_remainders": ""},
+			note: "--use-precision-aware-optimizer with --main-params-dtype fp16, --exp-avg-dtype bf16, --exp-avg-sq-dtype fp8: master params and optimizer states below fp32 are not modelled (fp32 master and states: zerosim's optimizer memory is an upper bound by 7 bytes per element of the rank's optimizer shard, 2 of the main params in fp16, 2 of exp_avg in bf16 and 3 of exp_avg_sq in fp8); with 16-bit gradients: FusedAdam reads the gradient shard as decoupled_grad (distrib_optimizer.py:1980-1988 at d580efc6), where zerosim's optimizer step counts its fp32 copy, 4 bytes per element of the shard while the step runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, data := tc.file, []byte(tc.args)
@@ -210,6 +231,25 @@ func TestImportMegatronErrors(t *testing.T) {
 		{"array in an undecided if", "", "X=$(date)\nT=(--micro-batch-size 2)\nif [ \"$X\" = 1 ]; then\n  T=(\"${T[@]}\" --bf16)\nfi\ntorchrun pretrain_gpt.py " + strings.Replace(base, "--micro-batch-size 2 ", "", 1) + "${T[@]}", MegatronOptions{},
 			"args.txt: --micro-batch-size is missing (validate_args asserts it: add it); the script's --micro-batch-size at 2:4 is in ${T[@]} (args.txt:6:178), which the script fills inside an if/for/while block whose outcome zerosim cannot decide, so it is not read"},
 		{"mtp 0 is none", "", base + "--mtp-num-layers 0 --optimizer sgd", MegatronOptions{}, "--optimizer sgd is not modelled"},
+		// The precision-aware optimizer's asserts (QA s31 finding 4):
+		// validate_args (arguments.py:587-589 at d580efc6) and
+		// OptimizerConfig.__post_init__ (optimizer_config.py:169-171,
+		// 200-212 there).
+		{"main grads bf16 with fp32 accumulation", "", base + "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --main-grads-dtype bf16 --accumulate-allreduce-grads-in-fp32", MegatronOptions{},
+			fmt.Sprintf("args.txt:1:%d: --main-grads-dtype bf16 beside --accumulate-allreduce-grads-in-fp32 (validate_args asserts \"--main-grads-dtype can only be fp32 when --accumulate-allreduce-grads-in-fp32 is set\", megatron/training/arguments.py:587-589 at d580efc6: remove one)", len(base)+len("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer ")+1)},
+		{"main grads bf16 without precision-aware", "", base + "--bf16 --use-distributed-optimizer --main-grads-dtype bf16", MegatronOptions{},
+			fmt.Sprintf("args.txt:1:%d: --main-grads-dtype bf16 needs --use-precision-aware-optimizer (OptimizerConfig asserts \"main_grads_dtype can only be fp32 when not using precision-aware optimizer\", megatron/core/optimizer/optimizer_config.py:200-212 at d580efc6): add --use-precision-aware-optimizer, or remove this", len(base)+len("--bf16 --use-distributed-optimizer ")+1)},
+		{"exp avg sq fp8 without precision-aware", "", base + "--bf16 --use-distributed-optimizer --exp-avg-sq-dtype fp8", MegatronOptions{},
+			"--exp-avg-sq-dtype fp8 needs --use-precision-aware-optimizer (OptimizerConfig asserts \"exp_avg_sq_dtype can only be fp32"},
+		{"precision-aware without distributed optimizer", "", base + "--bf16 --use-precision-aware-optimizer", MegatronOptions{},
+			fmt.Sprintf("args.txt:1:%d: --use-precision-aware-optimizer needs --use-distributed-optimizer (OptimizerConfig asserts", len(base)+len("--bf16 ")+1)},
+		{"main params bf16 not a choice", "", base + "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype bf16", MegatronOptions{},
+			"--main-params-dtype bf16 is not one of Megatron's choices (use fp32, fp16)"},
+		// QA s31 finding 6: a script that names pretrain_gpt.py where no
+		// command the import follows runs it says where, not at its
+		// first command.
+		{"pretrain in an undecided string", "", "echo start\nif [ -n \"$X\" ]; then\n  CMD=\"torchrun /m/pretrain_gpt.py " + base + "\"\nfi\nsrun bash -c \"$CMD\"\n", MegatronOptions{},
+			"args.txt:3:20: pretrain_gpt.py is named here, but no command zerosim can follow runs it: it follows commands, the arrays and variables they expand and the strings bash -c, sh -c and eval run, but not a variable set inside an if/for/while block or function whose outcome it cannot decide (write the launch command, torchrun … pretrain_gpt.py --flags, as a command of its own, or give its --flag value arguments)"},
 		{"custom fsdp", "", base + "--use-distributed-optimizer --use-custom-fsdp", MegatronOptions{},
 			"--use-custom-fsdp: Megatron-FSDP with --data-parallel-sharding-strategy no_shard (the default, arguments.py:2136 at d580efc6, optim_grads_params from d98e8a64) shards nothing, as DDP does"},
 	} {

@@ -78,13 +78,47 @@ type Fit struct {
 	// searched.
 	Stack, StackRuns string
 	Rows             []FitRow
-	// NoFit is, when no row fits on any cluster the search tried (no
-	// MinNodes), zerosim plan's search of the scenario on its own cluster
-	// (PlanSearch at its global batch), whose advice says what else to
-	// change (context parallelism, GPUs with more memory, offload, the
-	// loss kernel: plan's "to fit:"); nil otherwise, or when plan refuses
-	// the scenario (the caller sets it: FitSearch does not plan).
-	NoFit *Plan
+	// MicroBatch, GradAccum and Recompute are the file's, which every row
+	// holds fixed (as EP, and the bucket size and prefetch depth): fit
+	// judges the layouts (stage, K, nodes) at the file's settings, where
+	// zerosim plan searches these too (QA s31 M1: fit said ZeRO-1 fitted
+	// no cluster of DeepSeek-V2-Lite at micro-batch 2 while plan ran it on
+	// the same 2 nodes at ep 4, micro-batch 1). MoE is set when the model
+	// has routed experts (plan searches ep: Scenario.EPDegrees).
+	MicroBatch, GradAccum int64
+	Recompute             string
+	MoE                   bool
+	// Plan is zerosim plan's search of the scenario on its own cluster at
+	// its global batch (PlanSearch) over the stages PlanStages names: what
+	// the settings fit holds fixed change. Where no row fits on any
+	// cluster tried (NoneFits) its advice says what else to change
+	// (context parallelism, GPUs with more memory, offload, the loss
+	// kernel: plan's "to fit:"). nil when every stage fits here with room,
+	// or when plan refuses the scenario (the caller sets it: FitSearch does
+	// not plan).
+	Plan *Plan
+}
+
+// Room reports whether the row fits on the given cluster with room on
+// the device for the caching allocator's reserve (zero.Result.DeviceFits,
+// run's "yes" without "expect allocator retries"); a peak the memory model
+// decided (not replayed) has no device peak and is taken at its verdict.
+func (r *FitRow) Room() bool { return r.Fits && (r.DeviceFit || !r.PeakReplayed) }
+
+// PlanStages are the stages searched whose rows do not fit the given
+// cluster with room (FitRow.Room), in order: those a plan search (Plan)
+// can answer with other settings. Every searched stage when no row fits
+// on any cluster.
+func (f *Fit) PlanStages() []int {
+	room := map[int]bool{}
+	var stages []int
+	for _, r := range f.Rows {
+		if !slices.Contains(stages, r.Stage) {
+			stages = append(stages, r.Stage)
+		}
+		room[r.Stage] = room[r.Stage] || r.Room()
+	}
+	return slices.DeleteFunc(stages, func(st int) bool { return room[st] && !f.NoneFits() })
 }
 
 // NoneFits reports whether no row fits on any cluster the search tried.
@@ -105,6 +139,12 @@ type FitRow struct {
 	AtRest       int64
 	Fits         bool
 	PeakReplayed bool
+	// Device is the replayed device peak on the given cluster (the caching
+	// allocator's reserve, the CUDA context and NCCL's buffers added, 0
+	// when not replayed) and DeviceFit the replay's zero.Result.DeviceFits
+	// there: Room.
+	Device    int64
+	DeviceFit bool
 	// MinNodes is the least number of whole nodes (same GPUs per node) on
 	// which the model fits, as zerosim accepts the layout: dp·cp =
 	// MinGPUs = nodes · GPUs per node, cp and K kept, K dividing dp·cp;
@@ -214,7 +254,11 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 	f := &Fit{Scenario: src.File, ScenarioSHA256: digest, Params: s.Model.TotalParams(), N: s.N(), DP: s.Parallelism.DP, CP: cp, GPUs: s.GPUs(),
 		Nodes: s.Cluster.Nodes, GPUsPerNode: s.Cluster.GPUsPerNode, GPUMemory: int64(s.Cluster.GPUMemory),
 		Convention: opt.Convention.String(), Scaling: scaling(src, s), MaxGPUs: opt.MaxGPUs, Replayed: judge{opt.Convention}.replays(),
-		EP: max(s.Parallelism.EP, 1)}
+		EP: max(s.Parallelism.EP, 1), MicroBatch: s.Training.MicroBatch, GradAccum: max(s.Training.GradAccum, 1),
+		Recompute: string(s.Training.Recompute), MoE: s.EPDegrees() != nil}
+	if f.Recompute == "" {
+		f.Recompute = string(scenarios.RecomputeNone)
+	}
 	st, stack := s.StackLayout()
 	if stack {
 		f.Stack, f.StackRuns = st.Name, st.Runs(s.Cluster.Nodes)
@@ -248,6 +292,41 @@ func FitSearch(src Source, opt FitOptions) (*Fit, error) {
 		}
 	}
 	return f, nil
+}
+
+// PlanFit is zerosim plan's search (PlanSearch at the scenario's global
+// batch) on f's cluster of the stages f.PlanStages names, for Fit.Plan:
+// the micro-batch, checkpointing and expert parallelism fit holds fixed,
+// each stage's fastest configuration that fits there. The bucket size and
+// prefetch depth stay the file's (they move the peak little, and each
+// would multiply the replays: DeepSeek-V3's fit took 2 s alone, 10 s with
+// them). nil when every stage fits with room, under a seed's convention
+// (nothing is replayed), or when plan refuses the scenario.
+func PlanFit(ctx context.Context, src Source, f *Fit, progress func(done, total int)) *Plan {
+	stages := f.PlanStages()
+	if !f.Replayed || len(stages) == 0 {
+		return nil
+	}
+	s, err := src.Load()
+	if err != nil {
+		return nil
+	}
+	opt := PlanOptions{Stages: stages, Progress: progress}
+	if slices.ContainsFunc(stages, func(st int) bool { return st < 3 }) {
+		opt.BucketSizes = []string{units.Bytes(s.Communication.BucketSize).Exact()}
+	}
+	if slices.Contains(stages, 3) {
+		d := 1
+		if s.Communication.PrefetchDepth != nil {
+			d = *s.Communication.PrefetchDepth
+		}
+		opt.Prefetch = []int{d}
+	}
+	p, err := PlanSearch(ctx, src, opt)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // FitRowError is an error of the search of one fit row: the layout (ZeRO
@@ -289,6 +368,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 		return row, err
 	}
 	row.Peak, row.Fits, row.PeakReplayed = v.Peak, v.Fits, v.Replayed
+	row.Device, row.DeviceFit = v.Device, v.DeviceFit
 	if rep.GPUMemory <= 0 {
 		row.Notes = []FitNote{{Text: "no gpu_memory: nothing fits"}}
 		return row, nil
@@ -324,7 +404,7 @@ func fitRow(src Source, s *scenarios.Scenario, stage, k int, opt FitOptions) (Fi
 			case jd.replays():
 				by = " by the memory model"
 			}
-			notes = append(notes, FitNote{Text: fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits (%s at %d%s)", jmax*step, jmax*step*gpn, peakMark, jmax*step*gpn, by), Peak: ns.TopPeak})
+			notes = append(notes, FitNote{Text: fmt.Sprintf("no cluster up to %d nodes (%d GPUs) fits at the file's settings (%s at %d%s)", jmax*step, jmax*step*gpn, peakMark, jmax*step*gpn, by), Peak: ns.TopPeak})
 		default:
 			row.MinNodes = ns.J * step
 			row.MinGPUs = row.MinNodes * gpn

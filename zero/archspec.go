@@ -274,13 +274,17 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 			if err != nil {
 				return nil, err
 			}
+			rerun, err := fp8CastRerun(s, l, d, d.FFN, policy)
+			if err != nil {
+				return nil, err
+			}
 			var ec flopCalc
 			elem, elemBwd = ec.Add(elem, cf), ec.Add(elemBwd, cb)
 			if ec.Err != nil {
 				return nil, fmt.Errorf("zero: layer %q: memory-bound bytes overflow: %w", l.Name, ec.Err)
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem, ElementwiseBwd: elemBwd,
-				EarlyStop: s.Training.RecomputeEarlyStop})
+				EarlyStop: s.Training.RecomputeEarlyStop, Cast: cf, CastRerun: rerun})
 			if err != nil {
 				return nil, err
 			}
@@ -567,6 +571,39 @@ func fp8CastBytes(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int6
 	return fp8CastTraffic(s, l, blockFP8Linears(d, ffn, megatron, megatron && !moeBlock(l)))
 }
 
+// fp8CastRerun is the HBM traffic of eager torchao's forward casts that a
+// recompute of block l of s under policy, torchtitan's op policy, reruns (0 for
+// other recipes, compiled blocks and other policies, whose casts rerun
+// with the FLOPs they rerun): all of them. The checkpoint's
+// _CachingTorchDispatchMode returns a MUST_SAVE op's kept output and runs
+// every other op again, whatever mm the policy keeps; the op policy keeps
+// aten.abs and aten.max under op_save_abs (torchtitan
+// parallelize_llama.py :214-223 at d4c86e3758a8), so those two kernels
+// are not rerun (torchaoOpRerun). Early stop ends nothing sooner: a
+// Float8Linear's tensors, its bf16 input and fp8 weight, are packed when
+// matmul_with_hp_or_float8_args.forward returns (ctx.save_for_backward
+// at torchao/float8/float8_linear.py :79, 3eb18e771), after its casts
+// and GEMM. With the fp8 all-gather the weights arrive cast, outside the
+// checkpoint.
+func fp8CastRerun(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int64, policy string) (int64, error) {
+	if s.Training.FP8 != scenarios.FP8TorchAO || s.Training.Compile.Blocks() || !scenarios.FP8Linear(l) || policy != recomputeOp {
+		return 0, nil
+	}
+	if err := d.fill(); err != nil {
+		return 0, err
+	}
+	per := torchaoOpRerun(memory.OpSavesAbs(s))
+	r := FP8CastRule{Input: per, Weight: per, PerLinear: true}
+	if fp8GathersPerMicroStep(s) > 0 {
+		r.Weight = 0
+	}
+	f, _, _, err := FP8CastBytes(r, blockFP8Linears(d, ffn, false, false))
+	if err != nil {
+		return 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	}
+	return f, nil
+}
+
 // fp8GathersPerMicroStep is how many times a micro-step all-gathers a unit
 // whose weights torchao's fp8 all-gather casts (training.fp8_all_gather,
 // FP8Gather): fsdp_pre_all_gather runs before every FSDP2 all-gather,
@@ -610,7 +647,9 @@ func fp8GathersPerMicroStep(s *scenarios.Scenario) int64 {
 // after reshard_after_forward), and 2 B per shard element a step,
 // instead of the 8 B per weight element of a recipe casting the gathered
 // weight. FSDP's stage 2 gathers the unit once a micro-step
-// (fp8GathersPerMicroStep): 3 B per shard element.
+// (fp8GathersPerMicroStep): 3 B per shard element. Eager
+// (torchaoEagerRule), the gathered weight's layout copy is backward's and
+// the shard's cast runs the eager kernels after the amax, 27 B an element.
 func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (fwd, bwd int64, err error) {
 	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), s.Stack == "megatron", s.Training.Compile.Blocks())
 	if err != nil {
@@ -618,8 +657,18 @@ func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (f
 	}
 	gathers := fp8GathersPerMicroStep(s)
 	gathered := gathers > 0
+	shardCast := int64(3)
 	if gathered {
 		rule.Weight = 2
+		if rule.WeightBwd > 0 {
+			// Eager (torchaoEagerRule): the layout copy, in backward
+			// where preprocess_addmm makes it; fsdp_pre_all_gather's
+			// hp_tensor_and_scale_to_float8 with the precomputed scale
+			// runs the cast's kernels after the amax (fsdp_utils.py
+			// :227-234 at pytorch/ao 3eb18e771).
+			rule.Weight = 0
+			shardCast = castBytes(TorchAOEagerCast[2:])
+		}
 	}
 	f, b, step, err := FP8CastBytes(rule, ls)
 	if err != nil {
@@ -632,7 +681,7 @@ func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (f
 			elems = c.Add(elems, c.Mul(x.N, x.K, max(x.Weights, 1)))
 		}
 		shard := int64(max(s.Parallelism.DP*max(s.Parallelism.CP, 1)/s.Parallelism.K, 1))
-		f = c.Add(f, c.MulDivCeil(3*gathers, elems, shard))
+		f = c.Add(f, c.MulDivCeil(shardCast*gathers, elems, shard))
 		step = c.Add(step, c.MulDivCeil(2, elems, shard))
 	}
 	ga := max(s.Training.GradAccum, 1)

@@ -265,5 +265,5 @@ func AttentionEfficiencyOf(s *scenarios.Scenario) float64 {
 	if a := s.Training.AttentionEfficiency; a > 0 {
 		return a
 	}
-	return AttentionEfficiency(s.Cluster.GPU, s.Training.AttentionKernel, efficiency(s))
+	return AttentionEfficiencyAt(s.Cluster.GPU, s.Training.AttentionKernel, efficiency(s), ModelHeadDim(s))
 }

@@ -54,6 +54,11 @@ type ComputeSpec struct {
 	// their backward's (0: twice Elementwise); HeadElementwise the loss's
 	// (softmax over the vocabulary).
 	Elementwise, ElementwiseBwd, HeadElementwise int64
+	// Cast is the part of Elementwise that is the fp8 recipe's casts, and
+	// CastRerun, when > 0, what of them a block's recompute under the op
+	// policy reruns whatever FLOPs it reruns (eager torchao's casts,
+	// fp8CastRerun): charged in place of Cast's share by FLOPs.
+	Cast, CastRerun int64
 }
 
 // UnitCompute is one unit's compute: FLOPs executed in forward and in
@@ -124,6 +129,17 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		reAtt[1] = f.Attention
 		secs[1][1] += bt.fwd.Attention
 		by[1][1].Attention += bt.fwd.Attention
+	}
+	if spec.Policy == recomputeOp && spec.CastRerun > 0 {
+		// seconds charged the casts' share of the rerun forward by
+		// FLOPs (re/total of Cast); the recompute reruns CastRerun.
+		var share float64
+		if total := bt.flops.Total(); total > 0 && bt.flops.GEMM > 0 {
+			share = float64(re[1]) / float64(total)
+		}
+		d := (float64(spec.CastRerun) - float64(share*float64(spec.Cast))) / (spec.GPU.HBM * spec.Eff.HBM)
+		secs[1][1] += d
+		by[1][1].Other += d
 	}
 	var c flopCalc
 	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention (2×

@@ -335,21 +335,34 @@ func cdna3(gpu string) bool { return gpu == "MI300X" || gpu == "MI325X" }
 // GEMMs and a softmax, and runs no faster than the GPU's plain matmuls
 // (QA s29: the A100's 0.6 taken for an MI300X whose best bf16 matmul
 // measures 0.51 of its peak). AttentionRateCapped says when it is.
+//
+// These are the rates at head_dim 128, the head_dim each is published at;
+// AttentionEfficiencyAt is the rate at another.
 func AttentionEfficiency(gpu string, kernel scenarios.AttentionKernel, gemm float64) float64 {
+	return AttentionEfficiencyAt(gpu, kernel, gemm, 128)
+}
+
+// AttentionEfficiencyAt is AttentionEfficiency at head_dim headDim: the
+// published rate times HeadDimScale (0.797 for cuDNN on Hopper at
+// head_dim 64), before the GEMM ceiling; headDim ≤ 0 (unknown) is rated
+// as 128.
+func AttentionEfficiencyAt(gpu string, kernel scenarios.AttentionKernel, gemm float64, headDim int64) float64 {
 	if RunsAs(gpu, kernel) == scenarios.KernelEager {
 		return gemm
 	}
-	return min(publishedAttentionRate(gpu, kernel), GEMMCeiling(gpu))
+	rate, ceiling, _ := AttentionRateCapped(gpu, kernel, headDim)
+	return min(rate, ceiling)
 }
 
 // AttentionRateCapped is the published rate of kernel on gpu (or the one
-// it borrows) and GEMMCeiling(gpu), capped true when the rate exceeds the
-// ceiling and AttentionEfficiency runs attention at the ceiling instead.
-func AttentionRateCapped(gpu string, kernel scenarios.AttentionKernel) (rate, ceiling float64, capped bool) {
+// it borrows) at head_dim headDim (HeadDimScale; ≤ 0: 128) and
+// GEMMCeiling(gpu), capped true when the rate exceeds the ceiling and
+// AttentionEfficiencyAt runs attention at the ceiling instead.
+func AttentionRateCapped(gpu string, kernel scenarios.AttentionKernel, headDim int64) (rate, ceiling float64, capped bool) {
 	if RunsAs(gpu, kernel) == scenarios.KernelEager {
 		return 0, 0, false
 	}
-	rate, ceiling = publishedAttentionRate(gpu, kernel), GEMMCeiling(gpu)
+	rate, ceiling = publishedAttentionRate(gpu, kernel)*HeadDimScale(gpu, kernel, headDim), GEMMCeiling(gpu)
 	return rate, ceiling, rate > ceiling
 }
 

@@ -1,11 +1,8 @@
 package zero
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,15 +276,7 @@ type attentionRate struct {
 // fwd_tflops), or a row per pass (profile_pass fwd and bwd, tflops).
 func readAttentionRates(t *testing.T, file, backend string) []attentionRate {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "attention", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
+	recs := readAttentionCSV(t, file)
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i

@@ -52,7 +52,7 @@ func TestFlexAndMI300XRates(t *testing.T) {
 		t.Errorf("H100: flex %.4f ≤ fa2 %.4f", f, a)
 	}
 	// The MI300X's measured rate is below its GEMM ceiling: no cap.
-	if _, _, capped := AttentionRateCapped("MI300X", scenarios.KernelFA2); capped {
+	if _, _, capped := AttentionRateCapped("MI300X", scenarios.KernelFA2, 128); capped {
 		t.Error("MI300X fa2 capped at its GEMM default; its own rate is below it")
 	}
 }

@@ -46,7 +46,7 @@ func TestAttentionCappedAtGEMMCeiling(t *testing.T) {
 		{"H100-80GB", scenarios.KernelFA2, 0.35, 0.35, false},
 		{"L40S", scenarios.KernelFA2, 0.6, 0.6, false},
 	} {
-		rate, ceiling, capped := AttentionRateCapped(c.gpu, c.kernel)
+		rate, ceiling, capped := AttentionRateCapped(c.gpu, c.kernel, 128)
 		if math.Abs(rate-c.rate) > 1e-12 || capped != c.capped {
 			t.Errorf("%s %s: rate %g capped %v, want %g, %v", c.gpu, c.kernel, rate, capped, c.rate, c.capped)
 		}

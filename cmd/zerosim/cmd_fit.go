@@ -100,12 +100,8 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 	if err != nil {
 		return fitError(src, err)
 	}
+	f.Plan = planForFit(a, src, f)
 	a.flushWarnings()
-	if f.Replayed && f.NoneFits() {
-		// What plan advises instead (QA34 L2): its search on this
-		// cluster; a scenario plan refuses keeps fit's "none".
-		f.NoFit, _ = sweep.PlanSearch(context.Background(), src, sweep.PlanOptions{})
-	}
 	switch a.format {
 	case "json":
 		return reports.WriteFitJSON(out, f)
@@ -117,6 +113,23 @@ func runFit(a *app, o fitOpts, file string, out io.Writer) error {
 		vendor = reports.ClusterVendor(&s.Cluster)
 	}
 	return reports.WriteFitTable(out, f, a.wide, vendor)
+}
+
+// planForFit is what the settings fit holds fixed change: plan's search
+// on the scenario's cluster of the stages that do not fit it with room
+// (sweep.PlanFit; QA s31 M1), and its advice where nothing fits (QA34
+// L2), with a progress bar on a terminal; nil where plan refuses the
+// scenario, which keeps fit's answer alone.
+func planForFit(a *app, src sweep.Source, f *sweep.Fit) *sweep.Plan {
+	var progress func(int, int)
+	done := func() {}
+	if isTerminal(a.err) {
+		var set func(int64, int64)
+		set, done = delayedBar(a.err, "fit: plan")
+		progress = func(d, n int) { set(int64(d), int64(n)) }
+	}
+	defer done()
+	return sweep.PlanFit(context.Background(), src, f, progress)
 }
 
 // fitError is a fit search's error as the user meets it. The scenario's

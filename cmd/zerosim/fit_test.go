@@ -211,7 +211,7 @@ func TestFitNoneAdvice(t *testing.T) {
 		t.Fatalf("fit: exit %d: %s", code, errOut)
 	}
 	got := flat(out)
-	if !strings.Contains(got, "least nodes: none: no stage fits on up to 65536 GPUs to fit: on this cluster, where the configuration needing the least memory") ||
+	if !strings.Contains(got, "least nodes at the file's settings: none: no stage fits on up to 65536 GPUs to fit: on this cluster, where the configuration needing the least memory") ||
 		!strings.HasSuffix(got, "zerosim plan advises (its flags): "+advice) {
 		t.Errorf("fit does not end with plan's advice %q:\n%s", advice, out)
 	}

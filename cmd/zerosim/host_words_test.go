@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/byhand"
+	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
+	"github.com/zerosim/zerosim/zero"
 )
 
 // TestOffloadHostWords (QA14 #6): with offload on, run's cluster line
@@ -23,10 +26,10 @@ func TestOffloadHostWords(t *testing.T) {
 		sets []string
 		want []string
 	}{
-		{nil, []string{"intel host CPU (the GPU's system)", "host side (per rank): PCIe down ", ", PCIe up "}},
-		{[]string{"--set", "cluster.host.cpu=amd"}, []string{"amd host CPU (cluster.host.cpu)", "host side (per rank): PCIe down "}},
-		{gb, []string{"arm host CPU (the GPU's system)", "host side (per rank): NVLink-C2C down ", ", NVLink-C2C up "}},
-		{append(append([]string{}, gb...), "--set", "cluster.host.pcie.preset=PCIe5"), []string{"host side (per rank): PCIe down "}},
+		{nil, []string{"intel host CPU (the GPU's system)", "host side (per rank): PCIe GPU→host ", ", host→GPU "}},
+		{[]string{"--set", "cluster.host.cpu=amd"}, []string{"amd host CPU (cluster.host.cpu)", "host side (per rank): PCIe GPU→host "}},
+		{gb, []string{"arm host CPU (the GPU's system)", "host side (per rank): NVLink-C2C GPU→host ", ", host→GPU "}},
+		{append(append([]string{}, gb...), "--set", "cluster.host.pcie.preset=PCIe5"), []string{"host side (per rank): PCIe GPU→host "}},
 	} {
 		args := append([]string{"run", "--set", "offload.optimizer=cpu"}, tc.sets...)
 		code, out, errOut := runMain(t, "", args...)
@@ -85,5 +88,43 @@ func TestRunJSONCarriesDeviceWarning(t *testing.T) {
 	_, _, memErr := runMain(t, "", "memory", "--set", "model.seq_len=7168", "--format", "json")
 	if !strings.Contains(memErr, w) {
 		t.Errorf("memory's stderr %q", memErr)
+	}
+}
+
+// TestOffloadDirections: QA s31 L6. The host side names each copy's
+// direction ("down" read as host→GPU): under ZeRO-3 with the optimizer on
+// the host, DeepSpeed copies each micro-step's reduced gradient shard to
+// the host and the updated 16-bit shard back once a step
+// (zero/offload.go), so at 4 accumulation steps GPU→host carries 4 × what
+// host→GPU does. CPU Adam runs at the node's whole memory_bandwidth (the
+// DGX H100's 563.2 GB/s datasheet figure), which the line says is a lower
+// bound on its time.
+func TestOffloadDirections(t *testing.T) {
+	sets := []string{"offload.optimizer=cpu", "parallelism.zero_stage=3", "training.grad_accum=4"}
+	args := []string{"run"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	code, out, errOut := runMain(t, "", args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	data, _ := scenarios.Example("default")
+	s, err := scenarios.Load("default", data, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := zero.Replay(s, zero.Options{NoCollectives: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Host
+	if h == nil || h.PCIeDown != 4*h.PCIeUp {
+		t.Fatalf("host stats %+v: want 4 × as many bytes to the host as back", h)
+	}
+	want := fmt.Sprintf("host side (per rank): PCIe GPU→host %s in %v, host→GPU %s in %v, CPU Adam %v (at the full %v memory bandwidth of the node: a lower bound)",
+		units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, s.Cluster.Host.MemoryBandwidth)
+	if !strings.Contains(out, want) {
+		t.Errorf("run: want %q in:\n%s", want, out)
 	}
 }
