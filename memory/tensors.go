@@ -89,6 +89,19 @@ type BlockDims struct {
 	// LossFused: the loss is flash-attn's fused cross-entropy
 	// (training.cross_entropy: fused): see HeadActivation.
 	LossFused bool
+	// Liger is Liger Kernel's patch of a Hugging Face Llama-family model
+	// (training.liger, scenarios/liger.go, which cites each kernel at
+	// linkedin/Liger-Kernel v0.5.6 c3c2d4fa): its RMSNorms keep what
+	// NormFused's do (set NormFused with it), its SwiGLU keeps the gate
+	// and up outputs but no silu(gate) (BlockTensors), and its fused
+	// linear cross-entropy replaces the head's projection and loss
+	// (headParts, HeadLossTemps, HeadProjectionBackward).
+	// LigerWeightElem is the element size of the output weight the head
+	// multiplies (its gradient, accumulated in forward, has the weight's
+	// dtype), LigerLogitsElem that of a chunk's logits (the matmul's
+	// output dtype: the input's).
+	Liger                            bool
+	LigerWeightElem, LigerLogitsElem int64
 	// LossSavesUpcast: the loss's fp32 copy of the logits is the tensor
 	// it saves for backward, worked on in place (Megatron's
 	// VocabParallelCrossEntropy under stack: megatron): no upcast beside
@@ -429,6 +442,9 @@ func (d *BlockDims) check() error {
 	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
 	}
+	if d.Liger && (!d.NormFused || d.LossCompiled || d.LossFused || d.LossAutocast || d.LossChunks > 1 || d.KeepLogits > 0 || d.LigerWeightElem <= 0 || d.LigerLogitsElem <= 0) {
+		return fmt.Errorf("liger needs its fused norms, its own loss and element sizes > 0 (got NormFused %v, weight %d B, logits %d B)", d.NormFused, d.LigerWeightElem, d.LigerLogitsElem)
+	}
 	if d.NormATen && (d.Arch != "llama" || d.Norms != "" || d.MegatronTE || d.Autocast || d.InputFP32) {
 		return fmt.Errorf("norm_impl aten_fused is derived for llama blocks whose 16-bit norms are torch.nn.RMSNorm (got arch %q, norms %q, MegatronTE %v, autocast %v, fp32 input %v)", d.Arch, d.Norms, d.MegatronTE, d.Autocast, d.InputFP32)
 	}
@@ -536,6 +552,8 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	fused := llama && (d.NormFused || d.MegatronTE || aten)
 	fusedBy := "fused_rmsnorm"
 	switch {
+	case d.Liger:
+		fusedBy = "LigerRMSNorm"
 	case d.MegatronTE:
 		fusedBy = "TE LayerNormLinear"
 	case aten:
@@ -831,6 +849,18 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		mt.wholeLast(i1)
 		n, fm := lin(f, "f")
 		add("SwiGLU output (linear_fc2 input)", "linear_fc2", fm, n, false, false)
+	case llama && d.Liger:
+		// LigerSiLUMulFunction saves a and b, the gate and up outputs,
+		// and recomputes silu(a) in its backward (ops/swiglu.py lines
+		// 50-54 and 108 at Liger-Kernel c3c2d4fa): no silu output.
+		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
+		add("w1 output (gate: SwiGLU input a)", "LigerSiLUMulFunction", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i1)
+		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
+		add("w3 output (up: SwiGLU input b)", "LigerSiLUMulFunction", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i3)
+		n, fm := lin(f, "f")
+		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
 	case llama:
 		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)
@@ -1753,6 +1783,18 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		model = c.Add(model, c.Mul(2, t, d.Vocab))
 	}
 	switch {
+	case d.Liger:
+		// LigerFusedLinearCrossEntropyFunction saves grad_input and
+		// grad_weight, made and filled in its forward (scenarios/liger.go;
+		// ops/fused_linear_cross_entropy.py lines 47-48, 124-135 and
+		// 253-257 at Liger-Kernel c3c2d4fa): grad_input is the final
+		// norm output's size, 2·t·h, counted above as the projection's
+		// input, which nothing keeps under Liger; grad_weight is [V, h] in
+		// the weight's dtype, alive until the head's backward hands it to
+		// the weight (the timeline's OpHeadGrad then counts it as the
+		// head's gradient). Its backward only scales both in place
+		// (element_mul_kernel): no gradient is allocated.
+		loss = c.Mul(d.LigerWeightElem, d.Vocab, d.Hidden)
 	case d.LossCompiled:
 		if d.KeepLogits == 0 {
 			// Kept by the loop, the graph input it saves is the loop's
@@ -1881,6 +1923,45 @@ func KVCache(d BlockDims, elem int64) (int64, error) {
 	return kv, nil
 }
 
+// LigerChunk is the number of tokens Liger's fused linear cross-entropy
+// runs the head on at a time, for t tokens, hidden size h and vocabulary
+// v: inc_factor = ceil(v/h), chunk_size = next_power_of_2(ceil(t /
+// inc_factor)) (ops/fused_linear_cross_entropy.py lines 43-45 at
+// linkedin/Liger-Kernel c3c2d4fa5abe14d1e627f0aea1128116a55bbe6b), so that
+// a chunk's logits are about the size of the input; at most t (the last
+// of ceil(t/chunk_size) chunks is the remainder).
+func LigerChunk(t, h, v int64) int64 {
+	if t <= 0 || h <= 0 || v <= 0 {
+		return 0
+	}
+	inc := (v + h - 1) / h
+	n := (t + inc - 1) / inc
+	c := int64(1)
+	for c < n {
+		c <<= 1
+	}
+	return min(c, t)
+}
+
+// LigerChunkTemps returns the bytes Liger's fused linear cross-entropy
+// allocates in its forward beside its saved grad_input and grad_weight
+// (headParts), at once at its peak: one chunk's logits, c·V in the input's
+// dtype (logits_chunk = _input_chunk @ weight.t(), line 77 at c3c2d4fa; the
+// cross-entropy kernel overwrites them with their gradient, line 94-117),
+// the chunk's input gradient before it is copied into grad_input
+// (grad_logits_chunk @ weight, line 124), c·h in the same dtype, and
+// loss_1d, the fp32 per-token loss over all t tokens (line 51).
+func LigerChunkTemps(d BlockDims) (int64, error) {
+	var c calc
+	t := c.Mul(d.Seq, d.Batch)
+	ch := LigerChunk(t, d.Hidden, d.Vocab)
+	v := c.Add(c.Mul(d.LigerLogitsElem, ch, d.Vocab), c.Mul(d.LigerLogitsElem, ch, d.Hidden), c.Mul(4, t))
+	if c.Err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return v, nil
+}
+
 // HeadLossTemps returns the head's forward temporaries around its loss,
 // which neither HeadActivation (what is saved for backward) nor KeptLogits
 // (what the training loop keeps) counts: logits, the 16-bit logits the
@@ -1913,6 +1994,10 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 	}
 	if d.Vocab <= 0 || d.LossCompiled || d.LossFused {
 		return 0, 0, nil
+	}
+	if d.Liger {
+		logits, err = LigerChunkTemps(d)
+		return logits, 0, err
 	}
 	var c calc
 	tv := c.Mul(d.lossTokens(), d.Vocab)
@@ -1955,7 +2040,7 @@ func HFShiftLogits(d BlockDims, keepLogits int64) (int64, error) {
 	if err := d.check(); err != nil {
 		return 0, err
 	}
-	if keepLogits != 4 || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.LossChunks > 1 || d.Seq < 2 {
+	if keepLogits != 4 || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.Liger || d.LossChunks > 1 || d.Seq < 2 {
 		return 0, nil
 	}
 	var c calc
@@ -1998,7 +2083,9 @@ func HeadProjectionBackward(d BlockDims) ([]int64, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	if d.Vocab <= 0 || d.LossCompiled || d.LossFused {
+	if d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.Liger {
+		// Liger's fused linear cross-entropy computed both of the
+		// projection's gradients in its forward (headParts).
 		return nil, nil
 	}
 	var c calc

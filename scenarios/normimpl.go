@@ -119,24 +119,36 @@ func (l *loader) resolveNormImpl(s *Scenario) *Error {
 	case s.Stack == "megatron":
 		return l.errPath(p, "norm_impl=fused does not go with stack: megatron, whose Transformer Engine norms are fused kernels of their own (delete training.norm_impl)")
 	}
-	if i, name, what := firstLayerWith(m, func(d *BlockDims) string {
-		switch {
-		case d.QKNorm != "":
-			return "qk_norm=" + d.QKNorm
-		case d.Norms != "":
-			return "norms=" + d.Norms
-		case d.KVLoRARank > 0:
-			return "multi-head latent attention"
-		case d.LinearAttention != "":
-			return "linear_attention=" + d.LinearAttention
-		case d.Experts > 0:
-			return "routed experts"
-		}
-		return ""
-	}); what != "" {
+	if i, name, what := firstLayerWith(m, notDenseLlamaBlock); what != "" {
 		return l.errPath(p, fmt.Sprintf("norm_impl=fused is derived for torchtitan's dense Llama blocks, and layer %d (%s) has %s (delete training.norm_impl)", i, name, what))
 	}
 	return nil
+}
+
+// notDenseLlamaBlock says what a block has that a dense Llama block with
+// Llama's norms has not ("" when it is one).
+func notDenseLlamaBlock(d *BlockDims) string {
+	switch {
+	case d.QKNorm != "":
+		return "qk_norm=" + d.QKNorm
+	case d.Norms != "":
+		return "norms=" + d.Norms
+	case d.KVLoRARank > 0:
+		return "multi-head latent attention"
+	case d.LinearAttention != "":
+		return "linear_attention=" + d.LinearAttention
+	case d.Experts > 0:
+		return "routed experts"
+	}
+	return ""
+}
+
+// notDenseLlama returns the first layer of m whose block is not a dense
+// Llama block with Llama's norms, and what it has instead ("" when every
+// layer is one).
+func notDenseLlama(m *Model) (int, string) {
+	i, _, what := firstLayerWith(m, notDenseLlamaBlock)
+	return i, what
 }
 
 // resolveNormATen checks norm_impl aten_fused (NormATen): modelled for

@@ -319,8 +319,12 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 				// (scenarios.CrossEntropyAutocast): 10 B.
 				perLogit = 10
 			}
-			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
+			spec := ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
+				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab}
+			if s.Training.Liger {
+				ligerHead(&spec)
+			}
+			p, err := PlanCompute(spec)
 			if err != nil {
 				return nil, err
 			}
@@ -732,7 +736,19 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 	}
 	p.FusedNorm = s.Training.NormImpl == scenarios.NormFused
 	p.ATenNorm = scenarios.ATenRMSNorm(s) // megatron returned above
-	fwd, bwd, err = llamaChain(d, p, s.Training.RoPEImpl, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
+	rope := s.Training.RoPEImpl
+	if s.Training.Liger {
+		// Liger's kernels (scenarios/liger.go, Liger-Kernel c3c2d4fa):
+		// LigerRMSNorm reads X and W and writes Y and the fp32 RSTD per
+		// row, its backward reads dY, X, W and RSTD and writes dX
+		// (ops/rms_norm.py), fused_rmsnorm's bytes; LigerSiLUMulFunction
+		// reads a and b and writes c, its backward reads dc, a and b and
+		// writes da and db (ops/swiglu.py lines 27-30, 45-57): the fused
+		// SwiGLU's 6 and 10 B; _triton_rope reads q and k and writes them
+		// rotated in place, each way (ops/rope.py): RoPEFused's 4 B.
+		p.FusedNorm, p.FusedSwiGLU, rope = true, true, scenarios.RoPEFused
+	}
+	fwd, bwd, err = llamaChain(d, p, rope, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -964,4 +980,24 @@ func fsdp2AccumBytes(c *flopCalc, s *scenarios.Scenario, elems, grad, reduce int
 	}
 	per := (grad + reduce) + (ga-1)*(2*reduce+grad) + (reduce - grad)
 	return c.Mul(per, elems)
+}
+
+// ligerHead makes spec's head Liger's fused linear cross-entropy
+// (training.liger; scenarios/liger.go at Liger-Kernel c3c2d4fa, files
+// under src/liger_kernel/ops): the projection runs in chunks of
+// memory.LigerChunk tokens, and liger_cross_entropy_kernel
+// (cross_entropy.py) reads each 16-bit logit twice, for the online
+// softmax's max and sum (lines 117-140) and again to write its gradient in
+// place (lines 159-209): 6 B per logit, all in the forward; the gradients'
+// GEMMs follow in the forward (fused_linear_cross_entropy.py lines
+// 124-135). Its backward scales grad_input [t, h] and grad_weight [V, h]
+// in place by the loss's gradient (element_mul_kernel, lines 156-200),
+// which is not 1 under the Hugging Face Trainer's loss / num_items_in_batch
+// (transformers/model/loss_utils.py lines 14-24): a 16-bit read and write
+// of each, 4 B per element.
+func ligerHead(spec *ComputeSpec) {
+	t := spec.Dims.Seq * spec.Dims.Batch
+	spec.HeadLiger = true
+	spec.HeadElementwise = 6 * t * spec.Dims.Vocab
+	spec.HeadLigerBwd = 4 * (t*spec.Dims.Hidden + spec.Dims.Vocab*spec.Dims.Hidden)
 }

@@ -56,11 +56,15 @@ func denseParts(d FLOPDims) (llamaParts, error) {
 // dx (rms_norm_symint, aten/src/ATen/native/layer_norm.cpp at
 // pytorch/pytorch 3de78edb07f16b05fe8af347d4e2d1d495873d85; the bytes of
 // megatronChain's local block on it): fusedNormFwd and fusedNormBwd.
+// FusedSwiGLU:
+// the SwiGLU is one kernel each way (Liger's LigerSiLUMulFunction:
+// fusedSwiGLUFwd, fusedSwiGLUBwd), not silu then mul.
 type llamaParts struct {
 	FFN, RoPE, QKNorm int64
 	Attention         bool
 	FusedNorm         bool
 	ATenNorm          bool
+	FusedSwiGLU       bool
 }
 
 // llamaChain is one eager Llama-style block's memory-bound HBM traffic
@@ -79,8 +83,12 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 	if p.FusedNorm || p.ATenNorm {
 		nf, nb = fusedNormFwd, fusedNormBwd
 	}
+	sf, sb := int64(swigluFwd), int64(swigluBwd)
+	if p.FusedSwiGLU {
+		sf, sb = fusedSwiGLUFwd, fusedSwiGLUBwd
+	}
 	// Per token: two RMSNorms, RoPE on q and k, two residual adds, SwiGLU.
-	perF := c.Add(c.Mul(2, nf, h), c.Mul(rf, qk), c.Mul(2, residualAdd, h), c.Mul(swigluFwd, f))
+	perF := c.Add(c.Mul(2, nf, h), c.Mul(rf, qk), c.Mul(2, residualAdd, h), c.Mul(sf, f))
 	// Backward adds the gradients of the tensors several ops read: the
 	// block input and the attention residual sum (each read by a norm and
 	// a residual add: residualAdd each, counted above as the adds'
@@ -88,7 +96,7 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 	// additions) and the FFN norm's output (w1 and w3: one; a MoE block's
 	// router and dispatch: one); each addition reads two bf16 gradients
 	// and writes one, 6 B per element.
-	perB := c.Add(c.Mul(2, nb, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(swigluBwd, f))
+	perB := c.Add(c.Mul(2, nb, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(sb, f))
 	if p.QKNorm > 0 {
 		// q_norm and k_norm (Qwen3Attention: RMSNorm over each head's
 		// head_dim before RoPE), the same eager RMSNorm chain, or
@@ -379,7 +387,7 @@ func ExpertElementwiseBytes(t, k, h, f int64) (fwd, bwd int64, err error) {
 func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
 	f, b := int64(teNormFwd), int64(teNormBwd)
 	switch {
-	case d.Arch == "llama" && s.Training.NormImpl == scenarios.NormFused:
+	case d.Arch == "llama" && (s.Training.NormImpl == scenarios.NormFused || s.Training.Liger):
 		// torchtitan's model.norm is create_norm(norm_type, ...) like the
 		// blocks' (torchtitan/models/llama/model.py lines 369-371 at
 		// 157a12c562288b3bccb077003a97f18a4ca657aa): the fused kernel.
