@@ -292,6 +292,15 @@ func headLogits(s *scenarios.Scenario) (head int, kept, afterLogits, lossLogits,
 	return head, kept, afterLogits, lossLogits, upcast, nil
 }
 
+// ligerElem is the element size of a Liger head tensor in dtype d: 4 for
+// fp32, else 2 (a 16-bit dtype, the only ones training.liger allows).
+func ligerElem(d scenarios.DType) int64 {
+	if d == scenarios.FP32 {
+		return 4
+	}
+	return 2
+}
+
 // baseDims are the dimensions of a transformer scenario's blocks as the
 // activation model sees them on one rank: its ceil(s/cp) tokens. The
 // final norm is of the blocks' kind: Norms is the first block's
@@ -314,7 +323,10 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		KVHeads: m.KVHeads, FFN: m.FFN, Vocab: m.Vocab, Dropout: s.Training.Dropout > 0,
 		Attention: string(s.Training.Attention), LossFP32: !s.Training.Loss16() && !s.Training.LossAutocast(), LossAutocast: s.Training.LossAutocast(),
 		Compiled: s.Training.Compile.Blocks(), LossCompiled: s.Training.Compile.Loss(),
-		NormFused: s.Training.NormImpl == scenarios.NormFused,
+		// Liger's RMSNorm keeps what torchtitan's fused one does
+		// (scenarios/liger.go).
+		NormFused: s.Training.NormImpl == scenarios.NormFused || s.Training.Liger,
+		Liger:     s.Training.Liger, LigerWeightElem: ligerElem(s.Training.ParamDType), LigerLogitsElem: ligerElem(s.Training.LogitsDType()),
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
 		LossChunks: s.Training.LossChunks,
 		// torch.autocast's op policies apply over 16-bit parameters
@@ -344,8 +356,11 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		MegatronTE: megatronLlama && s.Training.TransformerImpl != scenarios.TransformerLocal,
 		// Megatron-core's local block (BlockDims.MegatronLocal).
 		MegatronLocal: megatronLlama && s.Training.TransformerImpl == scenarios.TransformerLocal,
-		// torch.nn.RMSNorm on aten::_fused_rms_norm (BlockDims.NormATen).
-		NormATen: megatronLlama && scenarios.ATenRMSNorm(s)}
+		// torch.nn.RMSNorm on aten::_fused_rms_norm (BlockDims.NormATen):
+		// Megatron-core's local block, or torchtitan's Llama-style blocks
+		// and final norm (a compiled block keeps the same tensors anyway;
+		// torchtitan compiles the blocks, not model.norm).
+		NormATen: scenarios.ATenRMSNorm(s) && (megatronLlama || s.Stack == "torchtitan" && BlockStyle(&m) == "llama" && norms == "")}
 }
 
 // UnitOpRecomputedMMFLOPs is OpRecomputedMMFLOPs of s's block u with the

@@ -65,7 +65,7 @@ func TestMegatronLocalBlock(t *testing.T) {
 		func(b *BlockDims) { b.MegatronTE = true },
 		func(b *BlockDims) { b.Compiled = true },
 		func(b *BlockDims) { b.Arch, b.KVHeads = "gpt", 32 },
-		func(b *BlockDims) { b.MegatronLocal, b.NormATen = false, true },
+		func(b *BlockDims) { b.MegatronLocal, b.NormATen, b.Norms = false, true, scenarios.NormsGemma },
 	} {
 		b := teFP8Dims
 		b.MegatronLocal = true
@@ -121,7 +121,7 @@ func TestMegatronLocalQKNorm(t *testing.T) {
 // A GPT model under local keeps what it kept (apex's FusedLayerNorm,
 // bias_gelu: the GPT block's tensors). transformer_impl is refused off
 // stack: megatron and for an unknown value, norm_impl: aten_fused off the
-// local block and for a GPT model, each naming the file, line and column.
+// local block (and torchtitan's, TestTorchtitanATenNorm) and for a GPT model, each naming the file, line and column.
 func TestMegatronLocalScenario(t *testing.T) {
 	load := func(yaml string, set ...string) (*scenarios.Scenario, error) {
 		return scenarios.Load("nemo.yaml", []byte(yaml), set)
@@ -168,8 +168,8 @@ func TestMegatronLocalScenario(t *testing.T) {
 	for _, c := range []struct{ stack, keys, arch, want string }{
 		{"megatron", "  transformer_impl: te\n", "", "nemo.yaml:" + line + `:3: transformer_impl "te" is unknown (use transformer_engine or local)`},
 		{"torchtitan", "  transformer_impl: local\n", "", "nemo.yaml:" + line + ":3: transformer_impl is Megatron-LM's --transformer-impl and goes with stack: megatron only"},
-		{"megatron", "  norm_impl: aten_fused\n", "", "nemo.yaml:" + line + ":3: norm_impl=aten_fused (torch.nn.RMSNorm on aten::_fused_rms_norm, PyTorch 2.9 or later) is derived for Megatron-core's local block only"},
-		{"torchtitan", "  norm_impl: aten_fused\n", "", "nemo.yaml:" + line + ":3: norm_impl=aten_fused"},
+		{"megatron", "  norm_impl: aten_fused\n", "", "nemo.yaml:" + line + ":3: norm_impl=aten_fused (torch.nn.RMSNorm on aten::_fused_rms_norm, PyTorch 2.9 or later) is derived for Megatron-core's local block and torchtitan's blocks only"},
+		{"deepspeed", "  norm_impl: aten_fused\n", "", "nemo.yaml:" + line + ":3: norm_impl=aten_fused"},
 		{"megatron", "  transformer_impl: local\n  norm_impl: aten_fused\n", "gpt", "nemo.yaml:" + next + ":3: norm_impl=aten_fused is torch.nn.RMSNorm's fused kernel, and this model's blocks are GPT's"},
 	} {
 		y := teFP8YAML[:at] + c.keys + teFP8YAML[at:]

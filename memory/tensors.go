@@ -89,6 +89,19 @@ type BlockDims struct {
 	// LossFused: the loss is flash-attn's fused cross-entropy
 	// (training.cross_entropy: fused): see HeadActivation.
 	LossFused bool
+	// Liger is Liger Kernel's patch of a Hugging Face Llama-family model
+	// (training.liger, scenarios/liger.go, which cites each kernel at
+	// linkedin/Liger-Kernel v0.5.6 c3c2d4fa): its RMSNorms keep what
+	// NormFused's do (set NormFused with it), its SwiGLU keeps the gate
+	// and up outputs but no silu(gate) (BlockTensors), and its fused
+	// linear cross-entropy replaces the head's projection and loss
+	// (headParts, HeadLossTemps, HeadProjectionBackward).
+	// LigerWeightElem is the element size of the output weight the head
+	// multiplies (its gradient, accumulated in forward, has the weight's
+	// dtype), LigerLogitsElem that of a chunk's logits (the matmul's
+	// output dtype: the input's).
+	Liger                            bool
+	LigerWeightElem, LigerLogitsElem int64
 	// LossSavesUpcast: the loss's fp32 copy of the logits is the tensor
 	// it saves for backward, worked on in place (Megatron's
 	// VocabParallelCrossEntropy under stack: megatron): no upcast beside
@@ -288,14 +301,18 @@ type BlockDims struct {
 	// bias_swiglu_impl keeps linear_fc1's gate and up output alone, as
 	// under MegatronTE.
 	MegatronLocal bool
-	// NormATen: under MegatronLocal, torch.nn.RMSNorm runs
-	// aten::_fused_rms_norm (training.norm_impl aten_fused, the local
-	// block's default: PyTorch 2.9 or later, scenarios.NormATen), whose
+	// NormATen: under MegatronLocal, or in torchtitan's eager Llama-style
+	// blocks (llama3, llama4, qwen3, deepseek_v3, gpt_oss from torchtitan
+	// 3b39d7ab0), torch.nn.RMSNorm runs aten::_fused_rms_norm
+	// (training.norm_impl aten_fused, the local block's default: PyTorch
+	// 2.9 or later with the weight in the input's dtype,
+	// scenarios.NormATen), whose
 	// autograd node keeps the norm's 16-bit input and the fp32 rstd per
 	// row (derivatives.yaml's _fused_rms_norm: _fused_rms_norm_backward(
 	// grad, input, normalized_shape, result1, weight, ...), pytorch/pytorch
 	// tools/autograd/derivatives.yaml): NormFused's tensors, for the
-	// block's norms, q/k norms and the final norm. Without it (norm_impl
+	// block's norms, q/k norms, MLA's q_norm and kv_norm and the final
+	// norm. Without it (norm_impl
 	// fp32, PyTorch 2.8 or earlier) the composite rms_norm's: the fp32
 	// upcast, rstd and the normalized tensor.
 	NormATen bool
@@ -425,8 +442,11 @@ func (d *BlockDims) check() error {
 	if d.NormFused && (d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("norm_impl fused is derived for eager llama blocks with Llama's norms (got arch %q, compiled %v, norms %q)", d.Arch, d.Compiled, d.Norms)
 	}
-	if d.NormATen && !d.MegatronLocal {
-		return fmt.Errorf("norm_impl aten_fused is derived for Megatron's local block only")
+	if d.Liger && (!d.NormFused || d.LossCompiled || d.LossFused || d.LossAutocast || d.LossChunks > 1 || d.KeepLogits > 0 || d.LigerWeightElem <= 0 || d.LigerLogitsElem <= 0) {
+		return fmt.Errorf("liger needs its fused norms, its own loss and element sizes > 0 (got NormFused %v, weight %d B, logits %d B)", d.NormFused, d.LigerWeightElem, d.LigerLogitsElem)
+	}
+	if d.NormATen && (d.Arch != "llama" || d.Norms != "" || d.MegatronTE || d.Autocast || d.InputFP32) {
+		return fmt.Errorf("norm_impl aten_fused is derived for llama blocks whose 16-bit norms are torch.nn.RMSNorm (got arch %q, norms %q, MegatronTE %v, autocast %v, fp32 input %v)", d.Arch, d.Norms, d.MegatronTE, d.Autocast, d.InputFP32)
 	}
 	if d.MegatronLocal && (d.MegatronTE || d.Arch != "llama" || d.Compiled || d.Norms != "") {
 		return fmt.Errorf("Megatron's local block is derived for eager llama blocks with Llama's norms, without Transformer Engine's (got arch %q, compiled %v, norms %q, MegatronTE %v)", d.Arch, d.Compiled, d.Norms, d.MegatronTE)
@@ -532,6 +552,8 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	fused := llama && (d.NormFused || d.MegatronTE || aten)
 	fusedBy := "fused_rmsnorm"
 	switch {
+	case d.Liger:
+		fusedBy = "LigerRMSNorm"
 	case d.MegatronTE:
 		fusedBy = "TE LayerNormLinear"
 	case aten:
@@ -549,7 +571,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	rmsNorm := func(which, style string, w, rows int64, wf, rowsF, input string) {
 		if compiled || aten && input != "" {
 			by := "compiled block"
-			if aten {
+			if aten && !compiled {
 				by = fusedBy
 			}
 			add(input, by, "2·t·"+wf, c.Mul(2, t, w), false, false)
@@ -586,7 +608,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 			// recomputed from them in the backward kernel. The fused norm
 			// saves the same two (fused above).
 			by := "compiled block"
-			if fused {
+			if fused && !compiled {
 				by = fusedBy
 			}
 			if !first {
@@ -684,7 +706,10 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	case d.LinearAttention != "":
 		gatedDeltaNet(d, t, &c, add, mt)
 	case d.KVLoRARank > 0:
-		mlaAttention(d, t, &c, add, normOf, mt, compiled)
+		// q_a_layernorm and kv_a_layernorm keep their 16-bit inputs
+		// compiled, and on aten::_fused_rms_norm (torchtitan's
+		// deepseek_v3 q_norm and kv_norm, nn.RMSNorm).
+		mlaAttention(d, t, &c, add, normOf, mt, compiled || aten)
 	case d.Attention == AttentionEager:
 		kvKept, vKept, kvFormula, vFormula := kvw, vw, "2·t·kv", "2·t·kv"
 		if d.KVHeads != d.Heads {
@@ -824,6 +849,18 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		mt.wholeLast(i1)
 		n, fm := lin(f, "f")
 		add("SwiGLU output (linear_fc2 input)", "linear_fc2", fm, n, false, false)
+	case llama && d.Liger:
+		// LigerSiLUMulFunction saves a and b, the gate and up outputs,
+		// and recomputes silu(a) in its backward (ops/swiglu.py lines
+		// 50-54 and 108 at Liger-Kernel c3c2d4fa): no silu output.
+		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
+		add("w1 output (gate: SwiGLU input a)", "LigerSiLUMulFunction", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i1)
+		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
+		add("w3 output (up: SwiGLU input b)", "LigerSiLUMulFunction", "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i3)
+		n, fm := lin(f, "f")
+		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
 	case llama:
 		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)
@@ -1136,15 +1173,16 @@ func sharedExpert(d BlockDims, t int64, c *calc, add addFunc, compiled bool, mt 
 // (2·t·a·d_qk); wkv_a (2·t·(r_kv + d_r)); wkv_b (2·t·a·(d_qk − d_r +
 // d_v)); then the caller's wo. Autograd keeps none of their outputs but
 // kv_b_proj's under SDPA (v is a view of it, which keeps all of it), and,
-// compiled, q_a_proj's (the norm's 16-bit input) and a view of
-// kv_a_proj_with_mqa's (its first r_kv columns).
-func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which string, w int64, wf, input string), mt *mmTrack, compiled bool) {
+// compiled (normInput: also on aten::_fused_rms_norm, BlockDims.NormATen),
+// q_a_proj's (the norm's 16-bit input) and a view of kv_a_proj_with_mqa's
+// (its first r_kv columns).
+func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which string, w int64, wf, input string), mt *mmTrack, normInput bool) {
 	a, s, b := d.Heads, d.Seq, d.Batch
 	qk := c.Mul(a, d.HeadDim)
 	v := c.Mul(a, d.vHeadDim())
 	if d.QLoRARank > 0 {
 		ia := mt.mm("attention.wq_a", c.Mul(2, t, d.QLoRARank), d.Hidden, false, d.QKVBias)
-		if compiled {
+		if normInput {
 			mt.mms[ia].whole = len(*mt.out)
 		}
 		normOf("q_a_layernorm", d.QLoRARank, "r_q", "q_a_layernorm input (q_a_proj output, bf16)")
@@ -1154,7 +1192,7 @@ func mlaAttention(d BlockDims, t int64, c *calc, add addFunc, normOf func(which 
 		mt.mm("attention.wq", c.Mul(2, t, qk), d.Hidden, false, false)
 	}
 	ikv := mt.mm("attention.wkv_a", c.Mul(2, t, c.Add(d.KVLoRARank, d.RopeHeadDim)), d.Hidden, false, d.QKVBias)
-	if compiled {
+	if normInput {
 		mt.mms[ikv].views = append(mt.mms[ikv].views, len(*mt.out))
 	}
 	normOf("kv_a_layernorm", d.KVLoRARank, "r_kv", "kv_a_layernorm input (kv_a_proj_with_mqa output, bf16)")
@@ -1745,6 +1783,18 @@ func headParts(d BlockDims) (model, loss int64, grads []int64, err error) {
 		model = c.Add(model, c.Mul(2, t, d.Vocab))
 	}
 	switch {
+	case d.Liger:
+		// LigerFusedLinearCrossEntropyFunction saves grad_input and
+		// grad_weight, made and filled in its forward (scenarios/liger.go;
+		// ops/fused_linear_cross_entropy.py lines 47-48, 124-135 and
+		// 253-257 at Liger-Kernel c3c2d4fa): grad_input is the final
+		// norm output's size, 2·t·h, counted above as the projection's
+		// input, which nothing keeps under Liger; grad_weight is [V, h] in
+		// the weight's dtype, alive until the head's backward hands it to
+		// the weight (the timeline's OpHeadGrad then counts it as the
+		// head's gradient). Its backward only scales both in place
+		// (element_mul_kernel): no gradient is allocated.
+		loss = c.Mul(d.LigerWeightElem, d.Vocab, d.Hidden)
 	case d.LossCompiled:
 		if d.KeepLogits == 0 {
 			// Kept by the loop, the graph input it saves is the loop's
@@ -1873,6 +1923,45 @@ func KVCache(d BlockDims, elem int64) (int64, error) {
 	return kv, nil
 }
 
+// LigerChunk is the number of tokens Liger's fused linear cross-entropy
+// runs the head on at a time, for t tokens, hidden size h and vocabulary
+// v: inc_factor = ceil(v/h), chunk_size = next_power_of_2(ceil(t /
+// inc_factor)) (ops/fused_linear_cross_entropy.py lines 43-45 at
+// linkedin/Liger-Kernel c3c2d4fa5abe14d1e627f0aea1128116a55bbe6b), so that
+// a chunk's logits are about the size of the input; at most t (the last
+// of ceil(t/chunk_size) chunks is the remainder).
+func LigerChunk(t, h, v int64) int64 {
+	if t <= 0 || h <= 0 || v <= 0 {
+		return 0
+	}
+	inc := (v + h - 1) / h
+	n := (t + inc - 1) / inc
+	c := int64(1)
+	for c < n {
+		c <<= 1
+	}
+	return min(c, t)
+}
+
+// LigerChunkTemps returns the bytes Liger's fused linear cross-entropy
+// allocates in its forward beside its saved grad_input and grad_weight
+// (headParts), at once at its peak: one chunk's logits, c·V in the input's
+// dtype (logits_chunk = _input_chunk @ weight.t(), line 77 at c3c2d4fa; the
+// cross-entropy kernel overwrites them with their gradient, line 94-117),
+// the chunk's input gradient before it is copied into grad_input
+// (grad_logits_chunk @ weight, line 124), c·h in the same dtype, and
+// loss_1d, the fp32 per-token loss over all t tokens (line 51).
+func LigerChunkTemps(d BlockDims) (int64, error) {
+	var c calc
+	t := c.Mul(d.Seq, d.Batch)
+	ch := LigerChunk(t, d.Hidden, d.Vocab)
+	v := c.Add(c.Mul(d.LigerLogitsElem, ch, d.Vocab), c.Mul(d.LigerLogitsElem, ch, d.Hidden), c.Mul(4, t))
+	if c.Err != nil {
+		return 0, fmt.Errorf("activation size overflows: %w", c.Err)
+	}
+	return v, nil
+}
+
 // HeadLossTemps returns the head's forward temporaries around its loss,
 // which neither HeadActivation (what is saved for backward) nor KeptLogits
 // (what the training loop keeps) counts: logits, the 16-bit logits the
@@ -1905,6 +1994,10 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 	}
 	if d.Vocab <= 0 || d.LossCompiled || d.LossFused {
 		return 0, 0, nil
+	}
+	if d.Liger {
+		logits, err = LigerChunkTemps(d)
+		return logits, 0, err
 	}
 	var c calc
 	tv := c.Mul(d.lossTokens(), d.Vocab)
@@ -1947,7 +2040,7 @@ func HFShiftLogits(d BlockDims, keepLogits int64) (int64, error) {
 	if err := d.check(); err != nil {
 		return 0, err
 	}
-	if keepLogits != 4 || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.LossChunks > 1 || d.Seq < 2 {
+	if keepLogits != 4 || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.Liger || d.LossChunks > 1 || d.Seq < 2 {
 		return 0, nil
 	}
 	var c calc
@@ -1990,7 +2083,9 @@ func HeadProjectionBackward(d BlockDims) ([]int64, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	if d.Vocab <= 0 || d.LossCompiled || d.LossFused {
+	if d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.Liger {
+		// Liger's fused linear cross-entropy computed both of the
+		// projection's gradients in its forward (headParts).
 		return nil, nil
 	}
 	var c calc

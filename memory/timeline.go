@@ -1269,7 +1269,10 @@ func (m *model) buildEvents() {
 		// once the model's own .float() has copied them when the loop
 		// keeps fp32 logits, else when the loss returns; the loss's fp32
 		// upcast while log_softmax writes its output.
-		if n := lossTempNote(units[u].LossLogits, units[u].LossUpcast, units[u].LossShift, units[u].Logits > 0); n != "" {
+		if m.s.Training.Liger && units[u].LossLogits > 0 {
+			// LigerChunkTemps.
+			m.notes[componentIndex(CompLossTemp)] = "one chunk's 16-bit logits and input gradient and the fp32 per-token loss while Liger's fused linear cross-entropy runs (head forward only)"
+		} else if n := lossTempNote(units[u].LossLogits, units[u].LossUpcast, units[u].LossShift, units[u].Logits > 0); n != "" {
 			if units[u].LossBuffer > 0 {
 				n = chunkedLossNote(n, m.s.Training.LossChunks)
 			}

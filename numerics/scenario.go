@@ -213,6 +213,11 @@ var verifyKeys = map[string]keyRule{
 	"training.compile":   noChange(),
 	"training.rope_impl": noChange(),
 	"training.norm_impl": noChange(),
+	// Liger's kernels compute the same functions with other roundings
+	// (the head's bf16 grad_weight summed chunk by chunk by addmm,
+	// Liger-Kernel ops/fused_linear_cross_entropy.py at c3c2d4fa lines
+	// 126-135): verify runs the unpatched model.
+	"training.liger": toy(func(s *scenarios.Scenario) bool { return !s.Training.Liger }),
 	// Megatron's Transformer Engine or own modules compute the same
 	// block; the choice sets what is kept and the traffic.
 	"training.transformer_impl": noChange(),

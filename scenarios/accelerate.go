@@ -62,6 +62,11 @@ type AccelerateOptions struct {
 	MicroBatch, GradAccum int64
 	// Recompute stands for the Trainer's --gradient_checkpointing.
 	Recompute Recompute
+	// Liger is the Trainer's --use_liger_kernel (TrainingArguments.
+	// use_liger_kernel: Trainer.__init__ calls Liger's
+	// _apply_liger_kernel_to_instance(model=model), the model type's
+	// default patch): training.liger.
+	Liger bool
 	// Nodes and GPUsPerNode are accelerate launch's --num_machines and
 	// --num_processes / --num_machines, which take precedence over the
 	// config's num_machines and num_processes (commands/launch.py at
@@ -971,6 +976,13 @@ func (r *accReader) training(dtype DType, dfrom string, stage int64, fsdp1, ac b
 // rest notes the top-level keys Accelerate has that change the step
 // but are not read.
 func (r *accReader) rest(top map[string]accField, kind string) error {
+	if r.o.Liger {
+		if kind == "MULTI_GPU" {
+			return r.errAt(nil, "--liger under distributed_type MULTI_GPU: Liger's kernels are modelled over 16-bit parameters, not DDP's torch.autocast over fp32 ones (drop --liger)")
+		}
+		r.set("training.liger", "true", "--liger (the Trainer's --use_liger_kernel: Liger Kernel's default patch of the model; not in the Accelerate config)")
+		r.out.Settings = r.out.Settings.InOrder("cluster", "parallelism", "communication", "training", "offload")
+	}
 	for _, k := range sortedKeys(top) {
 		f := top[k]
 		switch {

@@ -55,6 +55,9 @@ type DeepSpeedOptions struct {
 	// installed (memory/savedweights.go), whatever
 	// zero_optimization.memory_efficient_linear says.
 	OutsideZeroInit bool
+	// Liger is the Hugging Face Trainer's --use_liger_kernel (as
+	// AccelerateOptions.Liger): training.liger.
+	Liger bool
 }
 
 // DeepSpeedImport is an imported ds_config.json.
@@ -310,6 +313,9 @@ func (d *dsReader) read(m map[string]any) error {
 	}
 	if err := d.clipping(m); err != nil {
 		return err
+	}
+	if d.o.Liger {
+		d.set("training.liger", "true", "--liger (the Hugging Face Trainer's --use_liger_kernel: Liger Kernel's default patch of the model; not in the DeepSpeed config)")
 	}
 	d.moveOffload()
 	if len(d.autoOpt) > 0 {

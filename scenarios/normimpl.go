@@ -46,22 +46,41 @@ const (
 	// merged on 2025-07-29), after the release/2.8 branch cut of
 	// 2025-06-25 (pytorch/pytorch#156745): torch 2.9.0 (2025-10-15) is
 	// the first release with it; 2.8 and earlier run the composite on
-	// CUDA. For now the norm of Megatron-core's local block only
-	// (training.transformer_impl: local), whose Float16Module casts the
-	// norm's weight to the input's 16-bit dtype
+	// CUDA. Two stacks run it with matching dtypes. Megatron-core's local
+	// block (training.transformer_impl: local), whose Float16Module casts
+	// the norm's weight to the input's 16-bit dtype
 	// (convert_module_to_dtype_except_fp32_marked, megatron/core/
 	// transformer/module.py at NVIDIA/Megatron-LM
-	// d98e8a64ddf34856e74b24714e3bedb2f5a39553), so the dtypes match;
-	// under local it is the default.
+	// d98e8a64ddf34856e74b24714e3bedb2f5a39553); under local it is the
+	// default. And torchtitan from 3b39d7ab0 (2025-03-19, "Switch RMSNorm
+	// implementation to native PyTorch version", pytorch/torchtitan#985:
+	// build_norm's "rmsnorm" returns nn.RMSNorm(dim, eps=eps),
+	// torchtitan/models/norms.py), whose models build nn.RMSNorm
+	// themselves after 5078e92e4 (2025-04-17) removed norm_type: llama3's,
+	// llama4's, qwen3's and gpt_oss's attention_norm, ffn_norm and final
+	// norm, qwen3's q_norm and k_norm, deepseek_v3's q_norm and kv_norm
+	// (torchtitan/models/*/model/model.py at
+	// 238fa9953e4aec2a62582121564273d7cbb1e9f1); fully_shard's
+	// MixedPrecisionPolicy(param_dtype=bf16) (apply_fsdp, torchtitan/
+	// models/llama3/infra/parallelize.py there) casts their weights to
+	// the activations' bf16. There it is not the default: the stack
+	// preset is torchtitan 9dec370's, before 3b39d7ab0, whose own RMSNorm
+	// class is NormFP32's code whatever the PyTorch, and the importer
+	// writes it only for a job config its keys date to a torchtitan that
+	// needs a PyTorch with the fused kernel (ttAfterVarlen).
 	NormATen NormImpl = "aten_fused"
 )
 
 // ATenRMSNorm reports whether s's RMSNorms, if its blocks are Llama's,
 // are torch.nn.RMSNorm on aten::_fused_rms_norm (NormATen):
 // Megatron-core's local block (training.transformer_impl: local) unless
-// training.norm_impl is fp32 (PyTorch 2.8 or earlier: the composite).
+// training.norm_impl is fp32 (PyTorch 2.8 or earlier: the composite), and
+// torchtitan's blocks with training.norm_impl aten_fused.
 func ATenRMSNorm(s *Scenario) bool {
-	return s.Stack == "megatron" && s.Training.TransformerImpl == TransformerLocal && s.Training.NormImpl != NormFP32
+	if s.Stack == "megatron" {
+		return s.Training.TransformerImpl == TransformerLocal && s.Training.NormImpl != NormFP32
+	}
+	return s.Stack == "torchtitan" && s.Training.NormImpl == NormATen
 }
 
 // resolveNormImpl checks training.norm_impl. Unset it stays empty (fp32),
@@ -100,46 +119,93 @@ func (l *loader) resolveNormImpl(s *Scenario) *Error {
 	case s.Stack == "megatron":
 		return l.errPath(p, "norm_impl=fused does not go with stack: megatron, whose Transformer Engine norms are fused kernels of their own (delete training.norm_impl)")
 	}
-	for i, x := range m.LayerList {
-		d := x.Dims
-		if d == nil {
-			continue
-		}
-		what := ""
-		switch {
-		case d.QKNorm != "":
-			what = "qk_norm=" + d.QKNorm
-		case d.Norms != "":
-			what = "norms=" + d.Norms
-		case d.KVLoRARank > 0:
-			what = "multi-head latent attention"
-		case d.LinearAttention != "":
-			what = "linear_attention=" + d.LinearAttention
-		case d.Experts > 0:
-			what = "routed experts"
-		}
-		if what != "" {
-			return l.errPath(p, fmt.Sprintf("norm_impl=fused is derived for torchtitan's dense Llama blocks, and layer %d (%s) has %s (delete training.norm_impl)", i, x.Name, what))
-		}
+	if i, name, what := firstLayerWith(m, notDenseLlamaBlock); what != "" {
+		return l.errPath(p, fmt.Sprintf("norm_impl=fused is derived for torchtitan's dense Llama blocks, and layer %d (%s) has %s (delete training.norm_impl)", i, name, what))
 	}
 	return nil
 }
 
+// notDenseLlamaBlock says what a block has that a dense Llama block with
+// Llama's norms has not ("" when it is one).
+func notDenseLlamaBlock(d *BlockDims) string {
+	switch {
+	case d.QKNorm != "":
+		return "qk_norm=" + d.QKNorm
+	case d.Norms != "":
+		return "norms=" + d.Norms
+	case d.KVLoRARank > 0:
+		return "multi-head latent attention"
+	case d.LinearAttention != "":
+		return "linear_attention=" + d.LinearAttention
+	case d.Experts > 0:
+		return "routed experts"
+	}
+	return ""
+}
+
+// notDenseLlama returns the first layer of m whose block is not a dense
+// Llama block with Llama's norms, and what it has instead ("" when every
+// layer is one).
+func notDenseLlama(m *Model) (int, string) {
+	i, _, what := firstLayerWith(m, notDenseLlamaBlock)
+	return i, what
+}
+
 // resolveNormATen checks norm_impl aten_fused (NormATen): modelled for
-// the Llama blocks of Megatron-core's local spec only, where it is the
-// default anyway; elsewhere the norms are other modules (Transformer
-// Engine's under Megatron's default spec, apex's FusedLayerNorm for
-// LayerNorm) or not derived yet.
+// the Llama blocks of Megatron-core's local spec, where it is the default
+// anyway, and of torchtitan (NormATen's sources); elsewhere the norms are
+// other modules (Transformer Engine's under Megatron's default spec,
+// apex's FusedLayerNorm for LayerNorm, hand-written fp32 RMSNorms in
+// Hugging Face's, torchtune's and ibm-fms's models) or not derived yet.
 func (l *loader) resolveNormATen(s *Scenario) *Error {
 	const p = "training.norm_impl"
 	m := &s.Model
+	t := &s.Training
+	llama := m.Kind == KindTransformer && (m.Arch == ArchLlama || m.Arch == ArchHF && HFBlockArch(m.Architecture) == ArchLlama)
 	switch {
-	case s.Stack != "megatron" || s.Training.TransformerImpl != TransformerLocal:
-		return l.errPath(p, "norm_impl=aten_fused (torch.nn.RMSNorm on aten::_fused_rms_norm, PyTorch 2.9 or later) is derived for Megatron-core's local block only (set stack: megatron and training.transformer_impl: local, or delete training.norm_impl)")
-	case m.Kind != KindTransformer || !(m.Arch == ArchLlama || m.Arch == ArchHF && HFBlockArch(m.Architecture) == ArchLlama):
-		return l.errPath(p, fmt.Sprintf("norm_impl=aten_fused is torch.nn.RMSNorm's fused kernel, and this model's blocks are %s, whose local norm is apex's FusedLayerNorm (delete training.norm_impl)", normBlocks(m)))
+	case s.Stack == "megatron" && t.TransformerImpl == TransformerLocal:
+		if !llama {
+			return l.errPath(p, fmt.Sprintf("norm_impl=aten_fused is torch.nn.RMSNorm's fused kernel, and this model's blocks are %s, whose local norm is apex's FusedLayerNorm (delete training.norm_impl)", normBlocks(m)))
+		}
+		return nil
+	case s.Stack != "torchtitan":
+		return l.errPath(p, "norm_impl=aten_fused (torch.nn.RMSNorm on aten::_fused_rms_norm, PyTorch 2.9 or later) is derived for Megatron-core's local block and torchtitan's blocks only (set stack: torchtitan, or stack: megatron with training.transformer_impl: local, or delete training.norm_impl)")
+	case !llama:
+		return l.errPath(p, fmt.Sprintf("norm_impl=aten_fused is torch.nn.RMSNorm's fused kernel, the norm of torchtitan's Llama-style blocks, and this model's blocks are %s (delete training.norm_impl)", normBlocks(m)))
+	case t.Autocasts() || t.AutocastOps():
+		// rms_norm_symint takes the composite when the weight's dtype is
+		// not the input's: under torch.autocast the weight stays fp32
+		// (NormATen).
+		return l.errPath(p, fmt.Sprintf("norm_impl=aten_fused does not go with training.autocast=%s: the norm's fp32 weight differs from its 16-bit input, and PyTorch runs the composite rms_norm then (delete training.norm_impl)", t.Autocast))
+	case t.ParamDType == FP32:
+		return l.errPath(p, "norm_impl=aten_fused is derived for 16-bit parameters (FSDP2's param_dtype bf16), and training.param_dtype is fp32 (delete training.norm_impl)")
+	}
+	if i, name, what := firstLayerWith(m, func(d *BlockDims) string {
+		switch {
+		case d.Norms != "":
+			return "norms=" + d.Norms + ", an fp32 RMSNorm of its own"
+		case d.LinearAttention != "":
+			return "linear_attention=" + d.LinearAttention
+		}
+		return ""
+	}); what != "" {
+		return l.errPath(p, fmt.Sprintf("norm_impl=aten_fused is derived for blocks whose norms are torch.nn.RMSNorm, and layer %d (%s) has %s (delete training.norm_impl)", i, name, what))
 	}
 	return nil
+}
+
+// firstLayerWith is the first layer of m's layer list whose dimensions
+// has names (what, non-empty), with its index and name; "" when none.
+func firstLayerWith(m *Model, has func(*BlockDims) string) (i int, name, what string) {
+	for i, x := range m.LayerList {
+		if x.Dims == nil {
+			continue
+		}
+		if what := has(x.Dims); what != "" {
+			return i, x.Name, what
+		}
+	}
+	return 0, "", ""
 }
 
 // normBlocks names a model's blocks for norm_impl's refusal.

@@ -39,11 +39,14 @@ var stackPresets = map[string][]stackKey{
 	// PyTorch FSDP2 as torchtitan 9dec370 runs it
 	// (testdata/validation/torchtitan-llama3.1-8b-h100.yaml). Files are
 	// pytorch/torchtitan's at 9dec370ad26b5f8e9a7333a0e36165018262644b. Current
-	// torchtitan differs in two keys the preset leaves to the user
-	// (docs/stacks.md): communication.boundary fsdp2_head since 83e6941,
-	// and, since 786e26f8e, training.loss_chunks 8 for its Llama 3
-	// configs (ChunkedLossWrapper, scenarios/losschunks.go); and in one it
-	// sets, training.op_save_abs, false since 88247277c.
+	// torchtitan differs in three keys the preset leaves to the user
+	// (docs/stacks.md): communication.boundary fsdp2_head since 83e6941;
+	// since 786e26f8e, training.loss_chunks 8 for its Llama 3 configs
+	// (ChunkedLossWrapper, scenarios/losschunks.go); and, on PyTorch 2.9
+	// or later, training.norm_impl aten_fused for its nn.RMSNorm (from
+	// 3b39d7ab0; 9dec370's own RMSNorm is the preset's fp32:
+	// scenarios.NormATen); and in one it sets, training.op_save_abs,
+	// false since 88247277c.
 	"torchtitan": {
 		// torchtitan/parallelisms/parallelize_llama.py:309-339, apply_fsdp:
 		// fully_shard (FSDP2) on each block and the root, with

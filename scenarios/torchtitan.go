@@ -133,7 +133,8 @@ type Torchtitan struct {
 	// all-gather): training.fp8_all_gather false.
 	FP8BF16Gather bool
 	// NormImpl is training.norm_impl (fused for model.norm_type
-	// "fused_rmsnorm": readNormType); normType marks a norm_type other
+	// "fused_rmsnorm": readNormType; aten_fused for a file its keys date
+	// after f8fa21e1d: readNormEra); normType marks a norm_type other
 	// than rmsnorm for it.
 	NormImpl NormImpl
 	normType bool
@@ -734,6 +735,7 @@ func (t *Torchtitan) read(d *ttDoc) error {
 	t.readA2AEra(d)
 	t.readAbsEra(d)
 	t.readEra(d)
+	t.readNormEra(d)
 	return nil
 }
 

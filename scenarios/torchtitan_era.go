@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Keys of torchtitan job configs that an early torchtitan read and a later
@@ -555,4 +556,63 @@ func (t *Torchtitan) readAbsEra(d *ttDoc) {
 	}
 	set(false, "no key dates the file inside "+window)
 	t.note("op policy with eager float8: in %s, torchtitan kept the 16-bit abs of every tensor the Float8Linears cast (1 GiB a block for Llama 3 8B at 8192 tokens without the float8 all-gather), and no key of the file dates it inside that window: written as training.op_save_abs: false, %s's policy (set it true if your torchtitan is of that window, as 9dec370, the stack preset's, is)", window, TorchtitanCommit[:7])
+}
+
+// ttAfterVarlen are the keys of ttAfterA2ASave that torchtitan's config
+// gained after f8fa21e1d6fc (2025-11-21, "adding variable length attention
+// to llama3 8b", pytorch/torchtitan#2000), each with its first commit
+// there, the ones dated after it (each a descendant of f8fa21e1d: comm.mode
+// at d0393b37a, ... lr_scheduler.total_steps at 40b54e47f). From f8fa21e1d to
+// TorchtitanCommit torchtitan/models/attention.py imports varlen_attn
+// from torch.nn.attention.varlen at module level (line 23 at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1), and every model imports
+// that module, so a torchtitan that reads one of these keys runs only on
+// a PyTorch with torch.nn.attention.varlen: pytorch/pytorch 3681312ce03e
+// ("varlen api", #164502, committed 2025-10-15; torch 2.10's), after
+// #153666 brought aten::_fused_rms_norm (late July 2025, NormATen). The
+// file's nn.RMSNorms run that fused kernel: training.norm_impl
+// aten_fused (readNormEra).
+var ttAfterVarlen = func() map[string]string {
+	m := map[string]string{}
+	for k, by := range ttAfterA2ASave {
+		if _, date, _ := strings.Cut(by, " ("); date > "2025-11-21)" {
+			m[k] = by
+		}
+	}
+	return m
+}()
+
+// readNormEra sets training.norm_impl aten_fused for a file whose keys
+// date it to a torchtitan that needs a PyTorch with
+// aten::_fused_rms_norm (ttAfterVarlen) and none before 6a3a9da
+// (ttDoc.preAll, older than f8fa21e1d): its models' nn.RMSNorms, in
+// bf16 with FSDP2's bf16 weights, run the fused kernel (NormATen). A file
+// no key dates so is noted, unless it is older than torchtitan 3b39d7ab0
+// (2025-03-19), whose own RMSNorm was the fp32 composite whatever the
+// PyTorch: a key of the older schema (before 785c34c, 2025-03-18), one
+// removed before e29b6b4 or a5e57e4a9 (2024), or model.norm_type
+// (removed by 5078e92e4, 2025-04-17, on PyTorch nightlies of 2.8 or
+// earlier: the composite either way).
+func (t *Torchtitan) readNormEra(d *ttDoc) {
+	if t.NormImpl != "" || d.old || t.ParamDType == FP32 || t.Stage == 0 && !t.MasterNone {
+		// fp32 parameters (mixed_precision_param "float32"), and DDP's
+		// fp32 model under torch.autocast (Scenario), run the norms
+		// over an fp32 stream, which NormATen does not cover.
+		return
+	}
+	if k, _ := d.ttEraKey(ttPreDelPred); k != "" {
+		return
+	}
+	if k, _ := d.ttEraKey(ttPreExpandable); k != "" {
+		return
+	}
+	if _, ok := d.get("model.norm_type"); ok {
+		return
+	}
+	if k, by := d.ttEraKey(ttAfterVarlen); k != "" && d.preAll == "" {
+		t.NormImpl = NormATen
+		t.src("norm_impl", k+" (torchtitan "+by+") dates the file after f8fa21e1d (2025-11-21), which needs torch.nn.attention.varlen (PyTorch 2.10): nn.RMSNorm runs aten::_fused_rms_norm")
+		return
+	}
+	t.note("torchtitan from 3b39d7ab0 (2025-03-19) builds torch.nn.RMSNorm, which PyTorch 2.9 or later runs as aten::_fused_rms_norm in bf16 (each norm keeps its 16-bit input and fp32 rstd, not the fp32 input and normalized tensor of PyTorch 2.8's composite: 8·t·h bytes less per eager block, 4·t·h for the final norm), and no key of the file dates it to a torchtitan that needs such a PyTorch (f8fa21e1d, 2025-11-21, on): written with the composite's tensors (set training.norm_impl: aten_fused if yours runs PyTorch 2.9 or later)")
 }

@@ -158,6 +158,11 @@ func TestImportTorchtitan(t *testing.T) {
 		if wantK == KernelCuDNN && tr.Recompute == RecomputeOp {
 			notes++
 		}
+		// A file of torchtitan's nn.RMSNorm era that no key dates
+		// after f8fa21e1d is noted (readNormEra), DDP's fp32 model not.
+		if !strings.Contains(c.file, "9dec370") && c.stage != 0 {
+			notes++
+		}
 		if tr.Attention != wantA || tr.AttentionKernel != wantK {
 			t.Errorf("%s: attention %s kernel %s, want %s %s", c.name, tr.Attention, tr.AttentionKernel, wantA, wantK)
 		}

@@ -402,6 +402,15 @@ type Training struct {
 	// for backward (docs/memory-model.md) and its memory-bound traffic
 	// (docs/compute-model.md).
 	NormImpl NormImpl `yaml:"norm_impl,omitempty"`
+	// Liger is Liger Kernel's patch of a Hugging Face Llama-family model
+	// (use_liger_kernel in transformers' TrainingArguments, axolotl,
+	// LLaMA-Factory's enable_liger_kernel, ms-swift, TRL): its RMSNorm,
+	// SwiGLU and RoPE kernels in every block and its fused linear
+	// cross-entropy in place of the output head and loss
+	// (scenarios/liger.go); it sets what the blocks and the head keep
+	// for backward (docs/memory-model.md) and their memory-bound traffic
+	// (docs/compute-model.md).
+	Liger bool `yaml:"liger,omitempty"`
 	// TransformerImpl is Megatron-LM's --transformer-impl under stack:
 	// megatron: transformer_engine (unset) or local (Megatron-core's own
 	// modules, scenarios/transformerimpl.go); it sets what a Llama

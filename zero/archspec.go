@@ -274,13 +274,17 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 			if err != nil {
 				return nil, err
 			}
+			rerun, err := fp8CastRerun(s, l, d, d.FFN, policy)
+			if err != nil {
+				return nil, err
+			}
 			var ec flopCalc
 			elem, elemBwd = ec.Add(elem, cf), ec.Add(elemBwd, cb)
 			if ec.Err != nil {
 				return nil, fmt.Errorf("zero: layer %q: memory-bound bytes overflow: %w", l.Name, ec.Err)
 			}
 			p, err := PlanCompute(ComputeSpec{Dims: d, GPU: g, Eff: eff, Policy: policy, Blocks: []bool{true}, Head: -1, Elementwise: elem, ElementwiseBwd: elemBwd,
-				EarlyStop: s.Training.RecomputeEarlyStop})
+				EarlyStop: s.Training.RecomputeEarlyStop, Cast: cf, CastRerun: rerun})
 			if err != nil {
 				return nil, err
 			}
@@ -315,8 +319,12 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 				// (scenarios.CrossEntropyAutocast): 10 B.
 				perLogit = 10
 			}
-			p, err := PlanCompute(ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab})
+			spec := ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
+				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab}
+			if s.Training.Liger {
+				ligerHead(&spec)
+			}
+			p, err := PlanCompute(spec)
 			if err != nil {
 				return nil, err
 			}
@@ -563,6 +571,39 @@ func fp8CastBytes(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int6
 	return fp8CastTraffic(s, l, blockFP8Linears(d, ffn, megatron, megatron && !moeBlock(l)))
 }
 
+// fp8CastRerun is the HBM traffic of eager torchao's forward casts that a
+// recompute of block l of s under policy, torchtitan's op policy, reruns (0 for
+// other recipes, compiled blocks and other policies, whose casts rerun
+// with the FLOPs they rerun): all of them. The checkpoint's
+// _CachingTorchDispatchMode returns a MUST_SAVE op's kept output and runs
+// every other op again, whatever mm the policy keeps; the op policy keeps
+// aten.abs and aten.max under op_save_abs (torchtitan
+// parallelize_llama.py :214-223 at d4c86e3758a8), so those two kernels
+// are not rerun (torchaoOpRerun). Early stop ends nothing sooner: a
+// Float8Linear's tensors, its bf16 input and fp8 weight, are packed when
+// matmul_with_hp_or_float8_args.forward returns (ctx.save_for_backward
+// at torchao/float8/float8_linear.py :79, 3eb18e771), after its casts
+// and GEMM. With the fp8 all-gather the weights arrive cast, outside the
+// checkpoint.
+func fp8CastRerun(s *scenarios.Scenario, l scenarios.Layer, d FLOPDims, ffn int64, policy string) (int64, error) {
+	if s.Training.FP8 != scenarios.FP8TorchAO || s.Training.Compile.Blocks() || !scenarios.FP8Linear(l) || policy != recomputeOp {
+		return 0, nil
+	}
+	if err := d.fill(); err != nil {
+		return 0, err
+	}
+	per := torchaoOpRerun(memory.OpSavesAbs(s))
+	r := FP8CastRule{Input: per, Weight: per, PerLinear: true}
+	if fp8GathersPerMicroStep(s) > 0 {
+		r.Weight = 0
+	}
+	f, _, _, err := FP8CastBytes(r, blockFP8Linears(d, ffn, false, false))
+	if err != nil {
+		return 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+	}
+	return f, nil
+}
+
 // fp8GathersPerMicroStep is how many times a micro-step all-gathers a unit
 // whose weights torchao's fp8 all-gather casts (training.fp8_all_gather,
 // FP8Gather): fsdp_pre_all_gather runs before every FSDP2 all-gather,
@@ -606,7 +647,9 @@ func fp8GathersPerMicroStep(s *scenarios.Scenario) int64 {
 // after reshard_after_forward), and 2 B per shard element a step,
 // instead of the 8 B per weight element of a recipe casting the gathered
 // weight. FSDP's stage 2 gathers the unit once a micro-step
-// (fp8GathersPerMicroStep): 3 B per shard element.
+// (fp8GathersPerMicroStep): 3 B per shard element. Eager
+// (torchaoEagerRule), the gathered weight's layout copy is backward's and
+// the shard's cast runs the eager kernels after the amax, 27 B an element.
 func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (fwd, bwd int64, err error) {
 	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), s.Stack == "megatron", s.Training.Compile.Blocks())
 	if err != nil {
@@ -614,8 +657,18 @@ func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (f
 	}
 	gathers := fp8GathersPerMicroStep(s)
 	gathered := gathers > 0
+	shardCast := int64(3)
 	if gathered {
 		rule.Weight = 2
+		if rule.WeightBwd > 0 {
+			// Eager (torchaoEagerRule): the layout copy, in backward
+			// where preprocess_addmm makes it; fsdp_pre_all_gather's
+			// hp_tensor_and_scale_to_float8 with the precomputed scale
+			// runs the cast's kernels after the amax (fsdp_utils.py
+			// :227-234 at pytorch/ao 3eb18e771).
+			rule.Weight = 0
+			shardCast = castBytes(TorchAOEagerCast[2:])
+		}
 	}
 	f, b, step, err := FP8CastBytes(rule, ls)
 	if err != nil {
@@ -628,7 +681,7 @@ func fp8CastTraffic(s *scenarios.Scenario, l scenarios.Layer, ls []FP8Linear) (f
 			elems = c.Add(elems, c.Mul(x.N, x.K, max(x.Weights, 1)))
 		}
 		shard := int64(max(s.Parallelism.DP*max(s.Parallelism.CP, 1)/s.Parallelism.K, 1))
-		f = c.Add(f, c.MulDivCeil(3*gathers, elems, shard))
+		f = c.Add(f, c.MulDivCeil(shardCast*gathers, elems, shard))
 		step = c.Add(step, c.MulDivCeil(2, elems, shard))
 	}
 	ga := max(s.Training.GradAccum, 1)
@@ -682,7 +735,20 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 		return keptTraffic(ts, "elementwise")
 	}
 	p.FusedNorm = s.Training.NormImpl == scenarios.NormFused
-	fwd, bwd, err = llamaChain(d, p, s.Training.RoPEImpl, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
+	p.ATenNorm = scenarios.ATenRMSNorm(s) // megatron returned above
+	rope := s.Training.RoPEImpl
+	if s.Training.Liger {
+		// Liger's kernels (scenarios/liger.go, Liger-Kernel c3c2d4fa):
+		// LigerRMSNorm reads X and W and writes Y and the fp32 RSTD per
+		// row, its backward reads dY, X, W and RSTD and writes dX
+		// (ops/rms_norm.py), fused_rmsnorm's bytes; LigerSiLUMulFunction
+		// reads a and b and writes c, its backward reads dc, a and b and
+		// writes da and db (ops/swiglu.py lines 27-30, 45-57): the fused
+		// SwiGLU's 6 and 10 B; _triton_rope reads q and k and writes them
+		// rotated in place, each way (ops/rope.py): RoPEFused's 4 B.
+		p.FusedNorm, p.FusedSwiGLU, rope = true, true, scenarios.RoPEFused
+	}
+	fwd, bwd, err = llamaChain(d, p, rope, s.Training.Attention != scenarios.AttentionFlash, s.Training.Dropout > 0)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -914,4 +980,24 @@ func fsdp2AccumBytes(c *flopCalc, s *scenarios.Scenario, elems, grad, reduce int
 	}
 	per := (grad + reduce) + (ga-1)*(2*reduce+grad) + (reduce - grad)
 	return c.Mul(per, elems)
+}
+
+// ligerHead makes spec's head Liger's fused linear cross-entropy
+// (training.liger; scenarios/liger.go at Liger-Kernel c3c2d4fa, files
+// under src/liger_kernel/ops): the projection runs in chunks of
+// memory.LigerChunk tokens, and liger_cross_entropy_kernel
+// (cross_entropy.py) reads each 16-bit logit twice, for the online
+// softmax's max and sum (lines 117-140) and again to write its gradient in
+// place (lines 159-209): 6 B per logit, all in the forward; the gradients'
+// GEMMs follow in the forward (fused_linear_cross_entropy.py lines
+// 124-135). Its backward scales grad_input [t, h] and grad_weight [V, h]
+// in place by the loss's gradient (element_mul_kernel, lines 156-200),
+// which is not 1 under the Hugging Face Trainer's loss / num_items_in_batch
+// (transformers/model/loss_utils.py lines 14-24): a 16-bit read and write
+// of each, 4 B per element.
+func ligerHead(spec *ComputeSpec) {
+	t := spec.Dims.Seq * spec.Dims.Batch
+	spec.HeadLiger = true
+	spec.HeadElementwise = 6 * t * spec.Dims.Vocab
+	spec.HeadLigerBwd = 4 * (t*spec.Dims.Hidden + spec.Dims.Vocab*spec.Dims.Hidden)
 }

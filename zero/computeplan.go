@@ -34,6 +34,14 @@ type ComputeSpec struct {
 	// GEMM timed at its own shape), and the wrapper's fp32 gradient
 	// buffer adds its traffic to the head's backward (chunkBufferBytes).
 	HeadChunks int64
+	// HeadLiger is Liger's fused linear cross-entropy (training.liger,
+	// scenarios/liger.go): the head runs in HeadChunks chunks
+	// (memory.LigerChunk tokens) and computes the input's and the
+	// weight's gradients in its forward, so all three GEMMs and the
+	// loss's traffic (HeadElementwise) are the forward's; the backward
+	// only scales grad_input and grad_weight in place, HeadLigerBwd bytes.
+	HeadLiger    bool
+	HeadLigerBwd int64
 	// EarlyStop is PyTorch's early stop of non-reentrant checkpointing
 	// (training.recompute_early_stop): a fully checkpointed block's
 	// recompute ends when the last tensor backward needs is saved again,
@@ -46,6 +54,11 @@ type ComputeSpec struct {
 	// their backward's (0: twice Elementwise); HeadElementwise the loss's
 	// (softmax over the vocabulary).
 	Elementwise, ElementwiseBwd, HeadElementwise int64
+	// Cast is the part of Elementwise that is the fp8 recipe's casts, and
+	// CastRerun, when > 0, what of them a block's recompute under the op
+	// policy reruns whatever FLOPs it reruns (eager torchao's casts,
+	// fp8CastRerun): charged in place of Cast's share by FLOPs.
+	Cast, CastRerun int64
 }
 
 // UnitCompute is one unit's compute: FLOPs executed in forward and in
@@ -117,6 +130,17 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		secs[1][1] += bt.fwd.Attention
 		by[1][1].Attention += bt.fwd.Attention
 	}
+	if spec.Policy == recomputeOp && spec.CastRerun > 0 {
+		// seconds charged the casts' share of the rerun forward by
+		// FLOPs (re/total of Cast); the recompute reruns CastRerun.
+		var share float64
+		if total := bt.flops.Total(); total > 0 && bt.flops.GEMM > 0 {
+			share = float64(re[1]) / float64(total)
+		}
+		d := (float64(spec.CastRerun) - float64(share*float64(spec.Cast))) / (spec.GPU.HBM * spec.Eff.HBM)
+		secs[1][1] += d
+		by[1][1].Other += d
+	}
 	var c flopCalc
 	// Executed backward FLOPs: 2× the GEMMs, 2.5× the attention (2×
 	// eager: AttentionBackwardFLOPs).
@@ -147,6 +171,9 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		}
 		t := spec.Dims.Seq * spec.Dims.Batch
 		chunks := max(spec.HeadChunks, 1)
+		if spec.HeadLiger {
+			chunks = 1 // ligerHeadGEMMs times its own chunks
+		}
 		tc, err := scenarios.LossChunkTokens(t, chunks)
 		if err != nil {
 			return nil, fmt.Errorf("zero: %w", err)
@@ -167,18 +194,57 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		hf = c.Mul(hf, passes)
 		n := float64(passes)
 		u := &out[spec.Head]
-		u.FwdFLOPs = c.Add(u.FwdFLOPs, hf)
-		u.BwdFLOPs = c.Add(u.BwdFLOPs, c.Mul(2, hf))
-		u.Fwd += float64(n * (fs + mem))
-		u.Bwd += float64(n*(dg+wg+float64(2*mem))) + buf
-		u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs, Other: mem}.scale(n))
-		u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: 2 * mem}.scale(n))
-		u.BwdBy.Other += buf
+		if spec.HeadLiger {
+			// The same FLOPs, all in the forward (HeadLiger), in
+			// chunks of LigerChunk tokens and a shorter last one.
+			if fs, dg, wg, err = ligerHeadGEMMs(spec, t); err != nil {
+				return nil, err
+			}
+			scale := float64(spec.HeadLigerBwd) / (spec.GPU.HBM * spec.Eff.HBM)
+			u.FwdFLOPs = c.Add(u.FwdFLOPs, c.Mul(3, hf))
+			u.Fwd += float64(n * (fs + dg + wg + mem))
+			u.Bwd += float64(n * scale)
+			u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs + dg + wg, Other: mem}.scale(n))
+			u.BwdBy = u.BwdBy.add(ClassSeconds{Other: scale}.scale(n))
+		} else {
+			u.FwdFLOPs = c.Add(u.FwdFLOPs, hf)
+			u.BwdFLOPs = c.Add(u.BwdFLOPs, c.Mul(2, hf))
+			u.Fwd += float64(n * (fs + mem))
+			u.Bwd += float64(n*(dg+wg+float64(2*mem))) + buf
+			u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs, Other: mem}.scale(n))
+			u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: 2 * mem}.scale(n))
+			u.BwdBy.Other += buf
+		}
 	}
 	if c.Err != nil {
 		return nil, fmt.Errorf("zero: FLOPs overflow: %w", c.Err)
 	}
 	return out, nil
+}
+
+// ligerHeadGEMMs times the head's three GEMMs as Liger's fused linear
+// cross-entropy runs them over t tokens (ComputeSpec.HeadLiger):
+// t/c chunks of c = memory.LigerChunk tokens and a last chunk of the
+// remainder (ops/fused_linear_cross_entropy.py lines 45 and 71-74 at
+// Liger-Kernel c3c2d4fa), each the logits' GEMM, the input gradient's
+// (grad_logits_chunk @ weight) and the weight gradient's addmm.
+func ligerHeadGEMMs(spec ComputeSpec, t int64) (fs, dg, wg float64, err error) {
+	h, v := spec.Dims.Hidden, spec.Dims.Vocab
+	c := memory.LigerChunk(t, h, v)
+	for _, part := range [][2]int64{{t / c, c}, {1, t % c}} {
+		n, rows := part[0], part[1]
+		if n == 0 || rows == 0 {
+			continue
+		}
+		f, err := GEMMSeconds(rows, v, h, spec.GPU, spec.Eff)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		d, _ := GEMMSeconds(rows, h, v, spec.GPU, spec.Eff)
+		w, _ := GEMMSeconds(h, v, rows, spec.GPU, spec.Eff)
+		fs, dg, wg = fs+float64(float64(n)*f), dg+float64(float64(n)*d), wg+float64(float64(n)*w)
+	}
+	return fs, dg, wg, nil
 }
 
 // chunkBufferBytes is the HBM traffic of torchtitan's chunked loss's

@@ -69,19 +69,34 @@ func TestFP8GatherFSDPStage2(t *testing.T) {
 			t.Errorf("%s: no all-gather", c.stack)
 		}
 	}
-	// The weight casts: at stage 3, 3 B per shard element for each of the
-	// unit's two gathers; at FSDP's stage 2, for its one: 3·linear/8 B
-	// less a block (81,788,928 B).
+	// The weight casts: at stage 3, per shard element for each of the
+	// unit's two gathers, at FSDP's stage 2 for its one: 3 B compiled, and
+	// eager the kernels of TorchAOEagerCast after the amax (the scale is
+	// precomputed), to(float32) 2 + 4, mul 4 + 4, clamp 4 + 4, to(fp8)
+	// 4 + 1 = 27 B: 3·linear/8 = 81,788,928 B and 27·linear/8 =
+	// 736,100,352 B less a block.
 	ls := blockFP8Linears(FLOPDims{Arch: "llama", Seq: 8192, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128}, 14336, false, false)
-	f3, b3, err := fp8CastTraffic(load("torchtitan", 3), scenarios.Layer{Name: "block.0", Block: true}, ls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f2, b2, err := fp8CastTraffic(load("torchtitan", 2), scenarios.Layer{Name: "block.0", Block: true}, ls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f3-f2 != 3*linear/8 || b3 != b2 {
-		t.Errorf("fp8 casts at stage 3 %d + %d B, at FSDP's stage 2 %d + %d B: want forward %d B less, backward equal", f3, b3, f2, b2, 3*linear/8)
+	for _, c := range []struct {
+		compile string
+		perElem int64
+	}{{"none", 27}, {"blocks", 3}} {
+		if got := castBytes(TorchAOEagerCast[2:]); c.compile == "none" && got != c.perElem {
+			t.Errorf("eager cast after the amax: %d B an element, want %d", got, c.perElem)
+		}
+		traffic := func(stage int) (int64, int64) {
+			t.Helper()
+			s := load("torchtitan", stage)
+			s.Training.Compile = scenarios.Compile(c.compile)
+			f, b, err := fp8CastTraffic(s, scenarios.Layer{Name: "block.0", Block: true}, ls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f, b
+		}
+		f3, b3 := traffic(3)
+		f2, b2 := traffic(2)
+		if want := c.perElem * linear / 8; f3-f2 != want || b3 != b2 {
+			t.Errorf("compile %s: fp8 casts at stage 3 %d + %d B, at FSDP's stage 2 %d + %d B: want forward %d B less, backward equal", c.compile, f3, b3, f2, b2, want)
+		}
 	}
 }

@@ -30,6 +30,11 @@ type FP8CastRule struct {
 	// micro-batches (cast once a step), else every micro-batch's forward.
 	Weight        int64
 	WeightPerStep bool
+	// InputBwd and WeightBwd are what backward adds per element of a
+	// GEMM input and of a weight (eager torchao: the saved bf16 input
+	// cast again, the fp8 operands copied into _scaled_mm's layouts); 0
+	// for recipes whose forward writes every copy backward reads.
+	InputBwd, WeightBwd int64
 	// PerLinear: every linear module quantizes its own input, so an input
 	// read by several (llama's wq, wk, wv; w1, w3) is cast once per
 	// module; false when one cast serves all (a fused module, or a compiled
@@ -94,9 +99,7 @@ type FP8CastRule struct {
 // blocks cast each distinct input once (AOTAutograd's
 // common-subexpression elimination, cse = True in torch/_functorch/
 // config.py at pytorch/pytorch d4e83dcec2805dc6648114e5d6b47bf83cd64631);
-// eager ones once per linear, at the model's unfused rate (6 B): a lower
-// bound, eager PyTorch running abs, max, the fp32 scaling, clamp and the
-// cast as kernels of their own.
+// eager ones once per linear, kernel by kernel (torchaoEagerRule).
 func FP8CastRuleOf(recipe scenarios.FP8Recipe, nonTN, megatron, compiled bool) (FP8CastRule, error) {
 	col := int64(1) // the column-wise copy
 	if nonTN {
@@ -110,13 +113,103 @@ func FP8CastRuleOf(recipe scenarios.FP8Recipe, nonTN, megatron, compiled bool) (
 	case scenarios.FP8TECurrent:
 		return FP8CastRule{Input: 5 + col, NormInput: 3 + col, Grad: 5 + col, Weight: 5 + col, WeightPerStep: megatron, PerLinear: !megatron}, nil
 	case scenarios.FP8TorchAO:
-		amax := int64(2)
-		if compiled {
-			amax = 0
+		if !compiled {
+			return torchaoEagerRule(), nil
 		}
-		return FP8CastRule{Input: amax + 4, Grad: amax + 4, Weight: 8, PerLinear: !compiled}, nil
+		return FP8CastRule{Input: 4, Grad: 4, Weight: 8}, nil
 	}
 	return FP8CastRule{}, fmt.Errorf("zero: unknown fp8 recipe %q", recipe)
+}
+
+// CastKernel is one memory-bound kernel of an fp8 cast: its name and the
+// bytes it reads and writes per element of the tensor cast.
+type CastKernel struct {
+	Op          string
+	Read, Write int64
+}
+
+// Bytes is k's traffic per element.
+func (k CastKernel) Bytes() int64 { return k.Read + k.Write }
+
+// castBytes is the traffic of the kernels ks per element.
+func castBytes(ks []CastKernel) int64 {
+	var b int64
+	for _, k := range ks {
+		b += k.Bytes()
+	}
+	return b
+}
+
+// TorchAOEagerCast is the kernels eager PyTorch runs for torchao's
+// tensorwise dynamic cast of a bf16 tensor, hp_tensor_to_float8_dynamic
+// (torchao/float8/float8_scaling_utils.py :55-70 at pytorch/ao
+// 3eb18e771bc7e830a2e56002407256052d8c5e7d, the last float8 commit before
+// torchtitan 2271b6386's runs of 2025-01-31; no fused or Triton path in
+// torchao/float8 at that commit): tensor_to_amax's torch.max(torch.abs(x))
+// (float8_utils.py :100: abs writes a bf16 tensor, max reduces it to a
+// scalar), amax_to_scale's scalar ops (:44-50: to(float64), clamp, the
+// reciprocal and product of `max / amax`, to(float32); 8 B each, not
+// counted), then _ToFloat8ConstrFunc.forward's tensor.to(torch.float32) *
+// scale (float8_tensor.py :153: an fp32 copy, then an fp32 product) and
+// to_fp8_saturated's clamp and cast (float8_utils.py :152-153, on the
+// fp32 tensor): 33 B per element, where the compiled graph's fused
+// kernels move 4 to 6 (FP8CastRuleOf).
+var TorchAOEagerCast = []CastKernel{
+	{"abs", 2, 2},
+	{"max", 2, 0},
+	{"to(float32)", 2, 4},
+	{"mul(scale)", 4, 4},
+	{"clamp", 4, 4},
+	{"to(float8_e4m3fn)", 4, 1},
+}
+
+// TorchAOLayoutCopy is the copy torchao's preprocess_addmm makes of an fp8
+// operand whose layout torch._scaled_mm does not take (a not row-major:
+// a.contiguous(); b row-major: b.t().contiguous().t();
+// torchao/float8/float8_ops.py :250-253 at 3eb18e771): 1 B read, 1 written.
+var TorchAOLayoutCopy = CastKernel{"contiguous", 1, 1}
+
+// torchaoEagerRule is eager torchao float8's traffic per Float8Linear and
+// micro-batch, as torchao/float8/float8_linear.py at 3eb18e771 runs it with
+// torchtitan's config (torchtitan/float8.py :58-63 at d4c86e3758a8, the
+// parent of 2271b6386: tensorwise dynamic scaling for all three operands,
+// force_recompute_fp8_weight_in_bwd left False, config.py :235):
+//   - forward: Float8Linear.forward casts the weight (_get_weight_scale
+//     :325, _cast_weight_to_float8_t :338), matmul_with_hp_or_float8_args
+//     the input (:90); the weight, already fp8, is not cast again (:101),
+//     and the GEMM's operands are in _scaled_mm's layouts (input row-major,
+//     weight.t() column-major): a cast each, per linear (wq, wk and wv
+//     each cast their common input).
+//   - backward: ctx saved the bf16 input and the fp8 weight (:79). The
+//     output gradient is cast for the data gradient (:145) and again, amax
+//     and all, for the weight gradient (:210); the input is cast again
+//     (:227); the weight is not (:156). preprocess_addmm then copies the
+//     fp8 weight (row-major as the data-gradient GEMM's b), the gradient's
+//     transpose (the weight-gradient GEMM's a) and the input (its b)
+//     (TorchAOLayoutCopy).
+//
+// With force_recompute_fp8_weight_in_bwd (torchtitan from 473674acf) the
+// weight's cast would rerun in backward from the saved scale; no run this
+// models sets it. The scalar kernels (5 a cast, and addmm_float8_unwrapped's
+// two reciprocals a GEMM, float8_python_api.py :37-38) are not charged:
+// zerosim has no per-kernel cost, and at torchao's own 2 µs for a
+// one-element kernel on an H100 (torchao/float8/roofline_utils.py :26-28 at
+// 3eb18e771) they are 62 µs per linear and micro-batch.
+func torchaoEagerRule() FP8CastRule {
+	c := castBytes(TorchAOEagerCast)
+	cp := TorchAOLayoutCopy.Bytes()
+	return FP8CastRule{Input: c, InputBwd: c + cp, Grad: 2*c + cp, Weight: c, WeightBwd: cp, PerLinear: true}
+}
+
+// torchaoOpRerun is the traffic per element of one eager torchao cast that
+// torchtitan's op policy reruns in a recompute (fp8CastRerun): the cast's
+// kernels but abs and max when the policy keeps their outputs (savesAbs:
+// memory.OpSavesAbs), all of them otherwise.
+func torchaoOpRerun(savesAbs bool) int64 {
+	if savesAbs {
+		return castBytes(TorchAOEagerCast[2:])
+	}
+	return castBytes(TorchAOEagerCast)
 }
 
 // NonTNFP8 reports whether gpu's fp8 GEMMs take layouts other than TN
@@ -157,9 +250,12 @@ func FP8CastBytes(r FP8CastRule, ls []FP8Linear) (fwd, bwd, perStep int64, err e
 				per = r.NormInput
 			}
 			fwd = c.Add(fwd, c.Mul(per, l.Rows, l.K))
+			bwd = c.Add(bwd, c.Mul(r.InputBwd, l.Rows, l.K))
 		}
 		bwd = c.Add(bwd, c.Mul(r.Grad, l.Rows, l.N))
-		weights = c.Add(weights, c.Mul(r.Weight, l.N, l.K, max(l.Weights, 1)))
+		w := c.Mul(l.N, l.K, max(l.Weights, 1))
+		weights = c.Add(weights, c.Mul(r.Weight, w))
+		bwd = c.Add(bwd, c.Mul(r.WeightBwd, w))
 	}
 	if r.WeightPerStep {
 		perStep = weights

@@ -1,6 +1,7 @@
 package zero
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -32,9 +33,12 @@ import (
 //     amax and two casts every micro-batch, 8·W = 1,744,830,464: forward
 //     3,489,660,928; backward every linear's output gradient,
 //     4·t·(q + 2kv + h + 2f + h) = 2,818,572,288.
-//   - torchao eager: each linear casts its input with its own amax pass,
-//     6·t·(3h + q + 2h + f) + 8·W = 5,570,035,712; backward 6·t·43,008 =
-//     4,227,858,432.
+//   - torchao eager (TestTorchAOEagerLinear): each linear casts its input
+//     and its weight at 33 B an element, 33·(t·(3h + q + 2h + f) + W) =
+//     33·855,638,016 = 28,236,054,528; backward the output gradient twice
+//     and its transposed copy, 68·t·43,008 = 47,915,728,896, the input
+//     again and its copy, 35·t·38,912 = 22,313,697,280, and the fp8
+//     weight's copy, 2·W = 436,207,616: 70,665,633,792.
 //   - te without Megatron (te.Linear per nn.Linear, called without
 //     is_first_microbatch, so the weights are cast every forward):
 //     4·t·(3h + q + 2h + f) + 4·W = 2,550,136,832 + 872,415,232 =
@@ -54,7 +58,7 @@ func TestFP8CastBytes(t *testing.T) {
 		{"qwen3 attention, megatron te_current, H100", scenarios.FP8TECurrent, false, true, false, qwen, 0, 134217728, 176160768, 113246208},
 		{"qwen3 attention, megatron te, B200", scenarios.FP8TE, true, true, false, qwen, 0, 50331648, 88080384, 56623104},
 		{"llama block, torchao compiled", scenarios.FP8TorchAO, false, false, true, llama, 14336, 3489660928, 2818572288, 0},
-		{"llama block, torchao eager", scenarios.FP8TorchAO, false, false, false, llama, 14336, 5570035712, 4227858432, 0},
+		{"llama block, torchao eager", scenarios.FP8TorchAO, false, false, false, llama, 14336, 28236054528, 70665633792, 0},
 		{"llama block, te.Linear", scenarios.FP8TE, false, false, false, llama, 14336, 3422552064, 2818572288, 0},
 		{"no recipe", scenarios.FP8None, false, true, false, llama, 14336, 0, 0, 0},
 	} {
@@ -78,6 +82,71 @@ func TestFP8CastBytes(t *testing.T) {
 	}
 	if NonTNFP8("H100-80GB") || NonTNFP8("RTX5090") || !NonTNFP8("B200") || !NonTNFP8("GB300") {
 		t.Error("NonTNFP8: only compute capability 10.x (B200, GB200, B300, GB300) takes non-TN fp8 GEMMs")
+	}
+}
+
+// TestTorchAOEagerLinear holds one eager Float8Linear's traffic per
+// micro-batch to the kernels torchaoEagerRule lists, counted here from
+// the kernel list and the shapes (t rows, k in, n out): forward the
+// input's and the weight's casts (TorchAOEagerCast); backward the output
+// gradient's two casts, the input's second cast, and preprocess_addmm's
+// copies (TorchAOLayoutCopy) of the fp8 weight, the gradient's transpose
+// and the input. A cast is abs 2 + 2, max 2, to(float32) 2 + 4, mul
+// 4 + 4, clamp 4 + 4, to(float8) 4 + 1 = 33 B an element.
+func TestTorchAOEagerLinear(t *testing.T) {
+	if got := castBytes(TorchAOEagerCast); got != 33 {
+		t.Fatalf("eager cast: %d B an element, want 33", got)
+	}
+	type op struct {
+		bwd    bool
+		tensor string // input, weight or grad
+		ks     []CastKernel
+	}
+	cast, cp := TorchAOEagerCast, []CastKernel{TorchAOLayoutCopy}
+	kernels := []op{
+		{false, "input", cast},  // matmul_with_hp_or_float8_args.forward :90
+		{false, "weight", cast}, // Float8Linear.forward :325, :338
+		{true, "grad", cast},    // backward :145, for grad_input
+		{true, "weight", cp},    // grad_input's b, row-major fp8 weight
+		{true, "grad", cast},    // :210, for grad_weight
+		{true, "input", cast},   // :227
+		{true, "grad", cp},      // grad_weight's a, the gradient transposed
+		{true, "input", cp},     // grad_weight's b, the row-major input
+	}
+	r, err := FP8CastRuleOf(scenarios.FP8TorchAO, false, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ t, k, n int64 }{
+		{8192, 4096, 4096},  // Llama 3 8B wq, wo
+		{8192, 4096, 1024},  // wk, wv
+		{8192, 4096, 14336}, // w1, w3
+		{8192, 14336, 4096}, // w2
+		{1, 16, 16},
+	} {
+		elems := map[string]int64{"input": c.t * c.k, "weight": c.n * c.k, "grad": c.t * c.n}
+		var fwd, bwd int64
+		for _, o := range kernels {
+			b := elems[o.tensor] * castBytes(o.ks)
+			if o.bwd {
+				bwd += b
+			} else {
+				fwd += b
+			}
+		}
+		f, b, step, err := FP8CastBytes(r, []FP8Linear{{Rows: c.t, K: c.k, N: c.n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != fwd || b != bwd || step != 0 {
+			t.Errorf("%d×%d→%d: forward %d, backward %d, a step %d B; want %d, %d, 0", c.t, c.k, c.n, f, b, step, fwd, bwd)
+		}
+	}
+	// wq, wk and wv read one tensor: eager, each casts it (twice).
+	one, _, _, _ := FP8CastBytes(r, []FP8Linear{{Rows: 8, K: 16, N: 16}})
+	three, _, _, _ := FP8CastBytes(r, []FP8Linear{{Rows: 8, K: 16, N: 16}, {Rows: 8, K: 16, N: 16}, {Rows: 8, K: 16, N: 16}})
+	if three != 3*one {
+		t.Errorf("three linears of one input: forward %d B, want 3 × %d", three, one)
 	}
 }
 
@@ -176,5 +245,68 @@ func TestMegatronChain(t *testing.T) {
 				t.Errorf("final norm: forward %d, backward %d B (%v); want %d and %d", f, b, err, c.nf*tok*h, c.nb*tok*h)
 			}
 		})
+	}
+}
+
+// TestFP8CastRerun holds the casts torchtitan's op policy reruns in an
+// eager torchao block's recompute (fp8CastRerun) on Llama 3 8B's block at
+// t = 8,192 tokens: every linear's input, t·(3h + q + 2h + f) =
+// 318,767,104 elements, and weight, W = 218,103,808, at 27 B an element
+// when the policy keeps abs and max (op_save_abs: TorchAOEagerCast less
+// abs 2 + 2 and max 2) and 33 B when it does not; the weights alone drop
+// out under the fp8 all-gather; nothing compiled or under another policy.
+// PlanCompute then charges the block's backward the rerun bytes in place
+// of the casts' share by FLOPs.
+func TestFP8CastRerun(t *testing.T) {
+	const in, w = 8192 * (3*4096 + 4096 + 2*4096 + 14336), 218103808
+	d := FLOPDims{Arch: "llama", Seq: 8192, Batch: 1, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336}
+	for _, c := range []struct {
+		name, training, policy string
+		want                   int64
+	}{
+		{"op, op_save_abs", "{fp8: torchao, fp8_all_gather: false, recompute: op, op_save_abs: true}", "op", 27 * (in + w)},
+		{"op", "{fp8: torchao, fp8_all_gather: false, recompute: op, op_save_abs: false}", "op", 33 * (in + w)},
+		{"op, fp8 all-gather", "{fp8: torchao, fp8_all_gather: true, recompute: op, op_save_abs: true}", "op", 27 * in},
+		{"op, compiled", "{fp8: torchao, fp8_all_gather: false, recompute: op, compile: blocks}", "op", 0},
+		{"full", "{fp8: torchao, fp8_all_gather: false, recompute: full}", "full", 0},
+		{"te", "{fp8: te, recompute: op}", "op", 0},
+	} {
+		s, err := scenarios.Load("s.yaml", []byte("version: 1\nstack: torchtitan\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\n"+
+			"parallelism: {dp: 8, zero_stage: 3}\ntraining: "+c.training+"\n"), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := fp8CastRerun(s, scenarios.Layer{Name: "block.0", Block: true}, d, 14336, c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: %d B rerun, want %d", c.name, got, c.want)
+		}
+	}
+	g := GPUShape{Peak: 989e12, HBM: 3.35e12, GEMMPeak: 1979e12}
+	e := Efficiency{GEMM: 0.5, Attention: 0.5, HBM: 0.88}
+	const cast, rerun = 28236054528 / 2, 27 * (in + w)
+	spec := ComputeSpec{Dims: d, GPU: g, Eff: e, Policy: "op", Blocks: []bool{true}, Head: -1, Elementwise: cast, Cast: cast}
+	base, err := PlanCompute(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.CastRerun = rerun
+	with, err := PlanCompute(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := RecomputeFLOPs(d, "op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := BlockForwardFLOPs(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (float64(rerun) - float64(re)/float64(f.Total())*cast) / (g.HBM * e.HBM)
+	if diff := with[0].Bwd - base[0].Bwd; math.Abs(diff-want) > 1e-12 || with[0].Fwd != base[0].Fwd {
+		t.Errorf("op recompute: backward %.6g s more, forward %.6g s more; want %.6g and 0", diff, with[0].Fwd-base[0].Fwd, want)
 	}
 }

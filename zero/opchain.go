@@ -48,11 +48,23 @@ func denseParts(d FLOPDims) (llamaParts, error) {
 // d's heads (ibm-fms's output copy under the rotation RoPE, the KV copies
 // of kvExpanded). FusedNorm: the two RMSNorms are torchtitan's
 // fused_rmsnorm (training.norm_impl: fused), one kernel each way
-// (fusedNormFwd, fusedNormBwd), not the eager fp32 chain.
+// (fusedNormFwd, fusedNormBwd), not the eager fp32 chain. ATenNorm: every
+// RMSNorm of the block, q_norm and k_norm too, is torch.nn.RMSNorm on
+// aten::_fused_rms_norm (training.norm_impl: aten_fused, torchtitan's
+// blocks: scenarios.NormATen), one kernel each way that reads x and
+// writes y and the fp32 rstd per row, and reads dy, x and rstd and writes
+// dx (rms_norm_symint, aten/src/ATen/native/layer_norm.cpp at
+// pytorch/pytorch 3de78edb07f16b05fe8af347d4e2d1d495873d85; the bytes of
+// megatronChain's local block on it): fusedNormFwd and fusedNormBwd.
+// FusedSwiGLU:
+// the SwiGLU is one kernel each way (Liger's LigerSiLUMulFunction:
+// fusedSwiGLUFwd, fusedSwiGLUBwd), not silu then mul.
 type llamaParts struct {
 	FFN, RoPE, QKNorm int64
 	Attention         bool
 	FusedNorm         bool
+	ATenNorm          bool
+	FusedSwiGLU       bool
 }
 
 // llamaChain is one eager Llama-style block's memory-bound HBM traffic
@@ -68,11 +80,15 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 		return 0, 0, err
 	}
 	nf, nb := int64(rmsNormFwd), int64(rmsNormBwd)
-	if p.FusedNorm {
+	if p.FusedNorm || p.ATenNorm {
 		nf, nb = fusedNormFwd, fusedNormBwd
 	}
+	sf, sb := int64(swigluFwd), int64(swigluBwd)
+	if p.FusedSwiGLU {
+		sf, sb = fusedSwiGLUFwd, fusedSwiGLUBwd
+	}
 	// Per token: two RMSNorms, RoPE on q and k, two residual adds, SwiGLU.
-	perF := c.Add(c.Mul(2, nf, h), c.Mul(rf, qk), c.Mul(2, residualAdd, h), c.Mul(swigluFwd, f))
+	perF := c.Add(c.Mul(2, nf, h), c.Mul(rf, qk), c.Mul(2, residualAdd, h), c.Mul(sf, f))
 	// Backward adds the gradients of the tensors several ops read: the
 	// block input and the attention residual sum (each read by a norm and
 	// a residual add: residualAdd each, counted above as the adds'
@@ -80,11 +96,17 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 	// additions) and the FFN norm's output (w1 and w3: one; a MoE block's
 	// router and dispatch: one); each addition reads two bf16 gradients
 	// and writes one, 6 B per element.
-	perB := c.Add(c.Mul(2, nb, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(swigluBwd, f))
+	perB := c.Add(c.Mul(2, nb, h), c.Mul(rb, qk), c.Mul(2, residualAdd, h), c.Mul(3, 6, h), c.Mul(sb, f))
 	if p.QKNorm > 0 {
 		// q_norm and k_norm (Qwen3Attention: RMSNorm over each head's
-		// head_dim before RoPE), the same eager RMSNorm chain.
-		perF, perB = c.Add(perF, c.Mul(rmsNormFwd, p.QKNorm)), c.Add(perB, c.Mul(rmsNormBwd, p.QKNorm))
+		// head_dim before RoPE), the same eager RMSNorm chain, or
+		// aten::_fused_rms_norm's kernels (ATenNorm; torchtitan's fused
+		// Triton norm was never theirs).
+		qf, qb := int64(rmsNormFwd), int64(rmsNormBwd)
+		if p.ATenNorm {
+			qf, qb = fusedNormFwd, fusedNormBwd
+		}
+		perF, perB = c.Add(perF, c.Mul(qf, p.QKNorm)), c.Add(perB, c.Mul(qb, p.QKNorm))
 	}
 	if p.Attention && rope == scenarios.RoPERotation {
 		// The rotation form leaves q contiguous in (b, h, s, d), and the
@@ -365,10 +387,16 @@ func ExpertElementwiseBytes(t, k, h, f int64) (fwd, bwd int64, err error) {
 func finalNormBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
 	f, b := int64(teNormFwd), int64(teNormBwd)
 	switch {
-	case d.Arch == "llama" && s.Training.NormImpl == scenarios.NormFused:
+	case d.Arch == "llama" && (s.Training.NormImpl == scenarios.NormFused || s.Training.Liger):
 		// torchtitan's model.norm is create_norm(norm_type, ...) like the
 		// blocks' (torchtitan/models/llama/model.py lines 369-371 at
 		// 157a12c562288b3bccb077003a97f18a4ca657aa): the fused kernel.
+		f, b = fusedNormFwd, fusedNormBwd
+	case d.Arch == "llama" && s.Stack == "torchtitan" && scenarios.ATenRMSNorm(s):
+		// torchtitan's model.norm is nn.RMSNorm like the blocks'
+		// (torchtitan/models/llama3/model/model.py line 457 at
+		// 238fa9953e4aec2a62582121564273d7cbb1e9f1), eager under
+		// compile too: aten::_fused_rms_norm (llamaParts.ATenNorm).
 		f, b = fusedNormFwd, fusedNormBwd
 	case d.Arch == "llama" && (s.Stack != "megatron" || localComposite(s)):
 		// Megatron's local block's final norm is torch.nn.RMSNorm

@@ -17,6 +17,7 @@ func init() { commandOutputs["import accelerate"] = outputs{formats: []string{"t
 // importAccelerateOpts are zerosim import accelerate's flags.
 type importAccelerateOpts struct {
 	hf, gpu, recompute           string
+	liger                        bool
 	microBatch, gradAccum        int
 	seqLen                       int
 	microGiven, accumGiven, seqG bool
@@ -88,6 +89,7 @@ func newImportAccelerateCmd(a *app) *cobra.Command {
 	f.IntVar(&o.gradAccum, "grad-accum", 0, "`N`, the Trainer's --gradient_accumulation_steps (default 1)")
 	f.IntVar(&o.seqLen, "seq-len", 0, "`N` tokens per sequence (model.seq_len; needs --hf)")
 	f.StringVar(&o.recompute, "recompute", "", "`POLICY` for the Trainer's --gradient_checkpointing: none, selective, op or full")
+	f.BoolVar(&o.liger, "liger", false, "the Trainer's --use_liger_kernel: Liger Kernel's patch of a Llama, Mistral or Qwen2 model (training.liger)")
 	f.IntVar(&o.nodes, "nodes", 0, "`N` machines, accelerate launch's --num_machines (unset: the config's num_machines)")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "`N` GPUs per machine: accelerate launch's --num_processes is nodes × N (unset: the config's num_processes; required when it has none, as a SLURM config)")
 	return c
@@ -119,6 +121,7 @@ func runImportAccelerate(a *app, o *importAccelerateOpts, file string) error {
 		return inputError{fmt.Errorf("--recompute %q: use none, selective, op or full", o.recompute)}
 	}
 	opt.MicroBatch, opt.GradAccum = int64(o.microBatch), int64(o.gradAccum)
+	opt.Liger = o.liger
 	var hm *scenarios.HFModel
 	if o.hf != "" {
 		var err error

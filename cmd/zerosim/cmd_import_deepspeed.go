@@ -27,6 +27,7 @@ type importDeepSpeedOpts struct {
 	seqLen                   int
 	seqGiven                 bool
 	outsideZeroInit          bool
+	liger                    bool
 }
 
 // newImportDeepSpeedCmd is zerosim import deepspeed (cmd_import.go adds it
@@ -86,6 +87,7 @@ zerosim run s.yaml`,
 	f.IntVar(&o.gradAccum, "grad-accum", 0, "`N` for gradient_accumulation_steps where the config says \"auto\"")
 	f.IntVar(&o.seqLen, "seq-len", 0, "`N` tokens per sequence (model.seq_len: the training script's, not in the DeepSpeed config; needs --hf)")
 	f.BoolVar(&o.outsideZeroInit, "outside-zero-init", false, "the model is built before deepspeed.initialize, outside deepspeed.zero.Init, and DeepSpeed is older than 617061d6b (2026-07-31), which installs its memory-efficient linear only inside zero.Init: sets communication.memory_efficient_linear false at stage 3")
+	f.BoolVar(&o.liger, "liger", false, "the Hugging Face Trainer's --use_liger_kernel: Liger Kernel's patch of a Llama, Mistral or Qwen2 model (training.liger)")
 	f.StringVar(&o.dtype, "dtype", "", "`DTYPE` (bf16, fp16 or fp32) where the config's bf16.enabled or fp16.enabled is \"auto\"")
 	return c
 }
@@ -112,6 +114,7 @@ func runImportDeepSpeed(a *app, o *importDeepSpeedOpts, file string) error {
 	}
 	opt.MicroBatch, opt.GradAccum = int64(o.microBatch), int64(o.gradAccum)
 	opt.OutsideZeroInit = o.outsideZeroInit
+	opt.Liger = o.liger
 	switch o.dtype {
 	case "":
 	case "bf16", "fp16", "fp32":

@@ -124,3 +124,27 @@ func TestImportAccelerateCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestImportAccelerateLiger: --liger stands for the Trainer's
+// --use_liger_kernel and writes training.liger: true once, in the training
+// section, for FSDP and DeepSpeed configs, and the output loads; under DDP
+// (autocast over fp32 parameters, not modelled with Liger) it is refused.
+func TestImportAccelerateLiger(t *testing.T) {
+	const dir, hf = "../../scenarios/testdata/accelerate/", "../../scenarios/testdata/hf/llama-2-7b/config.json"
+	for _, args := range [][]string{
+		{dir + "trl-fsdp2.yaml", "--hf", hf, "--gpu", "H100-80GB", "--micro-batch", "1", "--liger"},
+		{dir + "trl-deepspeed-zero3.yaml", "--hf", hf, "--gpu", "H100-80GB", "--nodes", "2", "--gpus-per-node", "8", "--micro-batch", "1", "--liger"},
+	} {
+		out, stderr, code := runValidateCLI(t, nil, append([]string{"import", "accelerate"}, args...)...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%q: code %d: %s", args, code, stderr)
+		}
+		s, err := scenarios.Load("imported.yaml", []byte(out), nil)
+		if err != nil || !s.Training.Liger {
+			t.Errorf("%q: liger %v, %v\n%s", args, s != nil && s.Training.Liger, err, out)
+		}
+		if strings.Count(out, "\ntraining:\n") != 1 || !strings.Contains(out, "# --liger (the Trainer's --use_liger_kernel") {
+			t.Errorf("%q: training.liger not written once in the training section:\n%s", args, out)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,6 +184,32 @@ func TestImportDeepSpeedMoEGathered(t *testing.T) {
 		}
 		if got != c.gathered {
 			t.Errorf("%s: gathered params peak %d B, want %d", c.hf, got, c.gathered)
+		}
+	}
+}
+
+// TestImportDeepSpeedLiger: --liger stands for the Trainer's
+// --use_liger_kernel: ms-swift's zero3.json (docs/examples/deepspeed) with
+// Qwen2.5-7B imports with training.liger: true, once in the training
+// section, and loads; without the flag the key is absent.
+func TestImportDeepSpeedLiger(t *testing.T) {
+	args := []string{"import", "deepspeed", "../../docs/examples/deepspeed/msswift-zero3.json", "--hf", "../../scenarios/testdata/hf/qwen2.5-7b/config.json",
+		"--gpu", "A100-80GB", "--gpus-per-node", "4", "--nodes", "1", "--dtype", "bf16", "--micro-batch", "1", "--grad-accum", "2"}
+	for _, liger := range []bool{false, true} {
+		a := args
+		if liger {
+			a = append(slices.Clone(args), "--liger")
+		}
+		out, stderr, code := runValidateCLI(t, nil, a...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("--liger %v: code %d: %s", liger, code, stderr)
+		}
+		s, err := scenarios.Load("imported.yaml", []byte(out), nil)
+		if err != nil {
+			t.Fatalf("--liger %v: %v\n%s", liger, err, out)
+		}
+		if s.Training.Liger != liger || strings.Count(out, "liger: true") != map[bool]int{false: 0, true: 1}[liger] || strings.Count(out, "\ntraining:\n") != 1 {
+			t.Errorf("--liger %v: loaded liger %v\n%s", liger, s.Training.Liger, out)
 		}
 	}
 }
