@@ -1046,6 +1046,44 @@ func (a *AllocSim) OOMReason() string {
 // NoRoomWarning's, and the reports' fit verdicts.
 const ExpectRetries = "expect allocator retries (it releases cached blocks before it reports out-of-memory)"
 
+// Verdict is zerosim's one answer to "does the step fit the GPU", the
+// one that run, plan, fit, compare and sweep all give (VerdictOf).
+type Verdict int8
+
+const (
+	// DoesNotFit: the allocated peak, or what the device needs with the
+	// CUDA context and NCCL's buffers, is over the GPU's memory, or the
+	// simulated caching allocator runs out within it (fragmentation).
+	DoesNotFit Verdict = iota
+	// FitsWithRetries: it fits, but without room for the caching
+	// allocator's reserve: ExpectRetries (run's "yes, but …", the
+	// tables' "yes†").
+	FitsWithRetries
+	// FitsWithRoom: it fits with the caching allocator's reserve.
+	FitsWithRoom
+)
+
+// VerdictOf decides the Verdict of a step: fits says that its allocated
+// peak and what the device needs without the reserve are within capacity
+// bytes (zero.Result.Fits), device is what the device holds with the
+// caching allocator's reserve (nvidia-smi's view), a is the simulated
+// allocator's run (nil where the reserve is a fraction of the peak).
+//
+// Retries count in the steady state, the last step replayed
+// (LastStepRetries): that is what a job running many steps sees at every
+// step. The first steps' retries, while the cache warms up, happen once a
+// process and leave the verdict a plain fit; RetriesReason names them
+// ("none in the last … from there on the steps run within it").
+func VerdictOf(fits bool, device, capacity int64, a *AllocSim) Verdict {
+	switch {
+	case !fits || capacity <= 0 || a != nil && a.OOM != nil:
+		return DoesNotFit
+	case device > capacity || a.LastStepRetries() > 0:
+		return FitsWithRetries
+	}
+	return FitsWithRoom
+}
+
 // NoRoomWarning says that the allocated peak with what the GPU holds
 // outside the allocator (need) fits the GPU's capacity, but with the
 // caching allocator's usual reserve the device needs device: "the device
@@ -1085,8 +1123,12 @@ func (a *AllocSim) RetriesReason(outside string, capacity int64) string {
 
 // LastStepRetries is how many times the simulated allocator released its
 // cache in the last step it replayed: the steady state's (the first steps'
-// retries, while the reserve grows, need not recur).
+// retries, while the reserve grows, need not recur); 0 for a nil a (the
+// reserve not simulated).
 func (a *AllocSim) LastStepRetries() int {
+	if a == nil {
+		return 0
+	}
 	if n := len(a.StepRetries); n >= 2 {
 		return a.StepRetries[n-1] - a.StepRetries[n-2]
 	}

@@ -825,16 +825,18 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 				r.OverheadFrom = f
 			}
 		}
-		switch sim := r.AllocSim; {
+		switch sim, v := r.AllocSim, VerdictOf(r.Fits, r.Device, r.GPUMemory, r.AllocSim); {
 		case sim != nil && sim.OOM != nil:
 			// The peak fits, but the simulated allocator cannot place a
 			// request even after releasing its cache (fragmentation):
 			// PyTorch raises OutOfMemoryError there.
 			r.Fits = false
 			r.Warnings = append(r.Warnings, sim.OOMReason())
-		case r.Fits && sim != nil && sim.Retries > 0:
+		case v != DoesNotFit && sim != nil && sim.Retries > 0:
+			// In the last step (FitsWithRetries), or only while the cache
+			// warmed up (FitsWithRoom): RetriesReason says which.
 			r.Warnings = append(r.Warnings, sim.RetriesReason(outsideWords(&s.Cluster), r.GPUMemory))
-		case r.Fits && r.Device > r.GPUMemory:
+		case v == FitsWithRetries:
 			r.RoomWarning = NoRoomWarning(r.Need, r.GPUMemory, r.Device, outsideWords(&s.Cluster))
 			r.Warnings = append(r.Warnings, r.RoomWarning)
 		}

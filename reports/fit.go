@@ -211,7 +211,12 @@ func fitPlanText(f *sweep.Fit) string {
 		i := slices.IndexFunc(p.Rows, func(r sweep.PlanRow) bool { return r.Candidate == c })
 		r := p.Rows[i]
 		verdict := fmt.Sprintf("fits, peak %s, device %s of %s", gib(r.PeakMemory), gib(r.DevicePeak), gib(p.GPUMemory))
-		if !r.DeviceFit {
+		if n := r.SimulatedRetries; !r.DeviceFit && n != nil && *n > 0 {
+			// The reserve is simulated within the GPU, so the device
+			// peak is capped there: run's words (FitVerdict.roomText).
+			verdict = fmt.Sprintf("fits, peak %s, but the simulated caching allocator releases its cache %s a step to stay within the GPU's %s: %s",
+				gib(r.PeakMemory), timesWord(*n), gib(p.GPUMemory), memory.ExpectRetries)
+		} else if !r.DeviceFit {
 			verdict = fmt.Sprintf("fits, peak %s, but with the caching allocator's reserve the device needs %s of %s: %s",
 				gib(r.PeakMemory), gib(r.DevicePeak), gib(p.GPUMemory), memory.ExpectRetries)
 		}

@@ -141,15 +141,27 @@ func (r *Result) AllocatorOOM() *memory.AllocSim {
 	return nil
 }
 
-// DeviceFits reports whether the device peak (DevicePeak: the allocator's
-// reserve, the CUDA context and NCCL's buffers added) is within capacity
-// bytes as well, with no allocator retries: where the reserve is simulated
+// Verdict is the step's answer to "does it fit capacity bytes", the one
+// every report gives (memory.VerdictOf): Fits, then the device peak
+// (DevicePeak: the allocator's reserve, the CUDA context and NCCL's
+// buffers added) within capacity with no allocator retries in the steady
+// state (AllocRetries, the last step's). Where the reserve is simulated
 // within the GPU (memory.AllocSim.Limit), DevicePeak is capped there and
-// the retries the simulated allocator made (AllocRetries) say what the
-// cap hides; false when capacity is unknown (≤ 0) or the simulated
+// the retries say what the cap hides.
+func (r *Result) Verdict(capacity int64) memory.Verdict {
+	var a *memory.AllocSim
+	if m := r.MemoryModel; m != nil {
+		a = m.AllocSim
+	}
+	return memory.VerdictOf(r.Fits(capacity), r.DevicePeak, capacity, a)
+}
+
+// DeviceFits reports whether the step fits capacity bytes with room for
+// the caching allocator's reserve (Verdict memory.FitsWithRoom); false
+// when capacity is unknown (≤ 0), the step does not fit, or the simulated
 // allocator ran out (AllocatorOOM).
 func (r *Result) DeviceFits(capacity int64) bool {
-	return capacity > 0 && r.DevicePeak <= capacity && r.AllocRetries() == 0 && r.AllocatorOOM() == nil
+	return r.Verdict(capacity) == memory.FitsWithRoom
 }
 
 // AllocRetries is how many times a step the simulated caching allocator
