@@ -516,6 +516,10 @@ type Report struct {
 	// Reserved holds, cut to the room the GPU's memory leaves
 	// (heldGatherPool).
 	GatherPool, GatherPoolHeld int64
+	// GatherPoolOneLayer says the pool is one unit's because the host
+	// syncs in every attention layer (scenarios.HostSyncEachLayer), not
+	// memory.host_lead of the forward's.
+	GatherPoolOneLayer bool
 	// Need is what the device needs at Peak (DeviceNeed: the allocated
 	// peak with the CUDA context and NCCL's buffers, no reserve), under
 	// convention zerosim only.
@@ -789,6 +793,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.GatherPool, err = GatherPool(s, r.Units); err != nil {
 			return nil, err
 		}
+		r.GatherPoolOneLayer = r.GatherPool > 0 && s.HostSyncEachLayer()
 		if r.outside, err = outsideAllocator(s); err != nil {
 			return nil, err
 		}

@@ -274,6 +274,18 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // the forward before the GPU has left its first units (a large model's kernels
 // against DeepSpeed's Python per module). The default is that bound, not a
 // fit; a profile of the run measures it.
+//
+// Unless the model's own code makes the host wait: under
+// scenarios.HostSyncEachLayer (packed documents under transformers'
+// FlashAttention-2, which copies a test of the position_ids to the host in
+// every attention layer) the host stops at each layer's attention until the
+// GPU has reached it. A unit the host releases after its forward is then
+// reused once the GPU reaches the next layer's attention, which it must
+// before the host gets past that layer: only the gathers the host issues in
+// between (the next layer's prefetch) find it still pending and take new
+// blocks, and the block comes back for the gathers after them. So the pool
+// is one unit, the largest released in forward, not a fraction of the
+// whole forward; memory.host_lead, when given, overrides it.
 func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
 	if s.Parallelism.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryDeepSpeed ||
 		(s.Communication.Overlap != nil && !*s.Communication.Overlap) {
@@ -285,17 +297,21 @@ func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
 	}
 	kept := KeptAcrossBoundary(s)
 	var c calc
-	var released int64
+	var released, largest int64
 	for u, ui := range units {
 		if u < len(kept) && !kept[u] {
 			// The weights autograd still references (SavedWeights,
 			// savedweights.go) were never freed: their storage is
 			// allocated, counted in the peak, not a cached block.
 			released = c.Add(released, ui.Gather-ui.SavedWeights)
+			largest = max(largest, ui.Gather-ui.SavedWeights)
 		}
 	}
 	if c.Err != nil {
 		return 0, fmt.Errorf("memory: DeepSpeed gather pool overflows: %w", c.Err)
+	}
+	if s.HostSyncEachLayer() {
+		return largest, nil
 	}
 	if lead >= 1 {
 		return released, nil

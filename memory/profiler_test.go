@@ -74,6 +74,7 @@ communication: {boundary: deepspeed}
 		return s
 	}
 	const released = 2 * (6_738_415_616 - 535_842_816)
+	const oneBlock = 2 * (4*4096*4096 + 3*4096*11008 + 2*4096)
 	for _, c := range []struct {
 		sets []string
 		want int64
@@ -88,11 +89,27 @@ communication: {boundary: deepspeed}
 		{[]string{"communication.overlap=false"}, 0},
 		{[]string{"communication.overlap=false", "memory.host_lead=0.5"}, 0},
 		{[]string{"communication.overlap=true"}, released},
+		// Packed documents under flash attention: transformers syncs the
+		// host in every attention layer (scenarios.HostSyncEachLayer), so
+		// the pool is the largest unit released in forward, a block
+		// (202,383,360 parameters, more than the embedding's 131,072,000).
+		{[]string{"model.document_len=1024"}, oneBlock},
+		{[]string{"model.document_len=4096"}, oneBlock},
+		{[]string{"model.document_len=1024", "memory.host_lead=1"}, released},
+		{[]string{"model.document_len=1024", "memory.host_lead=0"}, 0},
+		// Eager attention computes every score whatever the mask: no
+		// flash varlen path, no per-layer sync (at 1,024 tokens, where its
+		// s² scores leave room for the whole pool).
+		{[]string{"model.seq_len=1024", "model.document_len=512", "training.attention=eager"}, released},
+		{[]string{"model.document_len=1024", "communication.overlap=false"}, 0},
 	} {
 		s := load(c.sets...)
 		r := mustAnalyze(t, s, Options{})
 		if r.GatherPool != c.want {
 			t.Errorf("%v: gather pool %d B, want %d", c.sets, r.GatherPool, c.want)
+		}
+		if one := c.want == oneBlock; r.GatherPoolOneLayer != one {
+			t.Errorf("%v: GatherPoolOneLayer %v, want %v", c.sets, r.GatherPoolOneLayer, one)
 		}
 		// The pool is reserved, in the allocator's 2 MiB segments, and so
 		// on the device; not allocated.

@@ -231,6 +231,9 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor, profiler bool) []str
 		}
 		if r.GatherPoolHeld > 0 {
 			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
+			if r.GatherPoolOneLayer {
+				pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, one layer: the host syncs in every attention layer (packed flash attention)", u.format(r.GatherPoolHeld))
+			}
 		}
 		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers%s)",
 			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device), v.context(), v.lib(), v.contextSource(r.Component(memory.CompRuntime).AtRest > 0)))

@@ -206,3 +206,38 @@ func TestMemoryPeakLineWording(t *testing.T) {
 		t.Errorf("\"in at rest\" in\n%s", b.String())
 	}
 }
+
+// TestMemoryNotesGatherPoolWhy: the profiler line names what sizes
+// DeepSpeed's gather pool: memory.host_lead, or one layer when packed flash
+// attention syncs the host in every attention layer
+// (scenarios.HostSyncEachLayer).
+func TestMemoryNotesGatherPoolWhy(t *testing.T) {
+	const yml = `version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu: A100-80GB}
+model: {preset: llama2-7b, seq_len: 4096}
+parallelism: {dp: 8, zero_stage: 3}
+training: {param_dtype: bf16}
+communication: {boundary: deepspeed}
+`
+	for _, c := range []struct {
+		sets           []string
+		want, unwanted string
+	}{
+		{nil, "DeepSpeed's gather pool, memory.host_lead", "one layer"},
+		{[]string{"model.document_len=1024"}, "DeepSpeed's gather pool, one layer: the host syncs in every attention layer", "memory.host_lead"},
+		{[]string{"model.document_len=1024", "memory.host_lead=1"}, "DeepSpeed's gather pool, memory.host_lead", "one layer"},
+	} {
+		s, err := scenarios.Load("ds.yaml", []byte(yml), c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := memory.Analyze(s, memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(memoryNotes(r, MemoryGiB, Vendor(0), true), "\n")
+		if !strings.Contains(notes, c.want) || strings.Contains(notes, c.unwanted) {
+			t.Errorf("%v: notes %q: want %q, not %q", c.sets, notes, c.want, c.unwanted)
+		}
+	}
+}

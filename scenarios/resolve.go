@@ -156,6 +156,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	l.warnStackLayout(s)
 	l.warnStackOffload(s)
 	l.warnDeepSpeedStage0Overlap(s)
+	l.noteHostSync(s)
 	l.warnStackAdamL2(s)
 	l.warnGradSync(s)
 	l.warnKeepLogits(s)

@@ -554,6 +554,12 @@ var monotoneLaws = []monotoneLaw{
 			return nil
 		}
 		q := s.Model.SeqLen
+		if d := s.Model.DocumentLen; d > 0 {
+			// Packed documents are at most one sequence (the loader
+			// refuses more): the documents keep their length, cut to a
+			// shorter sequence.
+			return []string{fmt.Sprintf("%d model.document_len=%d", q/2, min(d, q/2)), fmt.Sprint(q), fmt.Sprint(2 * q)}
+		}
 		return []string{fmt.Sprint(q / 2), fmt.Sprint(q), fmt.Sprint(2 * q)}
 	}, laws(qMemory, nonDecreasing, qStep, nonDecreasing)},
 	// More blocks: more parameters, optimizer state, activations, FLOPs.
@@ -681,6 +687,10 @@ var monotoneLaws = []monotoneLaw{
 			// --transformer-impl local): flash and SDPA take Transformer
 			// Engine's, Megatron's fused one.
 			return []string{"flash training.attention_kernel=te", "sdpa training.attention_kernel=te", "eager training.attention_kernel=eager"}
+		}
+		if s.Model.DocumentLen > 0 {
+			// The loader refuses packed documents under SDPA.
+			return []string{"flash", "eager training.attention_kernel=eager"}
 		}
 		return []string{"flash", "sdpa", "eager training.attention_kernel=eager"}
 	}, laws(qActs, nonDecreasing, qAlloc, nonDecreasing)},
@@ -1381,8 +1391,8 @@ func TestContextParallelShrinksActivations(t *testing.T) {
 	for i, sub := range subs {
 		s := bases[i].s
 		if !isTransformer(s) || s.Parallelism.Stage != 3 || s.Parallelism.K != 1 || s.Parallelism.CP > 1 || s.Parallelism.DP < s.Cluster.GPUsPerNode ||
-			s.Communication.ZeroPP() || s.Parallelism.EP > 1 || s.Training.OpRecomputeAttention {
-			continue // (ZeRO++ and expert parallelism are modelled over dp only; op_recompute_attention not under cp)
+			s.Communication.ZeroPP() || s.Parallelism.EP > 1 || s.Training.OpRecomputeAttention || s.Model.DocumentLen > 0 {
+			continue // (ZeRO++ and expert parallelism are modelled over dp only; op_recompute_attention and document_len not under cp)
 		}
 		var prev propPoint
 		for j, cp := range []int{1, 2, 4} {
