@@ -365,7 +365,7 @@ func stagesWords(stages []string) string {
 	if len(stages) == 1 {
 		return "ZeRO stage " + stages[0]
 	}
-	return "ZeRO stages " + ListAnd(stages)
+	return "ZeRO stages " + scenarios.ListAnd(stages)
 }
 
 // tieBreak says why best was named where other layouts fit on as few
@@ -401,7 +401,7 @@ func tieBreak(f *sweep.Fit, best *sweep.FitRow, room func(*sweep.FitRow) bool) s
 	if len(before) == 1 {
 		verb = "has"
 	}
-	return text + fmt.Sprintf(", with room there for the caching allocator's reserve: %s %s none)", ListAnd(before), verb)
+	return text + fmt.Sprintf(", with room there for the caching allocator's reserve: %s %s none)", scenarios.ListAnd(before), verb)
 }
 
 // WriteFitJSON writes the fit as indented JSON (exact integers).
