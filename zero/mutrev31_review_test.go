@@ -1,0 +1,83 @@
+package zero
+
+import (
+	"math"
+	"testing"
+
+	"github.com/zerosim/zerosim/scenarios"
+)
+
+// TestAttentionEfficiencyOfHeadDim: the attention efficiency a scenario
+// runs at is its kernel's rate at the model's head_dim, not at 128: a
+// Llama 3.2 1B-shaped model (hidden 2048, 32 heads: head_dim 64) with
+// cuDNN on an H100 runs at the published rate times FlashAttention's
+// head_dim-64 over head_dim-128 ratio from the published figure
+// (headdim.csv), under the GEMM ceiling.
+func TestAttentionEfficiencyOfHeadDim(t *testing.T) {
+	fig := readHeadDimFigure(t)
+	s, err := scenarios.Load("s.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\n"+
+		"model: {kind: transformer, arch: llama, hidden: 2048, layers: 2, heads: 32, kv_heads: 8, ffn: 8192, vocab: 32000, seq_len: 4096}\n"+
+		"parallelism: {dp: 8, zero_stage: 1}\ntraining: {attention_kernel: cudnn}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := min(publishedAttentionRate("H100-80GB", scenarios.KernelCuDNN)*fig.ratio(t, "cudnn", "H100", 64), GEMMCeiling("H100-80GB"))
+	if got := AttentionEfficiencyOf(s); math.Abs(got-want) > 1e-12 {
+		t.Errorf("head_dim 64, cuDNN on H100: attention efficiency %g, want the published rate × the figure's 64/128 ratio = %g", got, want)
+	}
+}
+
+// TestHeadDimScaleB300: the B300 takes the GB300's cuDNN figure (the same
+// Blackwell Ultra die; cudnn-frontend's GB300 file) at head_dim 256, not
+// the GB200's.
+func TestHeadDimScaleB300(t *testing.T) {
+	if b, gb := HeadDimScale("B300", scenarios.KernelCuDNN, 256), HeadDimScale("GB300", scenarios.KernelCuDNN, 256); b != gb || b == HeadDimScale("GB200", scenarios.KernelCuDNN, 256) {
+		t.Errorf("cuDNN at head_dim 256: B300 %.4f, GB300 %.4f, GB200 %.4f; want the B300 on the GB300's figure", b, gb, HeadDimScale("GB200", scenarios.KernelCuDNN, 256))
+	}
+}
+
+// TestModelHeadDimSkipsLinearAttention: a linear-attention block (Qwen3-
+// Next's Gated DeltaNet layers carry heads and a head_dim of their own)
+// runs no softmax attention kernel, so the model's head_dim is the first
+// softmax block's.
+func TestModelHeadDimSkipsLinearAttention(t *testing.T) {
+	s := &scenarios.Scenario{}
+	s.Model.Hidden, s.Model.Heads = 2048, 16
+	s.Model.LayerList = []scenarios.Layer{
+		{Name: "block.0", Dims: &scenarios.BlockDims{Hidden: 2048, Heads: 16, HeadDim: 128, LinearAttention: "gated_deltanet"}},
+		{Name: "block.1", Dims: &scenarios.BlockDims{Hidden: 2048, Heads: 16, HeadDim: 256}},
+	}
+	if got := ModelHeadDim(s); got != 256 {
+		t.Errorf("linear attention first, then a softmax block of head_dim 256: %d, want 256", got)
+	}
+}
+
+// TestFP8GatherCastRoundsUp: with torchao's float8 all-gather the weight
+// casts are 3 B per shard element for each of stage 3's two gathers; a
+// linear of 5·3 = 15 weights over dp 8 leaves a rank 2 elements of its
+// (padded) shard, so 3 · 2 · 2 = 12 B = ⌈6 · 15 / 8⌉, not ⌊90/8⌋ = 11,
+// beside FP8CastBytes' own count at 2 B per gathered weight element.
+func TestFP8GatherCastRoundsUp(t *testing.T) {
+	s, err := scenarios.Load("s.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nstack: torchtitan\n"+
+		"model: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {fp8: torchao}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := []FP8Linear{{Rows: 4, K: 3, N: 5}}
+	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), false, s.Training.Compile.Blocks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule.Weight = 2 // the gathered weight's transposed copy (fp8CastTraffic)
+	f0, _, _, err := FP8CastBytes(rule, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := fp8CastTraffic(s, scenarios.Layer{Name: "block.0", Block: true}, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f-f0 != 12 {
+		t.Errorf("gathered weight casts %d B forward, want 3 B · 2 elements · 2 gathers = 12", f-f0)
+	}
+}
