@@ -2,6 +2,7 @@ package memory
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,5 +141,30 @@ func TestHFLossRebindOrder(t *testing.T) {
 		if len(ops) != 1 || ops[0] != c.op {
 			t.Errorf("%s: frees of the 16-bit logits at lm_head %v, want one %s", c.cache, ops, c.op)
 		}
+	}
+}
+
+// TestOpSaveAbsDDP: under DDP (torchtitan's stage 0) nothing is gathered,
+// so training.fp8_all_gather has no fp8 weight to hand the Float8Linears:
+// each casts its whole bf16 weight and the op policy keeps that weight's
+// abs too, the 1 GiB a block of TestOpSaveAbs (inputs and weights), 32
+// GiB over Llama 3 8B's 32 blocks at the activations' peak, as without
+// the float8 all-gather.
+func TestOpSaveAbsDDP(t *testing.T) {
+	peak := func(abs bool) int64 {
+		s, err := scenarios.Load("tt.yaml", []byte(`version: 1
+stack: torchtitan
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB, gpu_memory: 95GiB}
+model: {preset: llama3.1-8b, seq_len: 8192}
+parallelism: {dp: 8, zero_stage: 0}
+training: {micro_batch: 1, recompute: op, fp8: torchao, fp8_all_gather: true}
+`), []string{"training.op_save_abs=" + strconv.FormatBool(abs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustAnalyze(t, s, Options{}).Component(CompActivations).Peak
+	}
+	if got := peak(true) - peak(false); got != 32<<30 {
+		t.Errorf("DDP with fp8_all_gather: op_save_abs adds %d B to the activations' peak, want 32 GiB (inputs' and weights' abs)", got)
 	}
 }
