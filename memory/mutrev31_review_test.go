@@ -168,3 +168,22 @@ training: {micro_batch: 1, recompute: op, fp8: torchao, fp8_all_gather: true}
 		t.Errorf("DDP with fp8_all_gather: op_save_abs adds %d B to the activations' peak, want 32 GiB (inputs' and weights' abs)", got)
 	}
 }
+
+// TestMegatronCompiledBlocks: Megatron's Transformer Engine and local
+// blocks are derived eager (BlockDims.check refuses them compiled); a
+// scenario with training.compile: blocks under stack megatron, which the
+// loader takes, gets the compiled Llama block instead and analyzes.
+func TestMegatronCompiledBlocks(t *testing.T) {
+	for _, impl := range []string{"transformer_engine", "local"} {
+		s, err := scenarios.Load("s.yaml", []byte("version: 1\nstack: megatron\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 1}\ntraining: {compile: blocks, transformer_impl: "+impl+"}\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := baseDims(s); d.MegatronTE || d.MegatronLocal || d.NormATen || !d.Compiled {
+			t.Errorf("%s, compiled: MegatronTE %t, MegatronLocal %t, NormATen %t, Compiled %t; want a compiled block of neither", impl, d.MegatronTE, d.MegatronLocal, d.NormATen, d.Compiled)
+		}
+		if _, err := Analyze(s, Options{}); err != nil {
+			t.Errorf("%s, compiled: %v", impl, err)
+		}
+	}
+}
