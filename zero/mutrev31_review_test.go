@@ -2,6 +2,7 @@ package zero
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -52,32 +53,26 @@ func TestModelHeadDimSkipsLinearAttention(t *testing.T) {
 	}
 }
 
-// TestFP8GatherCastRoundsUp: with torchao's float8 all-gather the weight
-// casts are 3 B per shard element for each of stage 3's two gathers; a
-// linear of 5·3 = 15 weights over dp 8 leaves a rank 2 elements of its
-// (padded) shard, so 3 · 2 · 2 = 12 B = ⌈6 · 15 / 8⌉, not ⌊90/8⌋ = 11,
-// beside FP8CastBytes' own count at 2 B per gathered weight element.
+// TestFP8GatherCastRoundsUp: with torchao's float8 all-gather (compiled
+// blocks) the weight casts are 3 B per shard element for each of stage
+// 3's two gathers, rounded up to whole bytes per rank: a linear of 5·3 =
+// 15 weights costs ⌈6 · 15 / 2⌉ = 45 B over dp 2 and ⌈6 · 15 / 8⌉ = 12 B
+// (not ⌊90/8⌋ = 11) over dp 8; the rest of the unit's casts (the inputs')
+// does not depend on dp, so the two differ by 33 B.
 func TestFP8GatherCastRoundsUp(t *testing.T) {
-	s, err := scenarios.Load("s.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nstack: torchtitan\n"+
-		"model: {preset: llama3.1-8b}\nparallelism: {dp: 8, zero_stage: 3}\ntraining: {fp8: torchao}\n"), nil)
-	if err != nil {
-		t.Fatal(err)
+	fwd := func(dp int) int64 {
+		s, err := scenarios.Load("s.yaml", []byte("version: 1\ncluster: {nodes: 1, gpus_per_node: "+strconv.Itoa(dp)+", gpu: H100-80GB}\nstack: torchtitan\n"+
+			"model: {preset: llama3.1-8b}\nparallelism: {dp: "+strconv.Itoa(dp)+", zero_stage: 3}\ntraining: {fp8: torchao, compile: blocks}\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, err := fp8CastTraffic(s, scenarios.Layer{Name: "block.0", Block: true}, []FP8Linear{{Rows: 4, K: 3, N: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
-	ls := []FP8Linear{{Rows: 4, K: 3, N: 5}}
-	rule, err := FP8CastRuleOf(s.Training.FP8, NonTNFP8(s.Cluster.GPU), false, s.Training.Compile.Blocks())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule.Weight = 2 // the gathered weight's transposed copy (fp8CastTraffic)
-	f0, _, _, err := FP8CastBytes(rule, ls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _, err := fp8CastTraffic(s, scenarios.Layer{Name: "block.0", Block: true}, ls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f-f0 != 12 {
-		t.Errorf("gathered weight casts %d B forward, want 3 B · 2 elements · 2 gathers = 12", f-f0)
+	if d := fwd(2) - fwd(8); d != 45-12 {
+		t.Errorf("gathered weight casts over dp 2 less over dp 8: %d B, want ⌈90/2⌉ − ⌈90/8⌉ = 33", d)
 	}
 }
