@@ -313,6 +313,9 @@ func TestCheckedMulDiv(t *testing.T) {
 		{"quotient 2^63", 1 << 62, 4, 2, false},
 		{"quotient past 2^64", top, top, 1, false},
 		{"floor MaxInt64, ceil past", 4_294_967_295, 4_294_967_297, 2, false},
+		// 2³²·2³² = 2⁶⁴: the product's high word equals c, so the
+		// quotient is 2⁶⁴, one past uint64 (bits.Div64 would panic).
+		{"high word equals c", 1 << 32, 1 << 32, 1, false},
 		{"negative a", -1, 1, 1, true},
 		{"negative b", 1, -1, 1, true},
 		{"zero den", 1, 1, 0, true},
