@@ -2,8 +2,10 @@ package zero
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
@@ -94,4 +96,31 @@ func TestActivationOffloadStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestActivationOffloadDocFigures holds docs/compute-model.md's step times
+// of Llama-3.1-8B over PCIe 5.0 by the number of offloaded blocks to the
+// replay of that scenario (zerosim run of it, at the default efficiency).
+func TestActivationOffloadDocFigures(t *testing.T) {
+	ns := []int{0, 8, 16, 24, 31}
+	steps := make([]string, len(ns))
+	for i, n := range ns {
+		s, err := scenarios.Load("actoff-doc.yaml", []byte(fmt.Sprintf(`version: 1
+stack: megatron
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
+model: {preset: llama3.1-8b, seq_len: 8192}
+parallelism: {dp: 8, zero_stage: 1}
+training: {micro_batch: 1, grad_accum: 2, param_dtype: bf16, recompute: none, activation_offload_layers: %d}
+`, n)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Replay(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps[i] = fmt.Sprintf("%.3f", res.StepTime.Seconds())
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestActivationOffloadDocFigures (Replay of Llama-3.1-8B, micro-batch 1, GA 2, seq 8192, 8 H100, stage 1)",
+		"(PCIe 5.0): N = 0, 8, 16, 24, 31 give "+strings.Join(steps, ", ")+" s per step of 2 micro-batches")
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/scenarios"
 )
 
@@ -201,4 +202,27 @@ func TestModelHeadDim(t *testing.T) {
 	if got := ModelHeadDim(&scenarios.Scenario{}); got != 0 {
 		t.Errorf("no dims: %d, want 0", got)
 	}
+}
+
+// TestHeadDimDocTable holds docs/compute-model.md's head_dim table and
+// the interpolated ratios its prose quotes to HeadDimScale, which
+// TestHeadDimScaleMeasured holds to the published figures.
+func TestHeadDimDocTable(t *testing.T) {
+	f := func(gpu string, k scenarios.AttentionKernel, hd int64) string {
+		if r := HeadDimScale(gpu, k, hd); r != 1 {
+			return strconv.FormatFloat(r, 'f', 3, 64)
+		}
+		return "1" // the document writes an unscaled rate as 1
+	}
+	quotes := []string{
+		"| " + f("A100-80GB", scenarios.KernelFA2, 64) + " | " + f("A100-80GB", scenarios.KernelFA2, 256) + " (none published; 128's held) |",
+		"| " + f("H100-80GB", scenarios.KernelFA2, 64) + " | " + f("H100-80GB", scenarios.KernelFA2, 256) + " (forward only) |",
+		"on H100 | " + f("H100-80GB", scenarios.KernelCuDNN, 64) + " | " + f("H100-80GB", scenarios.KernelCuDNN, 256) + " (forward only) |",
+		"| " + f("GB200", scenarios.KernelCuDNN, 64) + " (the H100's",
+		"| " + f("GB200", scenarios.KernelCuDNN, 256) + ", " + f("GB300", scenarios.KernelCuDNN, 256) + " (forward only) |",
+		"`fa3` on H100 | " + f("H100-80GB", scenarios.KernelFA3, 64) + " | " + f("H100-80GB", scenarios.KernelFA3, 256) + " (forward only) |",
+		"| " + f("H100-80GB", scenarios.KernelTriton, 64) + " | " + f("B200", scenarios.KernelFlex, 256) + " | flat",
+		"(" + f("H100-80GB", scenarios.KernelCuDNN, 96) + " for `cudnn` on Hopper at 96, " + f("H100-80GB", scenarios.KernelCuDNN, 192) + " at 192)",
+	}
+	golden.CheckQuotes(t, "../docs/compute-model.md", "TestHeadDimDocTable (zero.HeadDimScale)", quotes...)
 }

@@ -67,6 +67,9 @@ func TestFitPointsToPlan(t *testing.T) {
 	}
 	// The case QA met: stage 1 fits no row at the file's settings, and
 	// plan's search finds it a configuration on these 2 nodes.
+	if noRows[2] || found[2] == nil {
+		t.Errorf("stage 2: fit's rows fit %v, plan finds %v; want no and a configuration (docs/sweeps.md)", noRows[2], found[2])
+	}
 	if noRows[1] || found[1] == nil {
 		t.Fatalf("stage 1: fit's rows fit %v, plan finds %v; want no and a configuration", noRows[1], found[1])
 	}
@@ -105,7 +108,10 @@ func TestFitPointsToPlan(t *testing.T) {
 		"least nodes at the file's settings: ",
 		"plan: zerosim plan searches what the table holds fixed (the micro-batch and accumulation at the file's global batch, 32 sequences; checkpointing; expert parallelism);",
 		"on these 2 nodes, for the stages without a plain yes above, it finds: - ZeRO stage 0,",
-		"- ZeRO stage 1, expert parallelism",
+		// docs/sweeps.md: "fits no stage 1 or 2 row, while plan fits both
+		// on the same 2 nodes at ep 8, micro-batch 1".
+		"- ZeRO stage 1, expert parallelism 8, micro-batch 1 × 2 accumulation steps",
+		"- ZeRO stage 2, expert parallelism 8, micro-batch 1 × 2 accumulation steps",
 		"ranks them: zerosim plan " + file,
 	} {
 		if !strings.Contains(flat, want) {
