@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -55,22 +56,8 @@ memory: {activations: false}
 			t.Fatal(err)
 		}
 		r := mustAnalyze(t, s, Options{})
-		for _, x := range []struct {
-			comp Comp
-			got  int64
-			want int64
-		}{
-			{CompParams, r.Component(CompParams).AtRest, c.params},
-			{CompGrads, r.Component(CompGrads).AtRest, c.grads},
-			{CompMaster, r.Component(CompMaster).AtRest, c.mst},
-			{CompAdamM, r.Component(CompAdamM).AtRest, c.m},
-			{CompAdamV, r.Component(CompAdamV).AtRest, c.v},
-			{CompStepTemp, r.Component(CompStepTemp).Peak, c.tmp},
-		} {
-			if x.got != x.want {
-				t.Errorf("stage %d, master_dtype %s, optimizer_impl %q: %s %d B, want %d", c.stage, c.master, c.impl, x.comp, x.got, x.want)
-			}
-		}
+		checkStateBytes(t, fmt.Sprintf("stage %d, master_dtype %s, optimizer_impl %q", c.stage, c.master, c.impl), r,
+			stateBytes{c.params, c.grads, c.mst, c.m, c.v, c.tmp})
 	}
 }
 
@@ -129,6 +116,32 @@ memory: {activations: false}
 		}
 		if got := r.Groups[0].ReduceBytes; got != c.reduceElemBytes {
 			t.Errorf("%v: reduced in %d B per element, want %d", c.sets, got, c.reduceElemBytes)
+		}
+	}
+}
+
+// stateBytes is a rank's optimizer-side bytes by hand: the parameters,
+// gradients, master copy and Adam moments at rest, and the optimizer's
+// temporaries at their peak.
+type stateBytes struct{ params, grads, master, m, v, stepTemp int64 }
+
+// checkStateBytes reports each of r's components that differs from want,
+// the message led by what (the case).
+func checkStateBytes(t *testing.T, what string, r *Report, want stateBytes) {
+	t.Helper()
+	for _, x := range []struct {
+		comp      Comp
+		got, want int64
+	}{
+		{CompParams, r.Component(CompParams).AtRest, want.params},
+		{CompGrads, r.Component(CompGrads).AtRest, want.grads},
+		{CompMaster, r.Component(CompMaster).AtRest, want.master},
+		{CompAdamM, r.Component(CompAdamM).AtRest, want.m},
+		{CompAdamV, r.Component(CompAdamV).AtRest, want.v},
+		{CompStepTemp, r.Component(CompStepTemp).Peak, want.stepTemp},
+	} {
+		if x.got != x.want {
+			t.Errorf("%s: %s %d B, want %d", what, x.comp, x.got, x.want)
 		}
 	}
 }

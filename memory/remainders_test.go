@@ -61,21 +61,7 @@ memory: {activations: false}
 		if g := r.Groups[0]; g.RankNumel != R || g.ShardElems != R {
 			t.Fatalf("%s: shard %d (padded %d), want %d", c.name, g.RankNumel, g.ShardElems, R)
 		}
-		for _, x := range []struct {
-			comp      Comp
-			got, want int64
-		}{
-			{CompParams, r.Component(CompParams).AtRest, c.params},
-			{CompGrads, r.Component(CompGrads).AtRest, c.grads},
-			{CompMaster, r.Component(CompMaster).AtRest, c.mst},
-			{CompAdamM, r.Component(CompAdamM).AtRest, c.m},
-			{CompAdamV, r.Component(CompAdamV).AtRest, c.v},
-			{CompStepTemp, r.Component(CompStepTemp).Peak, c.tm},
-		} {
-			if x.got != x.want {
-				t.Errorf("%s: %s %d B, want %d", c.name, x.comp, x.got, x.want)
-			}
-		}
+		checkStateBytes(t, c.name, r, stateBytes{c.params, c.grads, c.mst, c.m, c.v, c.tm})
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -98,7 +99,10 @@ func TestRunJSONCarriesDeviceWarning(t *testing.T) {
 // (zero/offload.go), so at 4 accumulation steps GPU→host carries 4 × what
 // host→GPU does. CPU Adam runs at the node's whole memory_bandwidth (the
 // DGX H100's 563.2 GB/s datasheet figure), which the line says is a lower
-// bound on its time.
+// bound on its time. By hand for the default example (Llama 2 7B, P =
+// 6,738,415,616 over N = 16, 8 ranks a node): host→GPU is the bf16 shard,
+// 2·P/16 = 842,301,952 B; the node's 8 CPU Adams share its DRAM, 8·(P/16)·28
+// B (scenarios.CPUAdamBytesPerParam) at 563.2 GB/s = 167.503 ms.
 func TestOffloadDirections(t *testing.T) {
 	sets := []string{"offload.optimizer=cpu", "parallelism.zero_stage=3", "training.grad_accum=4"}
 	args := []string{"run"}
@@ -121,6 +125,14 @@ func TestOffloadDirections(t *testing.T) {
 	h := res.Host
 	if h == nil || h.PCIeDown != 4*h.PCIeUp {
 		t.Fatalf("host stats %+v: want 4 × as many bytes to the host as back", h)
+	}
+	const params, n, gpn = 6_738_415_616, 16, 8
+	if h.PCIeUp != 2*params/n {
+		t.Errorf("host→GPU %d B, want the bf16 shard 2·P/N = %d", h.PCIeUp, 2*params/n)
+	}
+	cpu := float64(gpn*params/n*scenarios.CPUAdamBytesPerParam) / 563.2e9
+	if got := h.CPUTime.Seconds(); math.Abs(got/cpu-1) > 1e-6 {
+		t.Errorf("CPU Adam %v, want 8 ranks' (P/N)·28 B at 563.2 GB/s = %.6f s", h.CPUTime, cpu)
 	}
 	want := fmt.Sprintf("host side (per rank): PCIe GPU→host %s in %v, host→GPU %s in %v, CPU Adam %v (at the full %v memory bandwidth of the node: a lower bound)",
 		units.Bytes(h.PCIeDown).IEC(), h.PCIeDownTime, units.Bytes(h.PCIeUp).IEC(), h.PCIeUpTime, h.CPUTime, s.Cluster.Host.MemoryBandwidth)

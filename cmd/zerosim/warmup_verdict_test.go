@@ -17,7 +17,13 @@ import (
 // allocator releases its cache in the first steps only, so it fits with
 // room everywhere, and run and compare name the warm-up's retries; on
 // 33.4375 GiB it releases it every step, so it fits with retries
-// everywhere.
+// everywhere. The two capacities are inputs pinned to the simulated
+// allocator, not derived: `zerosim run default --set
+// communication.boundary=fsdp1 --set parallelism.zero_stage=3 --set
+// cluster.gpu_memory=X` (peak 30.32 GiB, 31.01 GiB with the context and
+// NCCL's buffers) releases the cache in the warm-up only at X = 34.6875GiB
+// and every step at 33.4375GiB; the run case below checks each still lands
+// in its regime.
 func TestWarmupRetriesOneVerdict(t *testing.T) {
 	const warm, steady = "34.6875GiB", "33.4375GiB"
 	sets := func(gpu string) []string {
