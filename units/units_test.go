@@ -313,6 +313,9 @@ func TestCheckedMulDiv(t *testing.T) {
 		{"quotient 2^63", 1 << 62, 4, 2, false},
 		{"quotient past 2^64", top, top, 1, false},
 		{"floor MaxInt64, ceil past", 4_294_967_295, 4_294_967_297, 2, false},
+		// 2⁶⁵ − 1 = 31 · 1,190,112,520,884,487,201: floor over 2 is
+		// MaxUint64, which rounding up must not wrap to 0.
+		{"floor MaxUint64, ceil wraps", 31, 1_190_112_520_884_487_201, 2, false},
 		{"negative a", -1, 1, 1, true},
 		{"negative b", 1, -1, 1, true},
 		{"zero den", 1, 1, 0, true},
