@@ -141,8 +141,6 @@ func (m *model) actOffloadHost() {
 	c := m.c
 	h := m.host()
 	h.PerRank = c.Add(h.PerRank, m.r.HostActivations())
-	h.PerNode = c.Mul(h.PerRank, int64(m.s.Cluster.GPUsPerNode))
-	h.Capacity = int64(m.s.Cluster.Host.Memory)
-	h.Fits = h.Capacity > 0 && h.PerNode <= h.Capacity
+	m.settleHost(h)
 	h.Note = fmt.Sprintf("activation offloading: the saved tensors of %d blocks of one micro-batch in pinned host memory (training.activation_offload_layers)", len(m.actOff))
 }

@@ -66,15 +66,21 @@ func (m *model) offload(g *group) {
 	case scenarios.OffloadNVMe:
 		h.NVMePerNode = c.Add(h.NVMePerNode, c.Mul(S, g.info.ParamBytes, int64(m.s.Cluster.GPUsPerNode)))
 	}
-	h.PerNode = c.Mul(h.PerRank, int64(m.s.Cluster.GPUsPerNode))
-	h.Capacity = int64(m.s.Cluster.Host.Memory)
-	h.Fits = h.Capacity > 0 && h.PerNode <= h.Capacity
+	m.settleHost(h)
 	h.Note = "optimizer " + m.s.Offload.Optimizer.String() + ", params " + m.s.Offload.Params.String() +
 		": fp32 master, Adam m, v and fp32 grads 16 B per shard element (nvme: 4 B on the host, 12 on NVMe), params 2 B"
 	if m.s.Training.MasterDType == scenarios.MasterBF16 {
 		h.Note = "optimizer " + m.s.Offload.Optimizer.String() + ", params " + m.s.Offload.Params.String() +
 			fmt.Sprintf(": bf16 master and grads 2 B each, Adam m, v %d B each per shard element (nvme: the grads on the host, the rest on NVMe), params 2 B", state)
 	}
+}
+
+// settleHost sets h's node total (GPUs per node × PerRank), the node's
+// host RAM and whether the total fits it, after PerRank has changed.
+func (m *model) settleHost(h *HostMemory) {
+	h.PerNode = m.c.Mul(h.PerRank, int64(m.s.Cluster.GPUsPerNode))
+	h.Capacity = int64(m.s.Cluster.Host.Memory)
+	h.Fits = h.Capacity > 0 && h.PerNode <= h.Capacity
 }
 
 func (m *model) host() *HostMemory {

@@ -533,10 +533,7 @@ func deepSpeedGradPartitions(r *Report, s *scenarios.Scenario) bool {
 func newModel(r *Report, groups []*group, s *scenarios.Scenario, c *calc) *model {
 	m := &model{r: r, groups: groups, s: s, c: c,
 		rest: make([]int64, len(componentOrder)), notes: make([]string, len(componentOrder))}
-	m.prefetch = 1
-	if d := s.Communication.PrefetchDepth; d != nil {
-		m.prefetch = *d
-	}
+	m.prefetch = s.Communication.Prefetch()
 	m.prefetchBwd = m.prefetch
 	if d := s.Communication.BackwardPrefetchDepth; d != nil {
 		m.prefetchBwd = *d

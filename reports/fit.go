@@ -198,18 +198,15 @@ func fitPlanText(f *sweep.Fit) string {
 	if len(varied) == 0 {
 		return ""
 	}
-	stages := f.PlanStages()
-	best := p.BestPerStage()
 	var lines, none, names []string
-	for _, st := range stages {
+	for _, st := range f.PlanStages() {
 		names = append(names, strconv.Itoa(st))
-		c, ok := best[st]
+		r, ok := planBestRow(p, st)
 		if !ok {
 			none = append(none, strconv.Itoa(st))
 			continue
 		}
-		i := slices.IndexFunc(p.Rows, func(r sweep.PlanRow) bool { return r.Candidate == c })
-		r := p.Rows[i]
+		c := r.Candidate
 		verdict := fmt.Sprintf("fits, peak %s, device %s of %s", gib(r.PeakMemory), gib(r.DevicePeak), gib(p.GPUMemory))
 		if n := r.SimulatedRetries; !r.DeviceFit && n != nil && *n > 0 {
 			// The reserve is simulated within the GPU, so the device
@@ -246,6 +243,21 @@ func fitPlanText(f *sweep.Fit) string {
 		out += "\n" + labelled("       - ", l)
 	}
 	return out + "\n" + commandLines("       ranks them: ", args)
+}
+
+// planBestRow is the fastest row of plan p that fits at ZeRO stage st
+// (the row of its Plan.BestPerStage candidate: rows are fastest first),
+// false when none does. fitPlanText and the JSON's plan_finds both read it.
+func planBestRow(p *sweep.Plan, st int) (sweep.PlanRow, bool) {
+	c, ok := p.BestPerStage()[st]
+	if !ok {
+		return sweep.PlanRow{}, false
+	}
+	i := slices.IndexFunc(p.Rows, func(r sweep.PlanRow) bool { return r.Candidate == c })
+	if i < 0 {
+		return sweep.PlanRow{}, false
+	}
+	return p.Rows[i], true
 }
 
 // fitToFit is plan's advice (ToFit) when no stage fits on any cluster

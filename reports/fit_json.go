@@ -63,18 +63,10 @@ func planFinds(f *sweep.Fit) []fitPlanFound {
 	if f.Plan == nil {
 		return nil
 	}
-	best := f.Plan.BestPerStage()
 	var out []fitPlanFound
 	for _, st := range f.PlanStages() {
-		c, ok := best[st]
-		if !ok {
-			continue
-		}
-		for _, r := range f.Plan.Rows {
-			if r.Candidate == c {
-				out = append(out, fitPlanFound{Stage: st, Sets: c.Sets(), Peak: r.PeakMemory, DevicePeak: r.DevicePeak, DeviceFits: r.DeviceFit})
-				break
-			}
+		if r, ok := planBestRow(f.Plan, st); ok {
+			out = append(out, fitPlanFound{Stage: st, Sets: r.Candidate.Sets(), Peak: r.PeakMemory, DevicePeak: r.DevicePeak, DeviceFits: r.DeviceFit})
 		}
 	}
 	return out

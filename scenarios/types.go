@@ -729,3 +729,12 @@ func (m *Model) TotalParams() int64 {
 	}
 	return t
 }
+
+// Prefetch is communication.prefetch_depth, DefaultPrefetchDepth where it
+// is unset (Load sets it; a scenario built or edited in code may not).
+func (c Communication) Prefetch() int {
+	if c.PrefetchDepth != nil {
+		return *c.PrefetchDepth
+	}
+	return DefaultPrefetchDepth
+}

@@ -316,11 +316,7 @@ func PlanFit(ctx context.Context, src Source, f *Fit, progress func(done, total 
 		opt.BucketSizes = []string{units.Bytes(s.Communication.BucketSize).Exact()}
 	}
 	if slices.Contains(stages, 3) {
-		d := 1
-		if s.Communication.PrefetchDepth != nil {
-			d = *s.Communication.PrefetchDepth
-		}
-		opt.Prefetch = []int{d}
+		opt.Prefetch = []int{s.Communication.Prefetch()}
 	}
 	p, err := PlanSearch(ctx, src, opt)
 	if err != nil {

@@ -666,10 +666,7 @@ func (sp *planSpace) pin(src Source, opt PlanOptions) error {
 			return sp.buckets[0]
 		}},
 		{"communication.prefetch_depth", "--prefetch", opt.Prefetch != nil, func() string {
-			d := 1
-			if s.Communication.PrefetchDepth != nil {
-				d = *s.Communication.PrefetchDepth
-			}
+			d := s.Communication.Prefetch()
 			sp.prefetch = []int{d}
 			return strconv.Itoa(d)
 		}},

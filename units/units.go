@@ -394,11 +394,13 @@ func CheckedMulDivCeil(a, b, c int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Check before rounding up: q may be MaxUint64 (a·b < c·2⁶⁴ only bounds
+	// q below 2⁶⁴), and q++ would wrap it to 0.
+	if q > math.MaxInt64 || (r != 0 && q == math.MaxInt64) {
+		return 0, ErrOverflow
+	}
 	if r != 0 {
 		q++
-	}
-	if q > math.MaxInt64 {
-		return 0, ErrOverflow
 	}
 	return int64(q), nil
 }

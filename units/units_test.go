@@ -316,6 +316,9 @@ func TestCheckedMulDiv(t *testing.T) {
 		// 2³²·2³² = 2⁶⁴: the product's high word equals c, so the
 		// quotient is 2⁶⁴, one past uint64 (bits.Div64 would panic).
 		{"high word equals c", 1 << 32, 1 << 32, 1, false},
+		// 2⁶⁵ − 1 = 31 · 1,190,112,520,884,487,201: floor over 2 is
+		// MaxUint64, which rounding up must not wrap to 0.
+		{"floor MaxUint64, ceil wraps", 31, 1_190_112_520_884_487_201, 2, false},
 		{"negative a", -1, 1, 1, true},
 		{"negative b", 1, -1, 1, true},
 		{"zero den", 1, 1, 0, true},

@@ -992,10 +992,7 @@ func (b *builder) optElems() int64 {
 func (b *builder) stage3() error {
 	sc := b.sc
 	L := len(sc.Costs)
-	d := scenarios.DefaultPrefetchDepth // Load sets the key; a scenario built by hand may not
-	if b.s.Communication.PrefetchDepth != nil {
-		d = *b.s.Communication.PrefetchDepth
-	}
+	d := b.s.Communication.Prefetch()
 	// With one bucket per unit, unit u's buckets (one per group holding it).
 	byUnit := make([][]int, L)
 	for i, bk := range sc.Buckets {
