@@ -135,6 +135,11 @@ func TestMegatronLocalScenario(t *testing.T) {
 		return mustAnalyze(t, s, Options{}).Component(CompActivations).Peak, baseDims(s)
 	}
 	te, d := acts()
+	// The file's attention_kernel cudnn is Transformer Engine's fused
+	// attention, which local does not run (scenarios.localAttention):
+	// local states flash-attn 2 (--use-flash-attn), flash attention
+	// keeping flash's saved tensors, as the TE block's cudnn does.
+	const localFA2 = "training.attention_kernel=fa2"
 	if !d.MegatronTE || d.MegatronLocal || d.NormATen {
 		t.Errorf("default: MegatronTE %v, MegatronLocal %v, NormATen %v, want true, false, false", d.MegatronTE, d.MegatronLocal, d.NormATen)
 	}
@@ -144,9 +149,9 @@ func TestMegatronLocalScenario(t *testing.T) {
 		aten bool
 		more int64
 	}{
-		{"local (aten::_fused_rms_norm by default)", []string{"training.transformer_impl=local"}, true, 0},
-		{"local, norm_impl aten_fused", []string{"training.transformer_impl=local", "training.norm_impl=aten_fused"}, true, 0},
-		{"local, norm_impl fp32 (composite)", []string{"training.transformer_impl=local", "training.norm_impl=fp32"}, false, 32*8*teTH + 4*teTH},
+		{"local (aten::_fused_rms_norm by default)", []string{"training.transformer_impl=local", localFA2}, true, 0},
+		{"local, norm_impl aten_fused", []string{"training.transformer_impl=local", localFA2, "training.norm_impl=aten_fused"}, true, 0},
+		{"local, norm_impl fp32 (composite)", []string{"training.transformer_impl=local", localFA2, "training.norm_impl=fp32"}, false, 32*8*teTH + 4*teTH},
 	} {
 		local, d := acts(c.set...)
 		if d.MegatronTE || !d.MegatronLocal || d.NormATen != c.aten {
@@ -157,7 +162,7 @@ func TestMegatronLocalScenario(t *testing.T) {
 		}
 	}
 	gptTE, _ := acts("model.arch=gpt", "model.kv_heads=32")
-	gptLocal, d := acts("model.arch=gpt", "model.kv_heads=32", "training.transformer_impl=local")
+	gptLocal, d := acts("model.arch=gpt", "model.kv_heads=32", "training.transformer_impl=local", localFA2)
 	if gptTE != gptLocal || d.MegatronLocal || d.MegatronTE || d.NormATen {
 		t.Errorf("gpt: te %d, local %d (MegatronLocal %v, NormATen %v), want equal and no Megatron llama block", gptTE, gptLocal, d.MegatronLocal, d.NormATen)
 	}

@@ -1520,12 +1520,13 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 	}
 	switch {
 	case impl == "local" || be == "local":
-		if flashLegacy {
-			m.set("training.attention_kernel", "fa2", from+", --use-flash-attn: flash-attn 2")
+		att, kernel := localAttention(flashLegacy)
+		if att == AttentionFlash {
+			m.set("training.attention_kernel", string(kernel), from+", --use-flash-attn: flash-attn 2")
 			break
 		}
-		m.set("training.attention", "eager", from+": Megatron's own DotProductAttention materialises the scores")
-		m.set("training.attention_kernel", "eager", from)
+		m.set("training.attention", string(att), from+": Megatron's own DotProductAttention materialises the scores")
+		m.set("training.attention_kernel", string(kernel), from)
 		if err := m.noteTorchSoftmax(a); err != nil {
 			return err
 		}

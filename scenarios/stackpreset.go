@@ -313,6 +313,13 @@ func (l *loader) applyStack(root *yaml.Node) error {
 				continue
 			}
 		}
+		if k.path == "training.attention_kernel" && v.Value == "megatron" {
+			// transformer_impl: local never runs Transformer Engine's
+			// attention (resolveTransformerImpl notes what it runs).
+			if lk, ok := presetLocalAttention(root); ok {
+				value = string(lk)
+			}
+		}
 		if err := l.applySet(root, k.path+"="+value); err != nil {
 			return err
 		}

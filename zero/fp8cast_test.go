@@ -210,7 +210,9 @@ func TestBlockOtherBytes(t *testing.T) {
 // fp32) they are the eager chain's 36 and 92 B (rmsNormFwd, rmsNormBwd):
 // 450,560 and 966,656 B a token, ×t = 3,690,987,520 and 7,918,845,952.
 // The final norm (finalNormBytes) moves 4·t·h and 6·t·h, or 36·t·h and
-// 92·t·h on the composite.
+// 92·t·h on the composite. The local cases state training.attention:
+// flash (flash-attn 2, --use-flash-attn), attention as the Transformer
+// Engine case runs it; local's default is eager (scenarios.localAttention).
 func TestMegatronChain(t *testing.T) {
 	doc := "version: 1\nstack: megatron\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b, seq_len: 8192}\n" +
 		"parallelism: {dp: 8, zero_stage: 1}\ntraining: {micro_batch: 1}\n"
@@ -224,9 +226,9 @@ func TestMegatronChain(t *testing.T) {
 		fwd, bwd       int64 // the doc comment's
 	}{
 		{"Transformer Engine", "{micro_batch: 1}", 4, 6, 1_543_503_872, 2_147_483_648},
-		{"local, aten::_fused_rms_norm (default)", "{micro_batch: 1, transformer_impl: local}", 4, 6, 1_543_503_872, 2_147_483_648},
-		{"local, norm_impl aten_fused", "{micro_batch: 1, transformer_impl: local, norm_impl: aten_fused}", 4, 6, 1_543_503_872, 2_147_483_648},
-		{"local, norm_impl fp32 (composite)", "{micro_batch: 1, transformer_impl: local, norm_impl: fp32}", 36, 92, 3_690_987_520, 7_918_845_952},
+		{"local, aten::_fused_rms_norm (default)", "{micro_batch: 1, transformer_impl: local, attention: flash}", 4, 6, 1_543_503_872, 2_147_483_648},
+		{"local, norm_impl aten_fused", "{micro_batch: 1, transformer_impl: local, attention: flash, norm_impl: aten_fused}", 4, 6, 1_543_503_872, 2_147_483_648},
+		{"local, norm_impl fp32 (composite)", "{micro_batch: 1, transformer_impl: local, attention: flash, norm_impl: fp32}", 36, 92, 3_690_987_520, 7_918_845_952},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wf, wb := chain(c.nf, c.nb)

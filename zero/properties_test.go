@@ -681,6 +681,13 @@ var monotoneLaws = []monotoneLaw{
 			// (the loader refuses it beside eager attention).
 			return []string{"flash", "sdpa", "eager training.attention_kernel=eager training.op_recompute_attention=false"}
 		}
+		if s.Training.TransformerImpl == scenarios.TransformerLocal {
+			// Megatron-core's local spec runs its own eager
+			// DotProductAttention or, under --use-flash-attn,
+			// flash-attn 2; never Transformer Engine's, nor SDPA (the
+			// loader refuses them beside local).
+			return []string{"flash training.attention_kernel=fa2", "eager training.attention_kernel=eager"}
+		}
 		if s.Training.AttentionKernel == scenarios.KernelEager {
 			// A template on eager attention names its kernel (zerosim
 			// import megatron's --attention-backend unfused or
