@@ -883,14 +883,21 @@ func attentionFinding(s *scenarios.Scenario) string {
 		}
 		return zero.AttentionEfficiencyAt(gpu, k, t.ComputeEfficiency, zero.ModelHeadDim(s))
 	}
+	// Megatron's transformer_impl: local runs eager attention or fa2
+	// only (the loader refuses another kernel beside it: scenarios'
+	// localAttention), so no faster kernel is named there.
+	local := t.TransformerImpl == scenarios.TransformerLocal
 	best, bestEff := scenarios.AttentionKernel(""), cur
 	for _, k := range []scenarios.AttentionKernel{scenarios.KernelFA2, scenarios.KernelCuDNN, scenarios.KernelFA3} {
+		if local && k != scenarios.KernelFA2 {
+			continue
+		}
 		if e := rate(k); e > bestEff && !(sdpa && k == scenarios.KernelFA3) {
 			best, bestEff = k, e
 		}
 	}
 	fa3 := ""
-	if e := rate(scenarios.KernelFA3); sdpa && e > bestEff && e >= 1.25*cur && t.AttentionKernel != scenarios.KernelFA3 {
+	if e := rate(scenarios.KernelFA3); !local && sdpa && e > bestEff && e >= 1.25*cur && t.AttentionKernel != scenarios.KernelFA3 {
 		fa3 = fmt.Sprintf(" fa3 reaches %s where a model calls FlashAttention-3 directly, not through SDPA.", fmtEff(e))
 	}
 	if best == "" || bestEff < 1.25*cur {

@@ -636,6 +636,9 @@ func TestAttentionFinding(t *testing.T) {
 		// torchtitan that is and which ran cuDNN's attention.
 		{"torchtitan H100", []string{"stack=torchtitan", "parallelism.zero_stage=3"}, "cudnn",
 			"at fa2's 0.35 of the dense peak on H100-80GB, stack torchtitan's kernel (torchtitan 9dec370, Dec 2024). A torchtitan from 6a3a9da (2025-10-09; on Blackwell from 3b85aa3) to 1695457 (2026-06-09) runs SDPA with cuDNN's attention first: cudnn reaches 0.5732 there"},
+		// Megatron's transformer_impl: local runs fa2 (or eager) only:
+		// the H100 row's fa3 is refused beside it, so nothing is named.
+		{"megatron local H100", []string{"stack=megatron", "training.transformer_impl=local", "training.attention=flash"}, "", ""},
 		{"torchtitan B200", []string{"stack=torchtitan", "parallelism.zero_stage=3", "cluster.gpu=B200", "model.seq_len=8192"}, "cudnn", "From 1695457 its language models run FlexAttention (training.attention_kernel: flex, 0.2655 there)."},
 	} {
 		run := exampleRun(t, "default", c.sets...)
