@@ -35,6 +35,8 @@ func TestLocalAttention(t *testing.T) {
 			"m.yaml: --set training.attention_kernel=te: attention_kernel=te is not what transformer_impl: local runs"},
 		{"local, attention_kernel cudnn (TE's fused) refused", "  transformer_impl: local\n  attention_kernel: cudnn\n", nil, "", "", "",
 			"m.yaml:9:3: attention_kernel=cudnn is not what"},
+		{"local, attention sdpa refused", "  transformer_impl: local\n  attention: sdpa\n", nil, "", "", "",
+			"m.yaml:9:3: training.attention=sdpa is not what transformer_impl: local runs: its kernels are Megatron-core's own DotProductAttention (eager) or flash-attn 2 (fa2, --use-flash-attn)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := Load("m.yaml", []byte(doc+c.keys), c.set)
