@@ -212,14 +212,26 @@ var verifyKeys = map[string]keyRule{
 	// the same gradients into .grad once per micro-step either way.
 	"training.compile":   noChange(),
 	"training.rope_impl": noChange(),
+	// Kernel choices, one rule for norm_impl, transformer_impl and liger:
+	// a kernel that computes in fp32 inside and rounds its result once is
+	// the real model's kernel the toy replaces (its own layerNorm,
+	// attention and float64 loss, model.go), whatever order it sums in;
+	// a setting that keeps a partial sum in 16
+	// bits where the toy does not changes values, and is listed (as
+	// cross_entropy's 16-bit loss is). Every norm_impl upcasts x and keeps
+	// the rstd in fp32 (scenarios/normimpl.go cites each kernel), and
+	// transformer_impl swaps TE's modules for Megatron-core's own over the
+	// same block (torch.nn.RMSNorm's composite rms_norm upcasts too,
+	// memory/tensors.go MegatronLocal): not listed.
 	"training.norm_impl": noChange(),
-	// Liger's kernels compute the same functions with other roundings
-	// (the head's bf16 grad_weight summed chunk by chunk by addmm,
-	// Liger-Kernel ops/fused_linear_cross_entropy.py at c3c2d4fa lines
-	// 126-135): verify runs the unpatched model.
+	// Liger's fused linear cross-entropy sums the head's bf16 grad_weight
+	// chunk by chunk by addmm into a bf16 tensor (Liger-Kernel
+	// ops/fused_linear_cross_entropy.py at c3c2d4fa lines 126-135), a
+	// 16-bit partial sum: listed; verify runs the unpatched model.
 	"training.liger": toy(func(s *scenarios.Scenario) bool { return !s.Training.Liger }),
 	// Megatron's Transformer Engine or own modules compute the same
-	// block; the choice sets what is kept and the traffic.
+	// block in fp32 inside (the rule above); the choice sets what is kept
+	// and the traffic.
 	"training.transformer_impl": noChange(),
 	// A 16-bit loss (cross_entropy: bf16 or fp16, F.cross_entropy on the
 	// 16-bit logits without the upcast) writes 16-bit log-probabilities

@@ -144,6 +144,11 @@ func TestNotFollowed(t *testing.T) {
 		{"default", []string{"training.cross_entropy=fused"}, nil, 0, 0},
 		{"default", []string{"stack=torchtitan"}, []string{"training.shard_dtype", "training.reduce_dtype", "training.optimizer_impl"}, 0, 0},
 		{"default", []string{"stack=megatron"}, []string{"training.reduce_dtype"}, 0, 0},
+		// Kernels that compute in fp32 inside are the toy's own; Liger's
+		// bf16 grad_weight partial sums are not (verifyKeys' rule).
+		{"default", []string{"training.liger=true"}, []string{"training.liger"}, 0, 0},
+		{"default", []string{"training.norm_impl=fused"}, nil, 0, 0},
+		{"default", []string{"stack=megatron", "training.transformer_impl=local"}, []string{"training.reduce_dtype"}, 0, 0},
 		// Change no value: timing, placement, exact sums in any order.
 		{"default", []string{"communication.bucket_size=1MiB", "communication.algorithm=ring", "training.recompute=full",
 			"communication.overlap=false", "training.compute_efficiency=0.5", "communication.zero1_allreduce=true"}, nil, 0, 0},
