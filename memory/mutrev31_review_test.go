@@ -65,22 +65,9 @@ func TestMegatronLocalQKNormOpPolicy(t *testing.T) {
 // parameters, over N = 2 (padding toy): the bf16 group's master is 2 B an
 // element, the fp32 group's 0, so the master component is 2 · 300 B.
 func TestParamRemaindersFP32Group(t *testing.T) {
-	const yaml = `version: 1
-stack: megatron
-cluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}
-model:
-  kind: generic
-  groups: [{name: dense, precision: bf16}, {name: router, precision: fp32}]
+	s := remaindersToy(t, `  groups: [{name: dense, precision: bf16}, {name: router, precision: fp32}]
   layer_list: [{name: a, params: 600}, {name: r, params: 400, group: router}]
-parallelism: {dp: 2, zero_stage: 1}
-communication: {padding: toy}
-training: {micro_batch: 1, store_param_remainders: true}
-memory: {activations: false}
-`
-	s, err := scenarios.Load("s.yaml", []byte(yaml), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "training.store_param_remainders=true")
 	r := mustAnalyze(t, s, Options{})
 	want := map[string]int64{"dense": 2, "router": 0}
 	for _, g := range r.Groups {
@@ -96,21 +83,7 @@ memory: {activations: false}
 // TestParamRemaindersNote: the master row says what it holds under
 // store_param_remainders, the int16 low halves, not an fp32 shard.
 func TestParamRemaindersNote(t *testing.T) {
-	const yaml = `version: 1
-stack: megatron
-cluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}
-model:
-  kind: generic
-  layer_list: [{name: a, params: 600}, {name: b, params: 400}]
-parallelism: {dp: 2, zero_stage: 1}
-communication: {padding: toy}
-training: {micro_batch: 1, store_param_remainders: true}
-memory: {activations: false}
-`
-	s, err := scenarios.Load("s.yaml", []byte(yaml), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := remaindersToy(t, remaindersTwoUnits, "training.store_param_remainders=true")
 	c := mustAnalyze(t, s, Options{}).Component(CompMaster)
 	if c.AtRest != 2*500 || !strings.Contains(c.Note, "int16 remainders") {
 		t.Errorf("master %d B, note %q; want 2 · 500 B of int16 remainders", c.AtRest, c.Note)

@@ -9,6 +9,32 @@ import (
 	"github.com/zerosim/zerosim/units"
 )
 
+// remaindersTwoUnits is the model of the remainder toys: two bf16 units
+// of 600 and 400 parameters.
+const remaindersTwoUnits = "  layer_list: [{name: a, params: 600}, {name: b, params: 400}]\n"
+
+// remaindersToy loads the remainder tests' generic toy under stack megatron
+// over N = 2 at zero_stage 1 (padding toy, activations off) with the model
+// lines given (indented under model:, after kind: generic) and the sets.
+func remaindersToy(t *testing.T, model string, sets ...string) *scenarios.Scenario {
+	t.Helper()
+	yaml := `version: 1
+stack: megatron
+cluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}
+model:
+  kind: generic
+` + model + `parallelism: {dp: 2, zero_stage: 1}
+communication: {padding: toy}
+training: {micro_batch: 1}
+memory: {activations: false}
+`
+	s, err := scenarios.Load("s.yaml", []byte(yaml), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestParamRemaindersStateBytes holds training.store_param_remainders to
 // the optimizer state its sources allocate, derived by hand on two bf16
 // units of 600 and 400 parameters under stack megatron over N = 2 (P =
@@ -26,17 +52,6 @@ import (
 // stages other than the loader's 1 (a stage comparison) the master is
 // whole again.
 func TestParamRemaindersStateBytes(t *testing.T) {
-	const yaml = `version: 1
-stack: megatron
-cluster: {nodes: 1, gpus_per_node: 2, gpu: H100-80GB}
-model:
-  kind: generic
-  layer_list: [{name: a, params: 600}, {name: b, params: 400}]
-parallelism: {dp: 2, zero_stage: 1}
-communication: {padding: toy}
-training: {micro_batch: 1}
-memory: {activations: false}
-`
 	const P, R = 1000, 500
 	for _, c := range []struct {
 		name                         string
@@ -50,10 +65,7 @@ memory: {activations: false}
 		{"remainders, bf16 main_grad", []string{"training.reduce_dtype=param_dtype", "training.store_param_remainders=true"}, 0, 2 * P, 2 * P, 2 * R, 4 * R, 4 * R, 0},
 		{"remainders, compared at stage 2", []string{"training.reduce_dtype=param_dtype", "training.store_param_remainders=true"}, 2, 2 * P, 2 * R, 4 * R, 4 * R, 4 * R, 4 * R},
 	} {
-		s, err := scenarios.Load("s.yaml", []byte(yaml), c.sets)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := remaindersToy(t, remaindersTwoUnits, c.sets...)
 		if c.stage != 0 {
 			s.Parallelism.Stage = c.stage
 		}
