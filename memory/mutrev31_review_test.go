@@ -2,7 +2,6 @@ package memory
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -125,16 +124,7 @@ func TestHFLossRebindOrder(t *testing.T) {
 // the float8 all-gather.
 func TestOpSaveAbsDDP(t *testing.T) {
 	peak := func(abs bool) int64 {
-		s, err := scenarios.Load("tt.yaml", []byte(`version: 1
-stack: torchtitan
-cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB, gpu_memory: 95GiB}
-model: {preset: llama3.1-8b, seq_len: 8192}
-parallelism: {dp: 8, zero_stage: 0}
-training: {micro_batch: 1, recompute: op, fp8: torchao, fp8_all_gather: true}
-`), []string{"training.op_save_abs=" + strconv.FormatBool(abs)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := loadOpSaveAbs(t, abs, "parallelism.zero_stage=0", "training.fp8=torchao", "training.fp8_all_gather=true")
 		return mustAnalyze(t, s, Options{}).Component(CompActivations).Peak
 	}
 	if got := peak(true) - peak(false); got != 32<<30 {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/zerosim/zerosim/internal/golden"
@@ -67,6 +68,24 @@ func TestOpSaveAbs(t *testing.T) {
 	}
 }
 
+// loadOpSaveAbs loads the op_save_abs tests' torchtitan Llama 3 8B
+// (8 H100s at 95 GiB, seq 8192, micro-batch 1, op recompute, zero_stage 3)
+// with the sets and training.op_save_abs as abs.
+func loadOpSaveAbs(t *testing.T, abs bool, sets ...string) *scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.Load("tt.yaml", []byte(`version: 1
+stack: torchtitan
+cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB, gpu_memory: 95GiB}
+model: {preset: llama3.1-8b, seq_len: 8192}
+parallelism: {dp: 8, zero_stage: 3}
+training: {micro_batch: 1, recompute: op}
+`), append(slices.Clone(sets), fmt.Sprintf("training.op_save_abs=%t", abs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestOpSaveAbsScenario: the scenario wires training.op_save_abs into the
 // blocks only under torchao's float8 with the blocks eager (OpSavesAbs),
 // the weights' abs only without the float8 all-gather; Llama 3 8B
@@ -86,16 +105,7 @@ func TestOpSaveAbsScenario(t *testing.T) {
 		{[]string{"training.fp8=none"}, 0},
 	} {
 		peak := func(abs bool) int64 {
-			s, err := scenarios.Load("tt.yaml", []byte(`version: 1
-stack: torchtitan
-cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB, gpu_memory: 95GiB}
-model: {preset: llama3.1-8b, seq_len: 8192}
-parallelism: {dp: 8, zero_stage: 3}
-training: {micro_batch: 1, recompute: op}
-`), append(c.sets, fmt.Sprintf("training.op_save_abs=%t", abs)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := loadOpSaveAbs(t, abs, c.sets...)
 			if got := OpSavesAbs(s); got != (abs && c.want > 0) {
 				t.Errorf("%v op_save_abs %t: OpSavesAbs %t", c.sets, abs, got)
 			}
