@@ -54,18 +54,34 @@ func TestLocalAttention(t *testing.T) {
 			if s.Training.Attention != c.att || s.Training.AttentionKernel != c.kernel {
 				t.Errorf("attention %s, kernel %s; want %s, %s", s.Training.Attention, s.Training.AttentionKernel, c.att, c.kernel)
 			}
-			var notes []string
-			for _, w := range s.Warnings {
-				if strings.Contains(w, "transformer_impl: local runs") {
-					notes = append(notes, w)
-				}
-			}
-			switch {
-			case c.note == "" && len(notes) > 0:
-				t.Errorf("notes %q, want none", notes)
-			case c.note != "" && (len(notes) != 1 || !strings.Contains(notes[0], c.note) || !strings.Contains(notes[0], "backends.py")):
-				t.Errorf("notes %q, want one with %q citing backends.py", notes, c.note)
-			}
+			checkOneNote(t, s.Warnings, "transformer_impl: local runs", c.note, "backends.py")
 		})
+	}
+}
+
+// checkOneNote holds the notes about a subject (those containing about):
+// none when note is "", else exactly one, containing note and every also.
+func checkOneNote(t *testing.T, notes []string, about, note string, also ...string) {
+	t.Helper()
+	var got []string
+	for _, n := range notes {
+		if strings.Contains(n, about) {
+			got = append(got, n)
+		}
+	}
+	if note == "" {
+		if len(got) > 0 {
+			t.Errorf("notes %q, want none about %q", got, about)
+		}
+		return
+	}
+	if len(got) != 1 || !strings.Contains(got[0], note) {
+		t.Errorf("notes %q about %q, want one with %q", got, about, note)
+		return
+	}
+	for _, a := range also {
+		if !strings.Contains(got[0], a) {
+			t.Errorf("note %q, want it to hold %q too", got[0], a)
+		}
 	}
 }

@@ -86,18 +86,7 @@ func TestImportMegatronPrecisionAware(t *testing.T) {
 			if len(tc.keys) == 0 && strings.Contains(out, "  store_param_remainders:") {
 				t.Errorf("scenario sets store_param_remainders:\n%s", out)
 			}
-			var got []string
-			for _, n := range m.Notes {
-				if strings.Contains(n, "precision-aware") {
-					got = append(got, n)
-				}
-			}
-			switch {
-			case tc.note == "" && len(got) > 0:
-				t.Errorf("notes %q, want none about the precision-aware optimizer", got)
-			case tc.note != "" && (len(got) != 1 || !strings.Contains(got[0], tc.note)):
-				t.Errorf("notes %q, want one with %q", got, tc.note)
-			}
+			checkOneNote(t, m.Notes, "precision-aware", tc.note)
 			if _, err := Load("args.yaml", []byte(out), nil); err != nil {
 				t.Errorf("imported scenario does not load: %v", err)
 			}
