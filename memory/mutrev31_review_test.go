@@ -69,6 +69,9 @@ func TestParamRemaindersFP32Group(t *testing.T) {
 `, "training.store_param_remainders=true")
 	r := mustAnalyze(t, s, Options{})
 	want := map[string]int64{"dense": 2, "router": 0}
+	if len(r.Groups) != len(want) {
+		t.Errorf("%d groups, want %d (dense and router)", len(r.Groups), len(want))
+	}
 	for _, g := range r.Groups {
 		if w, ok := want[g.Name]; !ok || g.MasterBytes != w {
 			t.Errorf("group %s (%s): master %d B an element, want %d", g.Name, g.Precision, g.MasterBytes, w)
