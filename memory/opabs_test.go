@@ -9,6 +9,16 @@ import (
 	"github.com/zerosim/zerosim/scenarios"
 )
 
+// The Llama 3 8B block of the op_save_abs tests (t = 8192, h = 4096,
+// kv = 8·128, f = 14336) and the abs its Float8Linears keep a block, by
+// hand from the Linears' shapes (TestOpSaveAbs spells the sums out).
+const (
+	opAbsSeq, opAbsHidden, opAbsKV, opAbsFFN = 8192, 4096, 1024, 14336
+
+	opAbsInputs  = 2 * opAbsSeq * (6*opAbsHidden + opAbsFFN)
+	opAbsWeights = 2 * (2*opAbsHidden*opAbsHidden + 2*opAbsKV*opAbsHidden + 3*opAbsFFN*opAbsHidden)
+)
+
 // TestOpSaveAbs: torchtitan's op policy with aten.abs in its _save_list
 // (87e2c09c4 to 88247277c) under eager torchao float8 keeps the 16-bit abs
 // of every tensor a Float8Linear casts (opAbs). By hand for a Llama 3 8B
@@ -28,9 +38,8 @@ import (
 // compiled (OpSavesAbs leaves OpSaveAbs off), nothing under the other
 // policies, and nothing rebuilt.
 func TestOpSaveAbs(t *testing.T) {
-	const t8, h, kv, f = 8192, 4096, 1024, 14336
-	const inputs = 2 * t8 * (6*h + f)
-	const weights = 2 * (2*h*h + 2*kv*h + 3*f*h)
+	const t8, h, f = opAbsSeq, opAbsHidden, opAbsFFN
+	const inputs, weights = opAbsInputs, opAbsWeights
 	if inputs != 637_534_208 || weights != 436_207_616 || inputs+weights != 1<<30 {
 		t.Fatalf("hand sums %d + %d", inputs, weights)
 	}
@@ -94,7 +103,7 @@ training: {micro_batch: 1, recompute: op}
 // the float8 all-gather (TestOpSaveAbs's 1 GiB a block), 32 blocks'
 // inputs with it, and nothing compiled, in bf16 or with op_save_abs false.
 func TestOpSaveAbsScenario(t *testing.T) {
-	const inputs, both = 32 * 637_534_208, 32 << 30
+	const inputs, both = 32 * opAbsInputs, 32 << 30 // TestOpSaveAbs: inputs 637,534,208 B a block, inputs and weights 1 GiB
 	for _, c := range []struct {
 		sets []string
 		want int64
