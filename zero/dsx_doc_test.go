@@ -85,4 +85,16 @@ func TestValidationProseQuotesTheTable(t *testing.T) {
 	}
 	golden.CheckQuotes(t, "../docs/memory-model.md", "TestValidationProseQuotesTheTable (docs/validation.md's dlrover-atorch-fsdp-llama2-7b rows)",
 		"dlrover-atorch-fsdp-llama2-7b rows are at "+strings.Join(errs, "/")+" %")
+
+	// testdata/validation/README.md's torchtitan-llama3-8b-h100-commits eager
+	// float8 row ("predicted about N % fast"), its throughput error to the
+	// nearest percent.
+	eager := regexp.MustCompile(`(?m)^\| llama3-8b, 8 GPUs, micro-batch 1, GA 1, fp8 torchao \(bf16 all-gather\), compile none \| \d+ \| \d+ \| \+(\d+\.\d) % \|`)
+	m := eager.FindAllStringSubmatch(string(b), -1)
+	if len(m) != 1 {
+		t.Fatalf("docs/validation.md: %d torchtitan eager float8 rows, want 1", len(m))
+	}
+	fast, _ := strconv.ParseFloat(m[0][1], 64)
+	golden.CheckQuotes(t, "../testdata/validation/README.md", "TestValidationProseQuotesTheTable (docs/validation.md's torchtitan-llama3-8b-h100-commits compile none row)",
+		fmt.Sprintf("it is still predicted about %.0f %% fast", fast))
 }
