@@ -292,9 +292,10 @@ func headLogits(s *scenarios.Scenario) (head int, kept, afterLogits, lossLogits,
 	return head, kept, afterLogits, lossLogits, upcast, nil
 }
 
-// ligerElem is the element size of a Liger head tensor in dtype d: 4 for
-// fp32, else 2 (a 16-bit dtype, the only ones training.liger allows).
-func ligerElem(d scenarios.DType) int64 {
+// elem16or32 is the element size of a tensor in dtype d: 4 for fp32,
+// else 2 (a 16-bit dtype: the only others a Liger head tensor or a KV
+// cache can have).
+func elem16or32(d scenarios.DType) int64 {
 	if d == scenarios.FP32 {
 		return 4
 	}
@@ -326,7 +327,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		// Liger's RMSNorm keeps what torchtitan's fused one does
 		// (scenarios/liger.go).
 		NormFused: s.Training.NormImpl == scenarios.NormFused || s.Training.Liger,
-		Liger:     s.Training.Liger, LigerWeightElem: ligerElem(s.Training.ParamDType), LigerLogitsElem: ligerElem(s.Training.LogitsDType()),
+		Liger:     s.Training.Liger, LigerWeightElem: elem16or32(s.Training.ParamDType), LigerLogitsElem: elem16or32(s.Training.LogitsDType()),
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
 		LossChunks: s.Training.LossChunks,
 		// torch.autocast's op policies apply over 16-bit parameters

@@ -823,6 +823,18 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// shared experts.
 		mt.mm("moe.router.gate", c.Mul(2, t, d.RouterExperts), h, false, d.RouterBias)
 	}
+	// gateUpNoSilu records a SwiGLU FFN that keeps w1's and w3's outputs
+	// but no silu output (it is recomputed in backward), then w2's input.
+	gateUpNoSilu := func(w1Name, w3Name, by string) {
+		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
+		add(w1Name, by, "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i1)
+		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
+		add(w3Name, by, "2·t·f", c.Mul(2, t, f), false, false)
+		mt.wholeLast(i3)
+		n, fm := lin(f, "f")
+		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
+	}
 	// The FFN: FeedForward.forward is self.w2(F.silu(self.w1(x)) *
 	// self.w3(x)) (torchtitan/models/llama3/model/model.py line 343 and
 	// torchtitan/models/moe/moe.py line 68 at 238fa99): w1, then w3, then
@@ -832,14 +844,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 	case d.NoFFN:
 	case compiled:
 		// silu(w1) is recomputed from w1's output (compiledRules).
-		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
-		add("w1 output (silu input)", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
-		mt.wholeLast(i1)
-		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
-		add("w3 output", "compiled block", "2·t·f", c.Mul(2, t, f), false, false)
-		mt.wholeLast(i3)
-		n, fm := lin(f, "f")
-		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
+		gateUpNoSilu("w1 output (silu input)", "w3 output", "compiled block")
 	case llama && (d.MegatronTE || d.MegatronLocal):
 		// linear_fc1 is one GEMM writing the gate and up halves side by
 		// side; bias_swiglu_impl keeps that output alone (MegatronTE,
@@ -853,14 +858,7 @@ func blockTensors(d BlockDims) ([]SavedTensor, []opExtra, []blockMM, error) {
 		// LigerSiLUMulFunction saves a and b, the gate and up outputs,
 		// and recomputes silu(a) in its backward (ops/swiglu.py lines
 		// 50-54 and 108 at Liger-Kernel c3c2d4fa): no silu output.
-		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
-		add("w1 output (gate: SwiGLU input a)", "LigerSiLUMulFunction", "2·t·f", c.Mul(2, t, f), false, false)
-		mt.wholeLast(i1)
-		i3 := mt.mm("feed_forward.w3", c.Mul(2, t, f), h, false, d.MLPBias)
-		add("w3 output (up: SwiGLU input b)", "LigerSiLUMulFunction", "2·t·f", c.Mul(2, t, f), false, false)
-		mt.wholeLast(i3)
-		n, fm := lin(f, "f")
-		add("silu(w1)·w3 (w2 input)", "mm", fm, n, false, false)
+		gateUpNoSilu("w1 output (gate: SwiGLU input a)", "w3 output (up: SwiGLU input b)", "LigerSiLUMulFunction")
 	case llama:
 		i1 := mt.mm("feed_forward.w1", c.Mul(2, t, f), h, false, d.MLPBias)
 		add("w1 output (silu input)", "silu", "2·t·f", c.Mul(2, t, f), false, false)

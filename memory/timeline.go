@@ -224,11 +224,7 @@ func unitKVCache(s *scenarios.Scenario, base BlockDims, l scenarios.Layer) (int6
 	if l.Dims != nil && l.Dims.Heads == 0 && l.Dims.LinearAttention == "" && l.Dims.ExpertsOnly() {
 		return 0, nil
 	}
-	elem := int64(2)
-	if s.Training.LogitsDType() == scenarios.FP32 {
-		elem = 4
-	}
-	return KVCache(blockDims(base, l), elem)
+	return KVCache(blockDims(base, l), elem16or32(s.Training.LogitsDType()))
 }
 
 // unitInfos computes the per-unit allocation sizes.

@@ -58,8 +58,8 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 			return err
 		}
 	}
-	below := ""
-	if fitPlanText(f) != "" {
+	below, plan := "", fitPlanText(f)
+	if plan != "" {
 		below = " (plan: below)"
 	}
 	if _, err := fmt.Fprintf(w, "# every row is at the file's settings: %s, and its bucket size and prefetch depth; zerosim plan searches them%s\n", fitSettings(f), below); err != nil {
@@ -134,8 +134,8 @@ func WriteFitTable(w io.Writer, f *sweep.Fit, wide bool, v Vendor) error {
 	if _, err := fmt.Fprintln(w, leastNodesText(f, v)); err != nil {
 		return err
 	}
-	if t := fitPlanText(f); t != "" {
-		if _, err := fmt.Fprintln(w, t); err != nil {
+	if plan != "" {
+		if _, err := fmt.Fprintln(w, plan); err != nil {
 			return err
 		}
 	}
@@ -246,14 +246,10 @@ func fitPlanText(f *sweep.Fit) string {
 }
 
 // planBestRow is the fastest row of plan p that fits at ZeRO stage st
-// (the row of its Plan.BestPerStage candidate: rows are fastest first),
+// (its first row at st, Plan.BestPerStage's candidate: rows are ranked),
 // false when none does. fitPlanText and the JSON's plan_finds both read it.
 func planBestRow(p *sweep.Plan, st int) (sweep.PlanRow, bool) {
-	c, ok := p.BestPerStage()[st]
-	if !ok {
-		return sweep.PlanRow{}, false
-	}
-	i := slices.IndexFunc(p.Rows, func(r sweep.PlanRow) bool { return r.Candidate == c })
+	i := slices.IndexFunc(p.Rows, func(r sweep.PlanRow) bool { return r.Stage == st })
 	if i < 0 {
 		return sweep.PlanRow{}, false
 	}

@@ -1329,7 +1329,9 @@ func (m *Megatron) readOptimizer(a *mgArgs) error {
 // recomputation: actoffload.go). --cpu-offloading alone offloads no
 // layer (Transformer Engine's synchronizer with num_offloaded_layers 0);
 // --cpu-offloading-weights is a no-op in Transformer Engine 2.x
-// (get_cpu_offload_context: "Offloading weights is deprecated"), and
+// (get_cpu_offload_context: "Offloading weights is deprecated",
+// transformer_engine/pytorch/cpu_offload.py:826-833 at NVIDIA/
+// TransformerEngine d0067d0da6cb01811b8072a7d304f0e00344ce2b), and
 // --no-cpu-offloading-activations with it offloads nothing.
 func (m *Megatron) readActivationOffload(a *mgArgs) error {
 	on, err := a.bool("cpu-offloading")
