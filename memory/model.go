@@ -402,8 +402,8 @@ type UnitInfo struct {
 	// the head unit, 0 elsewhere.
 	LossLogits, LossUpcast int64
 	// LossShift is, on the head unit when a Hugging Face loss runs inside
-	// forward over the fp32 logits the loop holds
-	// (scenarios.Training.OutputsHeldPastLoss with keep_logits fp32), the
+	// forward over fp32 logits (scenarios.Training.HFLossInsideForward
+	// with keep_logits fp32, or unset under an fp32 loss), the
 	// loss's fp32 shift_logits copy (HFShiftLogits): made before the loss,
 	// freed when forward returns with it; 0 elsewhere.
 	LossShift int64
