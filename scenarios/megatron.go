@@ -1501,9 +1501,34 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 	if err := a.oneOf("attention-backend", be, "flash", "fused", "unfused", "local", "auto"); err != nil {
 		return err
 	}
-	flashLegacy, err := a.bool("use-flash-attn")
+	flashArg, err := a.bool("use-flash-attn")
 	if err != nil {
 		return err
+	}
+	legacy, err := a.bool("use-legacy-models")
+	if err != nil {
+		return err
+	}
+	// --use-flash-attn is read only by the legacy models' ParallelAttention
+	// ("self.use_flash_attn = args.use_flash_attn and attention_type ==
+	// AttnType.self_attn and self.attn_mask_type == AttnMaskType.causal",
+	// megatron/legacy/model/transformer.py lines 541-543 at MegatronCommit,
+	// FlashSelfAttention over flash-attn 1's flash_attn_unpadded_func or,
+	// failing that import, flash-attn 2's flash_attn_varlen_func, lines
+	// 52-59), built only under --use-legacy-models (pretrain_gpt.py
+	// lines 86-87). Megatron-core's GPTModel never reads it: the local
+	// spec's core_attention is DotProductAttention (megatron/core/models/
+	// gpt/gpt_layer_specs.py lines 232 and 254 at MegatronCommit), and Transformer
+	// Engine picks its own backend. At d98e8a64ddf34856e74b24714e3bedb2f5a39553
+	// the flag is declared (megatron/training/arguments.py line 2910) and
+	// read nowhere: the legacy models went in 8de8238844 ("remove legacy
+	// tranformer and modules", 2026-05-07).
+	flashLegacy := flashArg && legacy
+	if legacy {
+		m.note("--use-legacy-models: the legacy GPTModel (megatron/legacy/model, removed after core_v0.12.0) is imported as Megatron-core's, but for the flash attention --use-flash-attn gives it")
+	}
+	if flashArg && !legacy {
+		m.note("--use-flash-attn is read only by the legacy models (--use-legacy-models; megatron/legacy/model/transformer.py at %s, removed after it): Megatron-core's attention does not change", MegatronCommit[:8])
 	}
 	from := a.from("transformer-impl", implGiven, "transformer_engine") + ", " + a.from("attention-backend", beGiven, "auto")
 	if impl == "local" {
@@ -1524,7 +1549,7 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 	case impl == "local" || be == "local":
 		att, kernel := localAttention(flashLegacy)
 		if att == AttentionFlash {
-			m.set("training.attention_kernel", string(kernel), from+", --use-flash-attn: flash-attn 2")
+			m.set("training.attention_kernel", string(kernel), from+", --use-legacy-models --use-flash-attn: the legacy ParallelAttention's FlashSelfAttention, flash-attn 2")
 			break
 		}
 		m.set("training.attention", string(att), from+": Megatron's own DotProductAttention materialises the scores")

@@ -92,6 +92,24 @@ func TestImportMegatron(t *testing.T) {
 			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
 			want: map[string]string{"attention": "eager", "seq_len": "4096", "transformer_impl": "local", "norm_impl": "aten_fused"},
 			note: "--no-masked-softmax-fusion: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps the fp32 result and its 16-bit copy (--attention-softmax-in-fp32), 6·a·s²·b per block"},
+		// --use-flash-attn is read only by the legacy models'
+		// ParallelAttention (megatron/legacy/model/transformer.py lines
+		// 541-543 at d580efc6, built under --use-legacy-models); the core
+		// local spec runs DotProductAttention whatever it says
+		// (gpt_layer_specs.py line 254 at d580efc6; at d98e8a64 the flag
+		// is read nowhere).
+		{name: "local, --use-flash-attn (core)", args: strings.Replace(llamaArgs, "8192", "4096", 2) + "--tokenizer-type NullTokenizer --vocab-size 127 --transformer-impl local --use-flash-attn",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"attention": "eager", "attention_kernel": "eager", "transformer_impl": "local"},
+			note: "--use-flash-attn is read only by the legacy models (--use-legacy-models; megatron/legacy/model/transformer.py at d580efc6, removed after it): Megatron-core's attention does not change"},
+		{name: "local, --use-legacy-models --use-flash-attn", args: strings.Replace(llamaArgs, "8192", "4096", 2) + "--tokenizer-type NullTokenizer --vocab-size 127 --transformer-impl local --use-legacy-models --use-flash-attn",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"attention": "", "attention_kernel": "fa2", "transformer_impl": "local"},
+			note: "--use-legacy-models: the legacy GPTModel (megatron/legacy/model, removed after core_v0.12.0) is imported as Megatron-core's, but for the flash attention --use-flash-attn gives it"},
+		{name: "te, --use-flash-attn", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --use-flash-attn",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"attention_kernel": "te"},
+			note: "--use-flash-attn is read only by the legacy models (--use-legacy-models; megatron/legacy/model/transformer.py at d580efc6, removed after it): Megatron-core's attention does not change"},
 		// swiss-ai/Megatron-LM's Llama 3.1 8B run on 64 Clariden GH200
 		// nodes (QA s31 findings 4 and 6): the command is built in the
 		// string TRAINING_CMD (line 203) from arrays and run by srun …

@@ -683,7 +683,7 @@ var monotoneLaws = []monotoneLaw{
 		}
 		if s.Training.TransformerImpl == scenarios.TransformerLocal {
 			// Megatron-core's local spec runs its own eager
-			// DotProductAttention or, under --use-flash-attn,
+			// DotProductAttention or, under --use-legacy-models --use-flash-attn,
 			// flash-attn 2; never Transformer Engine's, nor SDPA (the
 			// loader refuses them beside local).
 			return []string{"flash training.attention_kernel=fa2", "eager training.attention_kernel=eager"}
