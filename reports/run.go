@@ -705,7 +705,7 @@ func attentionText(s *scenarios.Scenario) string {
 	switch {
 	case t.AttentionEfficiencyFrom != "":
 		// qa20 L3: "set or calibrated" hid which, and which file.
-		from = "from calibration " + t.AttentionEfficiencyFrom + attentionHigh(s)
+		from = "from calibration " + t.AttentionEfficiencyFrom + calibratedHeadDimText(s) + attentionHigh(s)
 	case t.AttentionEfficiency > 0:
 		from = "training.attention_efficiency"
 	}
@@ -944,6 +944,19 @@ func attentionFinding(s *scenarios.Scenario) string {
 // is measured at head_dim 128, and a head_dim 64 model ran 6.7 % slower
 // than a head_dim 128 fit predicted), naming the published head_dims the
 // factor comes from; "" when it does not.
+// calibratedHeadDimText says how a calibrated attention efficiency was
+// rescaled to the model's head_dim (zero.CalibratedHeadDimScale): "" when
+// it was not.
+func calibratedHeadDimText(s *scenarios.Scenario) string {
+	f := zero.CalibratedHeadDimScale(s)
+	if f == 1 {
+		return ""
+	}
+	_, part := zero.HeadDimRates(s.Cluster.GPU, s.Training.AttentionKernel)
+	return fmt.Sprintf(", fitted at head_dim %d, ×%s at head_dim %d: the kernel's published rates' ratio, on the %s",
+		s.Training.AttentionEfficiencyHeadDim, fmtEff(f), zero.ModelHeadDim(s), part)
+}
+
 func headDimText(s *scenarios.Scenario) string {
 	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, zero.ModelHeadDim(s)
 	f := zero.HeadDimScale(gpu, k, hd)

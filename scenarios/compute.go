@@ -461,6 +461,7 @@ func (l *loader) applyCalibratedAttention(s *Scenario, c *CalCompute) {
 		return
 	}
 	t.AttentionEfficiency, t.AttentionEfficiencyFrom = c.AttentionEfficiency, s.Communication.Calibration
+	t.AttentionEfficiencyHeadDim = c.HeadDim
 	if c.AttentionKernel != "" && c.AttentionKernel != string(t.AttentionKernel) {
 		l.warn(s, at, fmt.Sprintf("the attention efficiency was fitted with attention_kernel %s, this scenario runs %s: it may not carry over (calibrate with this kernel)",
 			c.AttentionKernel, t.AttentionKernel))
