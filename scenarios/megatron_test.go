@@ -203,6 +203,9 @@ func TestImportMegatronErrors(t *testing.T) {
 			"--num-distributed-optimizer-instances 3 does not divide dp × cp = 8"},
 		{"param gather", "", base + "--overlap-grad-reduce --overlap-param-gather", MegatronOptions{},
 			"--overlap-param-gather needs --use-distributed-optimizer"},
+		// training.py:1004-1006 at d580efc6 asserts one or the other.
+		{"num buckets and bucket size", "", base + "--overlap-grad-reduce --ddp-bucket-size 1000000 --ddp-num-buckets 4", MegatronOptions{},
+			"--ddp-num-buckets beside --ddp-bucket-size (training.py asserts \"Cannot specify both --ddp-num-buckets and --ddp-bucket-size\": remove one)"},
 		// --fp8-param-gather: validate_args asserts the distributed
 		// optimizer (arguments.py lines 314-316 at core_v0.9.0).
 		{"fp8 param gather", "", base + "--bf16 --fp8-format hybrid --fp8-param-gather", MegatronOptions{},
