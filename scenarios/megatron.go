@@ -1614,11 +1614,25 @@ func (m *Megatron) readComm(a *mgArgs) error {
 	if err != nil {
 		return err
 	}
+	// --ddp-num-buckets n: bucket_size = num_parameters // n, the model's
+	// parameters on the rank (megatron/training/training.py:1004-1009 at
+	// d580efc6, which also asserts it is not given with --ddp-bucket-size
+	// and is above 0).
+	nb, nbGiven, err := a.int("ddp-num-buckets", 0, 1, 1<<40)
+	if err != nil {
+		return err
+	}
+	if nbGiven && bsGiven {
+		return a.errAt(a.flags["ddp-num-buckets"].at, "--ddp-num-buckets beside --ddp-bucket-size (training.py asserts \"Cannot specify both --ddp-num-buckets and --ddp-bucket-size\": remove one)")
+	}
 	if ogr {
 		m.set("communication.overlap", "true", "--overlap-grad-reduce: each bucket's reduction starts when its gradients are ready")
 		var from string
 		if bsGiven {
 			from = fmt.Sprintf("--ddp-bucket-size %d parameters × %d bytes", bs, m.ParamBytes)
+		} else if nbGiven {
+			bs = max(m.Params/nb, 1)
+			from = fmt.Sprintf("--ddp-num-buckets %d: %d parameters // %d × %d bytes (training.py)", nb, m.Params, nb, m.ParamBytes)
 		} else if m.DP > 0 {
 			bs = max(40_000_000, 1_000_000*int64(m.DP))
 			from = fmt.Sprintf("--ddp-bucket-size unset: max(40,000,000, 1,000,000 × dp %d) parameters × %d bytes (distributed_data_parallel.py)", m.DP, m.ParamBytes)
@@ -1639,6 +1653,9 @@ func (m *Megatron) readComm(a *mgArgs) error {
 		if bsGiven {
 			m.note("--ddp-bucket-size %d has no effect without --overlap-grad-reduce (one bucket)", bs)
 		}
+		if nbGiven {
+			m.note("--ddp-num-buckets %d has no effect without --overlap-grad-reduce (one bucket)", nb)
+		}
 	}
 	if distOpt {
 		m.set("communication.zero1_allreduce", "false", "--use-distributed-optimizer: gradients reduce-scattered, parameters all-gathered after the step")
@@ -1653,10 +1670,6 @@ func (m *Megatron) readComm(a *mgArgs) error {
 		return err
 	} else if avg {
 		m.note("--ddp-average-in-collective: NCCL's average inside the collective costs as the sum zerosim models")
-	}
-	if nb, ok := a.flags["ddp-num-buckets"]; ok {
-		a.used["ddp-num-buckets"] = true
-		m.note("%s is not modelled: bucket_size above is Megatron's default or --ddp-bucket-size", nb.show("ddp-num-buckets"))
 	}
 	return nil
 }

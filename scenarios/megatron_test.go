@@ -58,6 +58,14 @@ func TestImportMegatron(t *testing.T) {
 		{name: "null tokenizer", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --num-distributed-optimizer-instances 4 --ddp-bucket-size 50000000",
 			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 4, ga: 16, arch: ArchLlama,
 			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}},
+		// --ddp-num-buckets 4: bucket_size = num_parameters // 4
+		// (training.py:1004-1009 at d580efc6): (8,030,261,248 + 2 × 128 ×
+		// 4096) // 4 = 2,007,827,456 parameters, × 2 bytes: zerosim
+		// divides bucket_size by the parameter dtype's size whatever
+		// reduce_dtype is (docs/stacks.md).
+		{name: "ddp-num-buckets", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --ddp-num-buckets 4",
+			o: MegatronOptions{Nodes: 1, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"bucket_size": "4015654912B", "reduce_dtype": "fp32"}},
 		// --clip-grad other than 1.0 is training.max_grad_norm, which
 		// zerosim verify clips by (QA23 H1).
 		{name: "clip-grad 0.3", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --clip-grad 0.3",
@@ -213,6 +221,9 @@ func TestImportMegatronErrors(t *testing.T) {
 			"--num-distributed-optimizer-instances 3 does not divide dp × cp = 8"},
 		{"param gather", "", base + "--overlap-grad-reduce --overlap-param-gather", MegatronOptions{},
 			"--overlap-param-gather needs --use-distributed-optimizer"},
+		// training.py:1004-1006 at d580efc6 asserts one or the other.
+		{"num buckets and bucket size", "", base + "--overlap-grad-reduce --ddp-bucket-size 1000000 --ddp-num-buckets 4", MegatronOptions{},
+			"--ddp-num-buckets beside --ddp-bucket-size (training.py asserts \"Cannot specify both --ddp-num-buckets and --ddp-bucket-size\": remove one)"},
 		// --fp8-param-gather: validate_args asserts the distributed
 		// optimizer (arguments.py lines 314-316 at core_v0.9.0).
 		{"fp8 param gather", "", base + "--bf16 --fp8-format hybrid --fp8-param-gather", MegatronOptions{},
