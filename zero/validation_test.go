@@ -71,6 +71,11 @@ type validationRow struct {
 	Layers int64  `json:"layers"`
 	Heads  int64  `json:"heads"`
 	GPUs   int    `json:"gpus"`
+	// GPU is cluster.gpu for a source whose rows ran the same recipe on
+	// different GPUs (Megatron-Bridge's 25.11 table: DGX-GB200, DGX-B200,
+	// DGX-GB300), so that one calibration predicts the others; "" for the
+	// template's.
+	GPU string `json:"gpu"`
 	// GPUsPerNode is the GPUs of the row's one node where the row ran on
 	// part of a node (2 of an H200 node's 4): cluster.gpus_per_node, one
 	// node. 0: the template's.
@@ -266,9 +271,12 @@ func (r validationRow) measured() string {
 
 func (r validationRow) sets(gpusPerNode int) []string {
 	var part []string
+	if r.GPU != "" {
+		part = append(part, "cluster.gpu="+r.GPU)
+	}
 	if r.GPUsPerNode > 0 {
 		gpusPerNode = r.GPUsPerNode
-		part = []string{fmt.Sprintf("cluster.gpus_per_node=%d", r.GPUsPerNode)}
+		part = append(part, fmt.Sprintf("cluster.gpus_per_node=%d", r.GPUsPerNode))
 	}
 	sets := []string{
 		fmt.Sprintf("cluster.nodes=%d", r.GPUs/gpusPerNode),
@@ -327,10 +335,14 @@ func (r validationRow) sets(gpusPerNode int) []string {
 
 func (r validationRow) name() string {
 	var n string
+	gpus := fmt.Sprintf("%d GPUs", r.GPUs)
+	if r.GPU != "" {
+		gpus = fmt.Sprintf("%d %s", r.GPUs, r.GPU)
+	}
 	if r.CP > 1 || r.SeqLen > 0 {
-		n = fmt.Sprintf("%s, %d GPUs (dp %d, cp %d), seq %d, micro-batch %d, GA %d", r.Model, r.GPUs, max(r.DP, r.GPUs/max(r.CP, 1)), max(r.CP, 1), r.SeqLen, r.MicroBatch, max(r.GradAccum, 1))
+		n = fmt.Sprintf("%s, %s (dp %d, cp %d), seq %d, micro-batch %d, GA %d", r.Model, gpus, max(r.DP, r.GPUs/max(r.CP, 1)), max(r.CP, 1), r.SeqLen, r.MicroBatch, max(r.GradAccum, 1))
 	} else {
-		n = fmt.Sprintf("%s, %d GPUs, micro-batch %d, GA %d", r.Model, r.GPUs, r.MicroBatch, max(r.GradAccum, 1))
+		n = fmt.Sprintf("%s, %s, micro-batch %d, GA %d", r.Model, gpus, r.MicroBatch, max(r.GradAccum, 1))
 	}
 	if r.K > 1 {
 		n += fmt.Sprintf(", HSDP k %d", r.K)
