@@ -872,7 +872,9 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				if step == 1 {
 					st.adamStates(params)
 				}
-				st.alloc("steptemp", -1, StreamCompute, e.Delta)
+				for _, b := range st.stepTemps(params, e.Delta) {
+					st.alloc("steptemp", -1, StreamCompute, b)
+				}
 			} else {
 				st.free("steptemp", -1)
 			}
@@ -961,22 +963,70 @@ func (st *simState) adamStates(params []simUnit) {
 		return // allocated at the first step already
 	}
 	for _, pu := range params {
-		var sizes []int64
-		n := pu.n
-		if st.fsdp2 {
-			// Rank 0's shard of each parameter: FSDP2 chunks dim 0
-			// (torch.chunk), ⌈dim0/n⌉ rows (review s21 B F9).
-			for _, p := range pu.ps {
-				sizes = append(sizes, (padded(p, n)+n-1)/n)
-			}
-		} else {
-			sizes = rank0Slices(pu.ps, n)
-		}
-		for _, x := range sizes {
+		for _, x := range st.shardElems(pu) {
 			st.alloc("adam", -1, StreamCompute, x*pu.state)
 			st.alloc("adam", -1, StreamCompute, x*pu.state)
 		}
 	}
+}
+
+// shardElems is the elements rank 0 holds of each parameter of unit pu,
+// the tensors the optimizer steps one by one: FSDP2's per-parameter
+// DTensor shards; FSDP1's views of the flat shard under
+// use_orig_params=True (what torchtitan ab5d918's parallelize_llama.py
+// line 231, dlrover's and fms-fsdp's compiled runs pass; a parameter with
+// nothing in the rank's shard gets no gradient and is not stepped).
+// FSDP1 with use_orig_params=False (fms-fsdp's eager runs:
+// use_orig_params=cfg.use_torch_compile) steps the unit's one flat shard
+// instead; no scenario key says so yet, so the replay takes the views.
+func (st *simState) shardElems(pu simUnit) []int64 {
+	n := pu.n
+	if !st.fsdp2 {
+		return rank0Slices(pu.ps, n)
+	}
+	// Rank 0's shard of each parameter: FSDP2 chunks dim 0
+	// (torch.chunk), ⌈dim0/n⌉ rows (review s21 B F9).
+	sizes := make([]int64, 0, len(pu.ps))
+	for _, p := range pu.ps {
+		sizes = append(sizes, (padded(p, n)+n-1)/n)
+	}
+	return sizes
+}
+
+// stepTemps is the optimizer step's temporaries of delta bytes as the
+// allocator sees them. foreach Adam's are tensor lists:
+// torch._foreach_sqrt(device_exp_avg_sqs) (and, beside a master copy,
+// the grads' fp32 copies) return one new tensor per parameter, each
+// allocated on its own (foreach_unary_op: vec_res.emplace_back(
+// at::native::empty_like(t)) for every t of the list,
+// aten/src/ATen/native/cuda/ForeachUnaryOp.cu at pytorch/pytorch
+// 84296aaf11a45e2c7ca80c3b481cd3b4fb81e8f2; the slow path calls the op
+// per tensor). So delta, when it is a whole number of lists of the
+// rank's parameter shards in the Adam moments' element size, is that
+// many lists of per-parameter tensors; otherwise (fused Adam, one
+// parameter at a time, a layout the replay does not know) one tensor.
+func (st *simState) stepTemps(params []simUnit, delta int64) []int64 {
+	if st.s.Training.StepImpl() != scenarios.OptimizerForeach {
+		return []int64{delta}
+	}
+	var list []int64
+	var total int64
+	for _, pu := range params {
+		for _, x := range st.shardElems(pu) {
+			if b := x * pu.state; b > 0 {
+				list = append(list, b)
+				total += b
+			}
+		}
+	}
+	if total <= 0 || delta%total != 0 {
+		return []int64{delta}
+	}
+	out := make([]int64, 0, int(delta/total)*len(list))
+	for range delta / total {
+		out = append(out, list...)
+	}
+	return out
 }
 
 // allocatorLimit is what the caching allocator of a rank of s can reserve
