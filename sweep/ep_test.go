@@ -55,3 +55,25 @@ func TestExpertParallelSearchesK1(t *testing.T) {
 		})
 	}
 }
+
+// TestNodesToFitCandidateEP: plan's least node count steps as the
+// candidate's layout needs, at the ep plan searched, not the file's
+// (qauser32 M3: gpt-oss-120b's least-memory candidate, ep 16, was grown
+// one node at a time by the file's ep 1, refused at 3 nodes, "ep=16 does
+// not divide the 24 ranks", and plan named no node count). Mixtral 8x7B
+// cut to 4 layers on nodes of 4 GPUs with 10 GiB, ZeRO-3 at ep 8: zerosim
+// run peaks at 15,168,071,680 B on 2 nodes (dp 8) and 7,584,035,840 B on
+// 4 (dp 16; 3 nodes are refused: 12 ranks), so 4 nodes, two steps of 2.
+func TestNodesToFitCandidateEP(t *testing.T) {
+	src := Source{File: "m.yaml", Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 4, gpu: H100-80GB, gpu_memory: 10GiB}\n" +
+		"model: {preset: mixtral-8x7b, layers: 4, seq_len: 1024}\nparallelism: {dp: 8, zero_stage: 3}\n")}
+	s, err := src.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Candidate{EP: 8, Stage: 3, K: 1, MicroBatch: 1, GradAccum: 1, Recompute: "none", Prefetch: 1, Algorithm: "ring"}
+	fit, room := nodesToFit(src, s, c, false)
+	if fit != 4 || room != 4 {
+		t.Errorf("nodesToFit %v: %d nodes, room on %d; want 4 and 4", c.Sets(), fit, room)
+	}
+}

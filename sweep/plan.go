@@ -1595,13 +1595,22 @@ func markPareto(rows []PlanRow) {
 // is where the replays start, and they walk from there to the least that
 // fits, doubling the step, then bisecting: near capacity the replayed peak
 // can be above the model's (docs/memory-model.md).
+//
+// The node counts step as the candidate's layout needs (nodeStep): its cp
+// and its ep, where plan searched ep, not the file's (qauser32 M3:
+// gpt-oss-120b's least-memory candidate at ep 16 stepped by the file's
+// ep 1, was refused at 3 nodes, "ep=16 does not divide the 24 ranks",
+// and plan named no node count at all).
 func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) (fit, room int) {
 	c.K = 1
+	cs := *s
 	if c.CP > 0 { // the candidate's cp, kept; dp grows with the nodes
-		cs := *s
 		cs.Parallelism.CP = c.CP
-		s = &cs
 	}
+	if c.EP > 0 { // the candidate's ep, kept
+		cs.Parallelism.EP = c.EP
+	}
+	s = &cs
 	gpn, step := max(s.Cluster.GPUsPerNode, 1), nodeStep(s, 1)
 	jd := judge{memory.ConventionZerosim}
 	ns, err := leastNodes((1<<16)/(gpn*step), func(j int) (*scenarios.Scenario, error) {
