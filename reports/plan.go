@@ -601,7 +601,12 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	if p.NoSeqLen {
 		fmt.Fprintf(&b, "global batch %s samples per step (no sequence length: a sample counts as one token)\n", commas(p.GlobalBatch))
 	} else {
-		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep))
+		hint := ""
+		if p.TokensPerStep > 1e9 {
+			// "1M" for a batch is often meant as tokens (qauser32 L1).
+			hint = " (a batch in tokens takes the suffix: --global-batch 4Mitokens)"
+		}
+		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step%s\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep), hint)
 	}
 	fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("%s configurations searched%s%s: %s cannot fit in memory, %s replayed, %s fit",
 		commas(int64(p.Searched)), cpSearched(p), epSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows)))), 120, "  "))
@@ -965,6 +970,16 @@ func ToFit(p *sweep.Plan) string {
 	c := p.Smallest
 	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	var ways []string
+	if perRank := c.MicroBatch * c.GradAccum; perRank > scenarios.MaxGradAccum && c.MicroBatch > 1 && !p.OneStep {
+		// The batch, not the memory, sets the micro-batch: a rank's
+		// sequences over at most MaxGradAccum micro-steps (qauser32 L1:
+		// --global-batch 1M on 16 GPUs, micro-batch 20 × 3,125, was told
+		// to use context parallelism or 419 GiB GPUs, where micro-batch 1
+		// fits).
+		dp := p.GlobalBatch / perRank
+		ways = append(ways, fmt.Sprintf("a global batch of at most %s sequences (%s per GPU): zerosim models at most %s accumulation steps (training.grad_accum), so the %s sequences per GPU of %s need micro-batches of %d or more",
+			commas(dp*scenarios.MaxGradAccum), commas(scenarios.MaxGradAccum), commas(scenarios.MaxGradAccum), commas(perRank), commas(p.GlobalBatch), c.MicroBatch))
+	}
 	if p.NodesToFit > 0 {
 		w := fmt.Sprintf("%d nodes (the least that fit%s, %d more)", p.NodesToFit, pinnedWith(p), p.NodesToFit-p.Nodes)
 		// The global batch must split over their dp (a plan there checks

@@ -442,3 +442,32 @@ func TestPlanHeaderUsableCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestToFitAccumulationLimit (qauser32 L1): when the global batch leaves a
+// rank more sequences than zerosim's accumulation steps (4,096), the least
+// micro-batch is the batch's doing, not the memory's, and "to fit:" says
+// so first: --global-batch 1M on 16 GPUs ran micro-batch 20 × 3,125 and
+// was told to search cp or buy 419 GiB GPUs, where micro-batch 1 fits.
+func TestToFitAccumulationLimit(t *testing.T) {
+	const advice = "a global batch of at most 65,536 sequences (4,096 per GPU): zerosim models at most 4,096 accumulation steps (training.grad_accum), so the 62,500 sequences per GPU of 1,000,000 need micro-batches of 20 or more; or "
+	for _, tc := range []struct {
+		name       string
+		global     int64
+		mb, ga     int64
+		oneStep    bool
+		wantAdvice bool
+	}{
+		{"1M sequences on 16 GPUs", 1_000_000, 20, 3125, false, true},
+		{"4,096 per GPU: micro-batch 1 is searched", 65_536, 1, 4096, false, false},
+		{"no accumulation in the stack", 1_000_000, 62_500, 1, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &sweep.Plan{GlobalBatch: tc.global, GPUMemory: 80 << 30, SmallestPeak: 100 << 30, OneStep: tc.oneStep,
+				Smallest: sweep.Candidate{Stage: 3, K: 1, MicroBatch: tc.mb, GradAccum: tc.ga, Recompute: "full", Prefetch: 1}}
+			got := ToFit(p)
+			if strings.HasPrefix(got, advice) != tc.wantAdvice || !tc.wantAdvice && strings.Contains(got, "accumulation steps (training.grad_accum)") {
+				t.Errorf("ToFit: %s\nwant the accumulation limit first: %v", got, tc.wantAdvice)
+			}
+		})
+	}
+}
