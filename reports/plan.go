@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
@@ -411,6 +412,15 @@ func (pr *PlanReport) planTable() *table {
 // † rows); a row fits by its Headroom, the same need without the reserve.
 func deviceFree(p *sweep.Plan, r sweep.PlanRow) int64 { return p.GPUMemory - r.DevicePeak }
 
+// gatherPool reports whether r's reserve holds DeepSpeed ZeRO-3's gather
+// pool, which fills what the GPU has free (memory.GatherPoolMode).
+func gatherPool(r sweep.PlanRow) bool {
+	return strings.HasSuffix(r.ReservedMode, memory.GatherPoolMode)
+}
+
+// gatherPoolFree says why such a row has nothing free.
+const gatherPoolFree = "DeepSpeed ZeRO-3's gather pool holds the rest, up to its size"
+
 // commCell is a row's communication setting in a few columns: the
 // prefetch depth at stage 3 ("pf 2"), else the bucket size replayed
 // ("25MB"), the scenario's or its stack's where plan searched none
@@ -543,6 +553,10 @@ func (pr *PlanReport) planLegend() []string {
 			// top) exceeds the GPU: run's "expect allocator retries".
 			free = "GPU memory less the device peak (" + v.smi() + "'s, with the reserve); †: the reserve does not fit: retries (ranked after the rows with room)."
 		}
+		if slices.ContainsFunc(pr.shown(), gatherPool) {
+			// qauser32 L5: every DeepSpeed ZeRO-3 row read 0.0 GiB free.
+			free += " " + gatherPoolFree + " (docs/memory-model.md)."
+		}
 		l = append(l, labelled("free: ", free))
 	}
 	if p.SearchedEP != nil {
@@ -644,6 +658,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		free := gib(deviceFree(p, *best)) + " free"
 		if best.DevicePeak > p.GPUMemory {
 			free = gib(best.Headroom) + " free before the allocator's reserve"
+		} else if gatherPool(*best) {
+			free += ": " + gatherPoolFree
 		}
 		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: yes, peak %s of %s (%s)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), atDefault(p.PickAtFits), planAtFits(p.PickAtFits),

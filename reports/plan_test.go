@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
@@ -469,5 +470,37 @@ func TestToFitAccumulationLimit(t *testing.T) {
 				t.Errorf("ToFit: %s\nwant the accumulation limit first: %v", got, tc.wantAdvice)
 			}
 		})
+	}
+}
+
+// TestPlanGatherPoolFree (qauser32 L5): under DeepSpeed ZeRO-3 the
+// gather pool fills what the peak leaves of the GPU, so every row reads
+// 0.0 GiB free; the headline and the legend say why, where a row's
+// reserve holds the pool, and not elsewhere.
+func TestPlanGatherPoolFree(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want bool
+	}{
+		{"overhead 0.15 (default)" + memory.GatherPoolMode, true},
+		{"simulated-default", false},
+	} {
+		gpu := int64(80 << 30)
+		row := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, K: 1, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "ring"},
+			StepTime: 1e12, PeakMemory: 50 << 30, DevicePeak: gpu, DeviceFit: true, Fits: true, ReservedMode: tc.mode}
+		pr := &PlanReport{Plan: &sweep.Plan{Model: "m", Params: 1e9, Nodes: 1, GPUsPerNode: 8, GPU: "H100-80GB", N: 8, DP: 8,
+			GPUMemory: gpu, GlobalBatch: 8, Rows: []sweep.PlanRow{row}}}
+		var b strings.Builder
+		if err := writePlanSummary(&b, pr); err != nil {
+			t.Fatal(err)
+		}
+		legend := strings.Join(pr.planLegend(), "\n")
+		head := strings.Join(strings.Fields(b.String()), " ")
+		if got := strings.Contains(head, "(0.0 GiB free: DeepSpeed ZeRO-3's gather pool holds the rest, up to its size)"); got != tc.want {
+			t.Errorf("%s: headline says the pool: %v, want %v:\n%s", tc.mode, got, tc.want, b.String())
+		}
+		if got := strings.Contains(legend, "gather pool holds the rest"); got != tc.want {
+			t.Errorf("%s: legend says the pool: %v, want %v:\n%s", tc.mode, got, tc.want, legend)
+		}
 	}
 }
