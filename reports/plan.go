@@ -998,16 +998,25 @@ func ToFit(p *sweep.Plan) string {
 	}
 	if p.NodesToFit > 0 {
 		w := fmt.Sprintf("%d nodes (the least that fit%s, %d more)", p.NodesToFit, pinnedWith(p), p.NodesToFit-p.Nodes)
+		nc, sc := p.NodesCandidate, c
+		nc.K, sc.K = 1, 1
+		if nc != sc && nc.MicroBatch > 0 {
+			// Another stage's configuration fits on fewer nodes than the
+			// least-memory one (qauser32 M3).
+			w = fmt.Sprintf("%d nodes with %s (the least that fit%s, %d more)", p.NodesToFit, describe(nc, p), pinnedWith(p), p.NodesToFit-p.Nodes)
+		} else {
+			nc = c
+		}
 		// The global batch must split over their dp (a plan there checks
 		// it: CheckGlobalBatch); the configuration keeps its micro-batch ×
 		// accumulation per GPU, so a multiple of dp sequences.
 		cp := max(p.CP, 1)
-		if c.CP > 0 {
-			cp = c.CP
+		if nc.CP > 0 {
+			cp = nc.CP
 		}
 		if dp := int64(p.NodesToFit*p.GPUsPerNode) / int64(cp); dp > 0 && p.GlobalBatch%dp != 0 {
 			w += fmt.Sprintf(" with a global batch that is a multiple of their dp %d, such as %s sequences (%d × %d per GPU: the plan's %s does not split over them)",
-				dp, commas(dp*c.MicroBatch*c.GradAccum), c.MicroBatch, c.GradAccum, commas(p.GlobalBatch))
+				dp, commas(dp*nc.MicroBatch*nc.GradAccum), nc.MicroBatch, nc.GradAccum, commas(p.GlobalBatch))
 		}
 		if p.NodesToRoom > p.NodesToFit {
 			// There zerosim run says "yes, but … expect allocator

@@ -504,3 +504,26 @@ func TestPlanGatherPoolFree(t *testing.T) {
 		}
 	}
 }
+
+// TestToFitNodesCandidate (qauser32 M3): when another stage's
+// configuration fits on fewer nodes than the least-memory one, "to fit:"
+// names it with the node count; when it is the least-memory one, the line
+// is as before.
+func TestToFitNodesCandidate(t *testing.T) {
+	small := sweep.Candidate{EP: 16, Stage: 2, K: 1, MicroBatch: 1, GradAccum: 8, Recompute: "full", Prefetch: -1, Algorithm: "ring"}
+	three := sweep.Candidate{EP: 2, Stage: 3, K: 1, MicroBatch: 1, GradAccum: 8, Recompute: "full", Prefetch: 1, Algorithm: "ring"}
+	for _, tc := range []struct {
+		name string
+		nc   sweep.Candidate
+		want string
+	}{
+		{"another stage", three, "4 nodes with ZeRO stage 3, expert parallelism 2, micro-batch 1 × 8 accumulation steps, full activation checkpointing (the least that fit, 2 more)"},
+		{"the least-memory one", small, "4 nodes (the least that fit, 2 more)"},
+	} {
+		p := &sweep.Plan{Nodes: 2, GPUsPerNode: 8, N: 16, DP: 16, GlobalBatch: 128, GPUMemory: 80 << 30, SmallestPeak: 136 << 30,
+			Smallest: small, NodesToFit: 4, NodesToRoom: 4, NodesCandidate: tc.nc, SearchedEP: []int{1, 2, 4, 8, 16}}
+		if got := ToFit(p); !strings.HasPrefix(got, tc.want+";") {
+			t.Errorf("%s: %s\nwant it to start %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package sweep
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -76,4 +80,57 @@ func TestNodesToFitCandidateEP(t *testing.T) {
 	if fit != 4 || room != 4 {
 		t.Errorf("nodesToFit %v: %d nodes, room on %d; want 4 and 4", c.Sets(), fit, room)
 	}
+}
+
+// TestNodesToFitAcrossStages (qauser32 M3): when nothing fits, the least
+// node count is searched for each searched stage's least-memory
+// configuration, not the least-memory one's alone. gpt-oss-120b (the
+// published config.json of openai/gpt-oss-120b is gpt-oss-20b's with 36
+// layers, 128 local experts and no quantization_config) under FSDP2 on 2
+// × 8 H100 at a global batch of 128: the least memory is ZeRO stage 2 at
+// ep 16, 136 GiB, which fits from 6 nodes; stage 3's least-memory
+// configuration fits on 4 (zerosim run there: yes, with allocator
+// retries; checkNodesToFit holds the count to run's verdict).
+func TestNodesToFitAcrossStages(t *testing.T) {
+	raw, err := os.ReadFile("../scenarios/testdata/hf-extra/gpt-oss-20b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	types := cfg["layer_types"].([]any)
+	cfg["num_hidden_layers"], cfg["num_local_experts"], cfg["layer_types"] = 36, 128, append(types, types[:12]...)
+	delete(cfg, "quantization_config")
+	dir := t.TempDir()
+	out, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gpt-oss-120b.json"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := Source{File: filepath.Join(dir, "g.yaml"), Data: []byte("version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu: H100-80GB}\n" +
+		"model: {hf_config: gpt-oss-120b.json, seq_len: 4096}\nparallelism: {dp: 16, zero_stage: 3}\ntraining: {recompute: full, attention: flash}\nstack: torchtitan\n")}
+	p, err := PlanSearch(context.Background(), src, PlanOptions{GlobalBatch: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) != 0 || p.Smallest.Stage != 2 {
+		t.Fatalf("%d rows, smallest %v; want none, stage 2", len(p.Rows), p.Smallest.Sets())
+	}
+	if p.NodesToFit != 4 || p.NodesCandidate.Stage != 3 || p.NodesToRoom <= p.NodesToFit {
+		t.Errorf("nodes to fit %d with %v, room on %d; want 4 at stage 3, room on more", p.NodesToFit, p.NodesCandidate.Sets(), p.NodesToRoom)
+	}
+	s, err := src.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit, _ := nodesToFit(src, s, p.Smallest, false); fit != 6 {
+		t.Errorf("the least-memory configuration fits on %d nodes, want 6", fit)
+	}
+	q := *p
+	q.Smallest = p.NodesCandidate
+	checkNodesToFit(t, src, &q)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -390,6 +391,10 @@ type Plan struct {
 	// Where it exceeds NodesToFit, run on NodesToFit nodes says "yes, but
 	// … expect allocator retries" (QA30 M1).
 	NodesToRoom int
+	// NodesCandidate is the configuration NodesToFit and NodesToRoom are
+	// of, at K = 1: Smallest's, or another stage's least-memory
+	// configuration (Closest) that fits on fewer nodes.
+	NodesCandidate Candidate
 	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
 	RequireDeviceFit bool
 	// OneStep is set when the stack has no gradient accumulation
@@ -1259,6 +1264,25 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
 		p.NodesToFit, p.NodesToRoom = nodesToFit(src, s, p.Smallest, opt.RequireDeviceFit)
+		p.NodesCandidate = p.Smallest
+		p.NodesCandidate.K = 1
+		// The least-memory configuration here need not be the one that
+		// fits on the fewest nodes: another stage's may shard more as the
+		// nodes grow (qauser32 M3: gpt-oss-120b on 2 × 8 H100, the least
+		// memory was stage 2 at ep 16, 6 nodes, where stage 3's
+		// least-memory configuration, at ep 2, fits on 4). Each searched
+		// stage's least-memory candidate
+		// (Closest) is grown too, and the fewest nodes named with theirs.
+		for _, st := range slices.Sorted(maps.Keys(p.Closest)) {
+			c := p.Closest[st]
+			c.K = 1
+			if c == p.NodesCandidate {
+				continue
+			}
+			if fit, room := nodesToFit(src, s, c, opt.RequireDeviceFit); fit > 0 && (p.NodesToFit == 0 || fit < p.NodesToFit) {
+				p.NodesToFit, p.NodesToRoom, p.NodesCandidate = fit, room, c
+			}
+		}
 		if p.StackOffloadNote() == "" {
 			// Only what the stack runs is advised (qa19 L15).
 			p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest, opt.RequireDeviceFit)
