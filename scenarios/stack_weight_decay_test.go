@@ -31,15 +31,25 @@ func TestStackTorchtitanDDPPrecision(t *testing.T) {
 		sets          []string
 		param, master DType
 		autocast      DType
+		yaml          string // the file, stackYAML when ""
 	}{
-		{"stage 0: DDP under autocast", []string{"parallelism.zero_stage=0"}, FP32, "", BF16},
-		{"stage 3: FSDP2", nil, BF16, FP32, ""},
-		{"stage 2: FSDP2", []string{"parallelism.zero_stage=2"}, BF16, FP32, ""},
-		{"stage 0, param_dtype given", []string{"parallelism.zero_stage=0", "training.param_dtype=bf16"}, BF16, FP32, ""},
-		{"stage 0, pure bf16 (master_dtype none)", []string{"parallelism.zero_stage=0", "training.master_dtype=none", "training.reduce_dtype=param_dtype"}, BF16, "", ""},
+		{"stage 0: DDP under autocast", []string{"parallelism.zero_stage=0"}, FP32, "", BF16, ""},
+		{"stage 3: FSDP2", nil, BF16, FP32, "", ""},
+		{"stage 2: FSDP2", []string{"parallelism.zero_stage=2"}, BF16, FP32, "", ""},
+		{"stage 0, param_dtype given", []string{"parallelism.zero_stage=0", "training.param_dtype=bf16"}, BF16, FP32, "", ""},
+		{"stage 0, pure bf16 (master_dtype none)", []string{"parallelism.zero_stage=0", "training.master_dtype=none", "training.reduce_dtype=param_dtype"}, BF16, "", "", ""},
+		// Model groups with their own precision, and expert parallelism,
+		// do not go with autocast's fp32 parameters: the loader's default.
+		{"stage 0, model groups", nil, BF16, FP32, "", "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu: A100-80GB}\nmodel:\n  kind: mlp\n  hidden: 64\n  groups: [{name: dense, precision: bf16}]\n  layer_list:\n    - {name: l0, params: 1000, fwd: 1ms, bwd: 2ms}\nparallelism: {dp: 2, zero_stage: 0}\n"},
+		{"stage 0, ep 8", nil, BF16, FP32, "", "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b, layers: 2, seq_len: 1024}\nparallelism: {dp: 8, zero_stage: 0, ep: 8}\n"},
+		{"stage 0, ep 1", []string{"parallelism.ep=1"}, FP32, "", BF16, "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: mixtral-8x7b, layers: 2, seq_len: 1024}\nparallelism: {dp: 8, zero_stage: 0}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Load("s.yaml", []byte(stackYAML+"stack: torchtitan\n"), tc.sets)
+			y := tc.yaml
+			if y == "" {
+				y = stackYAML
+			}
+			s, err := Load("s.yaml", []byte(y+"stack: torchtitan\n"), tc.sets)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -325,8 +325,12 @@ func (l *loader) applyStack(root *yaml.Node) error {
 			given[p] = hasPath(root, p)
 		}
 	}
+	// Expert parallelism does not go with autocast (resolveAutocast: which
+	// routed experts a rank casts is not modelled): there the precision
+	// stays the loader's default.
+	ep := presetInt(root, "parallelism", "ep")
 	for _, k := range keys {
-		if given[k.path] || !k.applies(stage) || slices.ContainsFunc(k.unless, func(p string) bool { return given[p] }) {
+		if given[k.path] || !k.applies(stage) || slices.ContainsFunc(k.unless, func(p string) bool { return given[p] }) || k.unless != nil && ep > 1 {
 			continue
 		}
 		value := k.value
@@ -351,8 +355,12 @@ func (l *loader) applyStack(root *yaml.Node) error {
 }
 
 // ddpPrecisionKeys are the keys that, given, leave torchtitan's DDP
-// precision (fp32 parameters under bf16 autocast) to the file.
-var ddpPrecisionKeys = []string{"training.param_dtype", "training.autocast", "training.master_dtype", "training.fp8"}
+// precision (fp32 parameters under bf16 autocast) to the file: the
+// precision keys, and those modelled over 16-bit parameters only, which
+// the loader refuses beside autocast: model groups with their own
+// precisions (resolveAutocast), norm_impl aten_fused and liger.
+var ddpPrecisionKeys = []string{"training.param_dtype", "training.autocast", "training.master_dtype", "training.fp8",
+	"model.groups", "training.norm_impl", "training.liger"}
 
 // stackParamDType is a preset value that stands for the 16-bit
 // training.param_dtype's name (the dtype the model returns its logits in):
@@ -408,8 +416,18 @@ func trainingKey(root *yaml.Node, key string) (n *yaml.Node, ok bool) {
 // stage-dependent preset keys, -1 when it is missing or no stage (the
 // loader then refuses it).
 func presetStage(root *yaml.Node) int {
+	if n := presetInt(root, "parallelism", "zero_stage"); n <= 3 {
+		return n
+	}
+	return -1
+}
+
+// presetInt is the file's (or --set's) integer at path, decoded as the
+// loader decodes it (0x2 and 0o2 are 2 too); -1 when absent, not an
+// integer, or negative.
+func presetInt(root *yaml.Node, path ...string) int {
 	cur := root
-	for _, part := range []string{"parallelism", "zero_stage"} {
+	for _, part := range path {
 		if cur.Kind != yaml.MappingNode {
 			return -1
 		}
@@ -422,9 +440,8 @@ func presetStage(root *yaml.Node) int {
 	if cur.Kind != yaml.ScalarNode || cur.Tag != "!!int" {
 		return -1
 	}
-	// Decoded as the loader decodes it: 0x2 and 0o2 are stage 2 too.
 	var n int
-	if err := cur.Decode(&n); err != nil || n < 0 || n > 3 {
+	if err := cur.Decode(&n); err != nil || n < 0 {
 		return -1
 	}
 	return n
