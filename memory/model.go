@@ -303,6 +303,11 @@ func (e *TooManyBucketsError) Error() string {
 		e.BucketSize, e.Group, e.Numel, MaxBuckets, e.Least)
 }
 
+// GatherPoolMode ends a Report.ReservedMode whose reserve holds DeepSpeed
+// ZeRO-3's gather pool (GatherPoolHeld > 0), which fills what the GPU has
+// free up to its size: the device peak is then the GPU's memory.
+const GatherPoolMode = " + DeepSpeed's gather pool"
+
 // StageRefusedError is a ZeRO stage the scenario's stack refuses for its
 // other settings (training.master_dtype bf16 at stage 0: DeepSpeed takes
 // bf16_master_weights_and_grads at stages 1–3 only, scenarios.MasterBF16;
@@ -822,7 +827,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.GatherPoolHeld > 0 {
 			// DeepSpeed ZeRO-3's reserve also holds its gather pool
 			// (GatherPool), not a fraction of the peak (QA18 L7).
-			r.ReservedMode += " + DeepSpeed's gather pool"
+			r.ReservedMode += GatherPoolMode
 		}
 		if o := s.Memory.AllocatorOverhead; o != nil { // set: never simulated (SimulatesReserve)
 			r.Overhead, r.OverheadFrom = *o, "memory.allocator_overhead"

@@ -65,11 +65,13 @@ func (run *Run) name() string {
 
 // NewRun bundles a scenario and its replay and analyzes the memory of
 // stages 0–3 at the scenario's K.
-func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
+// at, when not nil, gives s at another stage as the loader reads it
+// (memory.EstimateStages).
+func NewRun(s *scenarios.Scenario, r *zero.Result, at func(stage int) *scenarios.Scenario) (*Run, error) {
 	if s == nil || r == nil || r.Schedule == nil {
 		return nil, fmt.Errorf("reports: run needs a scenario and a replay result with its schedule")
 	}
-	st, err := runStages(s)
+	st, err := runStages(s, at)
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
@@ -84,12 +86,13 @@ func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
 // refused the replayed step, "default: communication.bucket_size 30000 B
 // cuts group \"dense\" …", and validate said ok). The plot leaves that
 // stage's bar out.
-func runStages(s *scenarios.Scenario) ([]*memory.Report, error) {
+func runStages(s *scenarios.Scenario, at func(int) *scenarios.Scenario) ([]*memory.Report, error) {
 	var out []*memory.Report
 	for st := 0; st <= 3; st++ {
-		c := *s
-		c.Parallelism.Stage = st
-		r, err := memory.Analyze(&c, memory.Options{Reserve: memory.ReserveNone})
+		if memory.StackRefusal(s, st) != nil {
+			continue // a stage the stack does not run (qauser32 L10)
+		}
+		r, err := memory.Analyze(memory.AtStage(s, st, at), memory.Options{Reserve: memory.ReserveNone})
 		if st != s.Parallelism.Stage && (errors.As(err, new(*memory.TooManyBucketsError)) || errors.As(err, new(*memory.StageRefusedError))) {
 			continue
 		}

@@ -987,7 +987,21 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		if tt == "GPT2BPETokenizer" {
 			hint = fmt.Sprintf("; GPT-2's gpt2-vocab.json has %d", gpt2VocabSize)
 		}
-		msg := fmt.Sprintf("%s reads its vocabulary from a file: give its size with --tokenizer-vocab-size N (the tokenizer's len() before Megatron pads it%s)", what, hint)
+		give := "give its size with zerosim's --tokenizer-vocab-size N"
+		if vsGiven {
+			// build_tokenizer reads args.vocab_size for NullTokenizer and
+			// TikTokenizer only; the others take len() of the file
+			// (build_tokenizer, megatron/training/tokenizer/tokenizer.py at
+			// d580efc68a9f0dbf1945f834f6f6200cd01d3343).
+			// qauser32 L6: the script's --vocab-size 128256 read as "not
+			// read" without a word.
+			line := ""
+			if w := a.flags["vocab-size"].at; w.line > 0 {
+				line = fmt.Sprintf(" at line %d", w.line)
+			}
+			give = fmt.Sprintf("the script's --vocab-size %d%s is read by NullTokenizer and TikTokenizer only; if it is the tokenizer's len(), pass zerosim's --tokenizer-vocab-size %d", vs, line, vs)
+		}
+		msg := fmt.Sprintf("%s reads its vocabulary from a file: %s (the tokenizer's len() before Megatron pads it%s)", what, give, hint)
 		if ttGiven {
 			return 0, a.errAt(a.flags["tokenizer-type"].at, "%s", msg)
 		}

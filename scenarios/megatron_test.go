@@ -204,7 +204,11 @@ func TestImportMegatronErrors(t *testing.T) {
 			"train_mixtral_8x7b_distributed.sh:84:5: --pipeline-model-parallel-size 4: pipeline parallelism"},
 		{"moe", "", base + "--num-experts 8", MegatronOptions{}, "args.txt:1:174: --num-experts 8: mixture-of-experts layers are not imported"},
 		{"tokenizer file", "testdata/megatron/train_gpt3_175b_distributed-tp1pp1.sh", "", MegatronOptions{},
-			"train_gpt3_175b_distributed-tp1pp1.sh: the tokenizer reads its vocabulary from a file: give its size with --tokenizer-vocab-size N"},
+			"train_gpt3_175b_distributed-tp1pp1.sh: the tokenizer reads its vocabulary from a file: give its size with zerosim's --tokenizer-vocab-size N"},
+		// qauser32 L6: a --vocab-size beside a tokenizer that reads a file
+		// is named, with the flag that gives it.
+		{"vocab size not read", "", strings.Replace(base, "NullTokenizer", "HuggingFaceTokenizer --tokenizer-model m", 1), MegatronOptions{},
+			"args.txt:1:125: --tokenizer-type HuggingFaceTokenizer reads its vocabulary from a file: the script's --vocab-size 1000 at line 1 is read by NullTokenizer and TikTokenizer only; if it is the tokenizer's len(), pass zerosim's --tokenizer-vocab-size 1000 (the tokenizer's len() before Megatron pads it)"},
 		{"unresolved flag", "", "torchrun --nproc_per_node 8 pretrain_gpt.py " + strings.Replace(base, "--num-layers 2", "--num-layers ${NUM_LAYERS}", 1), MegatronOptions{},
 			"args.txt:1:58: --num-layers ${NUM_LAYERS}: ${NUM_LAYERS} is not known here (the script computes it, sets it inside an if/for/while block, or takes it from its command line or environment): write the value of --num-layers in the launch command"},
 		{"unresolved nnodes", "", "NNODES=$SLURM_NNODES\ntorchrun --nnodes $NNODES \\\n  pretrain_gpt.py " + base, MegatronOptions{},

@@ -32,8 +32,11 @@ const (
 	numKinds
 )
 
+// kindNames name the kinds in tables, traces and JSON; the copies say
+// their direction as run's host line does (qauser32 L8: "pcie down" beside
+// "PCIe GPU→host").
 var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce",
-	"all-to-all", "quantize", "pcie down", "pcie up", "cpu adam"}
+	"all-to-all", "quantize", "pcie gpu→host", "pcie host→gpu", "cpu adam"}
 
 // IsHost reports whether k runs on the host side (offload): not GPU time.
 func (k Kind) IsHost() bool { return k >= PCIeDown && k <= CPUAdam }
