@@ -972,8 +972,16 @@ func NoFitText(p *sweep.Plan) string {
 	if p.RequireDeviceFit {
 		with = " with the caching allocator's reserve (--require-device-fit)"
 	}
-	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s over.",
-		capacity, with, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
+	over := fmt.Sprintf("%s over", overBy(p.SmallestPeak-p.GPUMemory))
+	if p.SmallestNeed > p.SmallestPeak {
+		// The peak may be within the GPU; what the device needs there
+		// is not (qauser32/ux32: "peaks at 31.6 GiB, -411.1 MiB over").
+		_, need := gibApart(p.GPUMemory, p.SmallestNeed)
+		over = fmt.Sprintf("and with the CUDA context and NCCL's buffers the device needs %s, %s over",
+			need, overBy(p.SmallestNeed-p.GPUMemory))
+	}
+	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s.",
+		capacity, with, describe(c, p), peak, over)) + "\n"
 	return s + labelled("to fit: ", ToFit(p))
 }
 

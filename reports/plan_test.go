@@ -527,3 +527,27 @@ func TestToFitNodesCandidate(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFitTextDeviceNeed: when the least-memory configuration's allocated
+// peak is within the GPU but the device's need there (the peak with the
+// CUDA context and NCCL's buffers) is not, plan says by how much the need
+// is over, not a negative excess of the peak (ux32: gpt-oss-20b on 32 GiB
+// read "peaks at 31.6 GiB, -411.1 MiB over").
+func TestNoFitTextDeviceNeed(t *testing.T) {
+	small := sweep.Candidate{Stage: 3, MicroBatch: 1, GradAccum: 8, Recompute: "full"}
+	for _, tc := range []struct {
+		name       string
+		peak, need int64
+		want       string
+	}{
+		{"need over, peak under", 31<<30 + 600<<20, 32<<30 + 300<<20, "peaks at 31.6 GiB, and with the CUDA context and NCCL's buffers the device needs 32.3 GiB, 0.3 GiB over."},
+		{"peak over", 33 << 30, 33 << 30, "peaks at 33.0 GiB, 1.0 GiB over."},
+	} {
+		p := &sweep.Plan{Nodes: 2, GPUsPerNode: 8, N: 16, DP: 16, GlobalBatch: 128, GPUMemory: 32 << 30,
+			Smallest: small, SmallestPeak: tc.peak, SmallestNeed: tc.need}
+		got := strings.Join(strings.Fields(NoFitText(p)), " ")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %s\nwant it to contain %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -318,6 +318,16 @@ type Plan struct {
 	// (to say what to change when nothing fits).
 	Smallest     Candidate
 	SmallestPeak int64
+	// SmallestNeed is what the device needs at Smallest's peak: the
+	// larger of the peak and the peak with the CUDA context and NCCL's
+	// buffers (zero.Result.DeviceNeed, memory.Report.Need), the
+	// replay's where Smallest was replayed. Nothing fits by
+	// SmallestNeed − GPUMemory, which can be positive when SmallestPeak
+	// is within the GPU.
+	SmallestNeed int64
+	// modelNeed is the memory model's SmallestNeed for a candidate it
+	// screened.
+	modelNeed func(Candidate) int64
 	// Closest holds, for each searched stage none of whose candidates
 	// fits, the one with the least peak (replayed where it was, else the
 	// memory model's): what plan --network times for that stage at the
@@ -1194,6 +1204,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	replayed := map[Candidate]int64{}
+	replayedNeed := map[Candidate]int64{} // what the device needs at the replayed peak
 	var tooLongAt Candidate
 	tooLongN := 0
 	for i, r := range rows {
@@ -1209,9 +1220,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFit):
 			p.Rows = append(p.Rows, r)
 		case opt.RequireDeviceFit: // judged by what the device needs
-			replayed[fits[i]] = r.DevicePeak
+			replayed[fits[i]], replayedNeed[fits[i]] = r.DevicePeak, r.DevicePeak
 		default: // the model let it through; the replayed step does not fit
-			replayed[fits[i]] = r.PeakMemory
+			replayed[fits[i]], replayedNeed[fits[i]] = r.PeakMemory, p.GPUMemory-r.Headroom
 		}
 	}
 	p.Closest = closestPerStage(cands, p.BestPerStage(), replayed, modelPeak)
@@ -1227,6 +1238,11 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			}
 			if p.SmallestPeak < 0 || peak < p.SmallestPeak {
 				p.Smallest, p.SmallestPeak = c, peak
+				if need, ok := replayedNeed[c]; ok {
+					p.SmallestNeed = need
+				} else {
+					p.SmallestNeed = p.modelNeed(c)
+				}
 			}
 		}
 	}
@@ -1445,6 +1461,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 	}
 	peaks := make([]int64, len(keys))
+	needs := make([]int64, len(keys))
 	fit := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	reps := make([]*memory.Report, len(keys))
@@ -1467,7 +1484,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 			errs[i] = err
 			return nil // an invalid candidate, as a sweep's error row
 		}
-		peaks[i], fit[i] = rep.Peak, rep.Fits
+		peaks[i], needs[i], fit[i] = rep.Peak, max(rep.Peak, rep.Need), rep.Fits
 		if rep.Fits {
 			reps[i] = rep
 		}
@@ -1476,6 +1493,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	p.modelNeed = func(c Candidate) int64 { return needs[index[c.memoryKey()]] }
 	modelPeak = func(c Candidate) (int64, bool) {
 		ki, ok := index[c.memoryKey()]
 		if !ok || errs[ki] != nil {
@@ -1498,7 +1516,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 		peak := peaks[ki]
 		if p.SmallestPeak < 0 || peak < p.SmallestPeak {
-			p.Smallest, p.SmallestPeak = c, peak
+			p.Smallest, p.SmallestPeak, p.SmallestNeed = c, peak, needs[ki]
 		}
 		if fit[ki] { // the model's verdict: the peak and the device's need within the GPU
 			out = append(out, c)
