@@ -495,15 +495,15 @@ func TestPublishedRange(t *testing.T) {
 		// torchao runs' 0.31–0.53 (qatput30 finding 7b), but by the
 		// Transformer Engine runs, delayed and current scaling alike
 		// (SameFP8Family): NVIDIA's Llama 3 8B tables on GB200 (25.11
-		// 0.4465, 25.04 0.4802), B200 (25.11 0.4934, 25.02's delayed
-		// scaling 0.3814) and GB300 (0.5874); none on H100, which gets
+		// 0.4450, 25.04 0.4785), B200 (25.11 0.4918, 25.02's delayed
+		// scaling 0.3804) and GB300 (0.5849); none on H100, which gets
 		// all five.
-		{"H100-80GB", scenarios.FP8TE, 0.3814, 0.5874, 5, false},
-		{"H100-80GB", scenarios.FP8TECurrent, 0.3814, 0.5874, 5, false},
-		{"GB200", scenarios.FP8TECurrent, 0.4465, 0.4802, 2, true},
-		{"GB200", scenarios.FP8TE, 0.4465, 0.4802, 2, true},
-		{"B200", scenarios.FP8TE, 0.3814, 0.4934, 2, true},
-		{"GB300", scenarios.FP8TECurrent, 0.5874, 0.5874, 1, true},
+		{"H100-80GB", scenarios.FP8TE, 0.3804, 0.5849, 5, false},
+		{"H100-80GB", scenarios.FP8TECurrent, 0.3804, 0.5849, 5, false},
+		{"GB200", scenarios.FP8TECurrent, 0.4450, 0.4785, 2, true},
+		{"GB200", scenarios.FP8TE, 0.4450, 0.4785, 2, true},
+		{"B200", scenarios.FP8TE, 0.3804, 0.4918, 2, true},
+		{"GB300", scenarios.FP8TECurrent, 0.5849, 0.5849, 1, true},
 		{"GB200", scenarios.FP8TorchAO, 0.3072, 0.5979, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)
