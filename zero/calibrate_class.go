@@ -260,10 +260,17 @@ func ModelledClasses(s *scenarios.Scenario) (StepClasses, float64, error) {
 }
 
 // AttentionEfficiencyOf is the attention efficiency s runs at: its
-// training.attention_efficiency, else the default of its kernel and GPU.
+// training.attention_efficiency, else the default of its kernel and GPU
+// at its head_dim and, for FlashAttention-1, its sequence length
+// (SeqLenScale), capped at the GPU's GEMM default.
 func AttentionEfficiencyOf(s *scenarios.Scenario) float64 {
 	if a := s.Training.AttentionEfficiency; a > 0 {
 		return a
 	}
-	return AttentionEfficiencyAt(s.Cluster.GPU, s.Training.AttentionKernel, efficiency(s), ModelHeadDim(s))
+	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, ModelHeadDim(s)
+	if RunsAs(gpu, k) == scenarios.KernelEager {
+		return efficiency(s)
+	}
+	rate, ceiling, _ := AttentionRateCapped(gpu, k, hd)
+	return min(rate*SeqLenScale(gpu, k, hd, AttentionSeqLen(s)), ceiling)
 }
