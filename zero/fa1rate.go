@@ -95,7 +95,7 @@ func fa1TFLOPS(headDim, seq int64) float64 {
 		for i := 1; i < len(fa1Seqs); i++ {
 			if seq <= fa1Seqs[i] {
 				x := math.Log2(float64(seq)/float64(fa1Seqs[i-1])) / math.Log2(float64(fa1Seqs[i])/float64(fa1Seqs[i-1]))
-				return v[i-1] + x*(v[i]-v[i-1])
+				return v[i-1] + float64(x*(v[i]-v[i-1]))
 			}
 		}
 		return v[len(v)-1]
@@ -107,7 +107,7 @@ func fa1TFLOPS(headDim, seq int64) float64 {
 		return at(128)
 	}
 	x := float64(headDim-64) / 64
-	return at(64) + x*(at(128)-at(64))
+	return at(64) + float64(x*(at(128)-at(64)))
 }
 
 // SeqLenScale is kernel's rate on gpu at seq tokens over its rate at 8,192
