@@ -578,7 +578,7 @@ func defaultBrief(gpu string) string {
 }
 
 // rangeText is the published runs' range as run's headline quotes it:
-// "the 0.29–0.85 that 29 published bf16 runs on other GPUs fitted
+// "the 0.29–0.85 that 33 published bf16 runs on other GPUs fitted
 // (docs/validation.md)".
 func (c published) rangeText() string {
 	return fmt.Sprintf("the %s that %s fitted (docs/validation.md)", c.fitted, c.runs)
