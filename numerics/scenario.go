@@ -207,6 +207,9 @@ var verifyKeys = map[string]keyRule{
 	"training.attention_efficiency":      noChange(),
 	"training.attention_kernel":          noChange(),
 	"training.attention":                 noChange(),
+	// flash-attn's unpad_input and pad_input gather and scatter rows
+	// unchanged (bert_padding.py at v0.2.8): the same attention values.
+	"training.attention_unpad": noChange(),
 	// Every compile setting, model included, changes what is kept and
 	// when gradients are accumulated, not a value: AccumulateGrad adds
 	// the same gradients into .grad once per micro-step either way.

@@ -581,7 +581,7 @@ func defaultBrief(gpu string) string {
 }
 
 // rangeText is the published runs' range as run's headline quotes it:
-// "the 0.29–0.85 that 29 published bf16 runs on other GPUs fitted
+// "the 0.29–0.85 that 33 published bf16 runs on other GPUs fitted
 // (docs/validation.md)".
 func (c published) rangeText() string {
 	return fmt.Sprintf("the %s that %s fitted (docs/validation.md)", c.fitted, c.runs)
@@ -699,7 +699,7 @@ func attentionText(s *scenarios.Scenario) string {
 		// a V100).
 		from = fmt.Sprintf("the kernel's published rate on the A100, taken for %s, which has none; docs/compute-model.md", s.Cluster.GPU)
 	}
-	from += headDimText(s)
+	from += headDimText(s) + seqLenText(s)
 	if rate, _, capped := zero.AttentionRateCapped(s.Cluster.GPU, t.AttentionKernel, zero.ModelHeadDim(s)); capped {
 		// QA s29: the A100's 0.6 taken for an MI300X whose matmuls reach
 		// 0.51 ran attention faster than its GEMMs.
@@ -985,6 +985,19 @@ func headDimText(s *scenarios.Scenario) string {
 		basis = fmt.Sprintf("between its published rates at head_dim %d and %d, linear", ds[i-1], ds[i])
 	}
 	return fmt.Sprintf("; ×%s at head_dim %d: %s, on the %s", fmtEff(f), hd, basis, part)
+}
+
+// seqLenText is "; ×F at N tokens (…)" when the kernel's rate is scaled by
+// the length each attention call runs over (zero.SeqLenScale:
+// FlashAttention-1, whose published rate rises with the sequence); ""
+// when it is not.
+func seqLenText(s *scenarios.Scenario) string {
+	gpu, k, hd, n := s.Cluster.GPU, s.Training.AttentionKernel, zero.ModelHeadDim(s), zero.AttentionSeqLen(s)
+	f := zero.SeqLenScale(gpu, k, hd, n)
+	if f == 1 {
+		return ""
+	}
+	return fmt.Sprintf("; ×%s at %s tokens: its published rate there over its rate at 8,192, on the A100", fmtEff(f), commas(n))
 }
 
 // fmtEff is an efficiency with up to four decimals.

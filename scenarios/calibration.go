@@ -433,8 +433,8 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		if a := cc.AttentionEfficiency; math.IsNaN(a) || a < 0 || a > 1 {
 			return nil, bad("compute.attention_efficiency", fmt.Sprintf("%g is out of range (a fraction of the peak in (0, 1], or absent)", a))
 		}
-		if k := AttentionKernel(cc.AttentionKernel); k != "" && !slices.Contains([]AttentionKernel{KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager}, k) {
-			return nil, bad("compute.attention_kernel", fmt.Sprintf("%q is not an attention kernel (training.attention_kernel's: %s, %s, %s, %s, %s, %s, %s, or absent)", k, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager))
+		if k := AttentionKernel(cc.AttentionKernel); k != "" && !slices.Contains([]AttentionKernel{KernelFA2, KernelFA1, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager}, k) {
+			return nil, bad("compute.attention_kernel", fmt.Sprintf("%q is not an attention kernel (training.attention_kernel's: %s, %s, %s, %s, %s, %s, %s, %s, or absent)", k, KernelFA2, KernelFA1, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager))
 		}
 		if k := Compile(cc.Compile); k != "" && !slices.Contains([]Compile{CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss, CompileModel}, k) {
 			return nil, bad("compute.compile", fmt.Sprintf("%q is not a compile setting (training.compile's: %s, %s, %s, %s, %s, or absent)", k, CompileNone, CompileBlocks, CompileLoss, CompileBlocksLoss, CompileModel))

@@ -38,6 +38,13 @@ const (
 	// SDPA's flash backend, which is FlashAttention-2 since PyTorch 2.2).
 	// Default unless training.attention is eager.
 	KernelFA2 AttentionKernel = "fa2"
+	// KernelFA1 is FlashAttention-1's CUDA kernel (flash-attn before 2.0:
+	// flash_attn_unpadded_func and its qkvpacked form, the FlashMHA and
+	// FlashAttention modules of flash_attn/flash_attention.py, which
+	// MosaicGPT's attn_impl: flash ran in mosaicml/examples before
+	// llm-foundry; zero.FA1AttentionEfficiency cites its rate). Turing,
+	// Ampere, Ada and Hopper only.
+	KernelFA1 AttentionKernel = "fa1"
 	// KernelFA3 is FlashAttention-3 (Hopper only).
 	KernelFA3 AttentionKernel = "fa3"
 	// KernelCuDNN is cuDNN's fused attention (PyTorch SDPA's
@@ -92,9 +99,12 @@ func VoltaGPU(gpu string) bool { return gpu == "V100-16GB" || gpu == "V100-32GB"
 // optimized for Hopper GPUs", flash-attention README.md line 31 at
 // 0251105a; any kernel on a GPU
 // described by its figures), cuDNN's attention on NVIDIA's GPUs only
-// (cuDNNOnAMD), every other kernel anywhere.
+// (cuDNNOnAMD), FlashAttention-1 on NVIDIA's Turing to Hopper GPUs
+// (fa1OnGPU), every other kernel anywhere.
 func AttentionKernelRuns(kernel AttentionKernel, c *Cluster) bool {
 	switch kernel {
+	case KernelFA1:
+		return !c.AMD() && !VoltaGPU(c.GPU) && !BlackwellGPU(c.GPU)
 	case KernelFA3:
 		return c.GPU == "" && !c.AMD() || HopperGPU(c.GPU)
 	case KernelCuDNN:
@@ -114,6 +124,14 @@ func AttentionKernelRuns(kernel AttentionKernel, c *Cluster) bool {
 // sdp_utils.cpp, pytorch/pytorch at 001f694aef6f922b4fdf6d27d59162d27bf3df58.
 // zerosim times that flash kernel as fa2.
 const cuDNNOnAMD = "PyTorch's ROCm build has no cuDNN attention: SDPA runs its flash backend there (AOTriton or CK), which zerosim times as fa2"
+
+// fa1OnGPU is why training.attention_kernel: fa1 is refused on a GPU that
+// is not NVIDIA's Turing, Ampere, Ada or Hopper: "FlashAttention currently
+// supports: 1. Turing, Ampere, Ada, or Hopper GPUs (e.g., H100, A100, RTX
+// 3090, T4, RTX 2080)" (Dao-AILab/flash-attention README.md at v1.0.9,
+// 6d48e14a, the last FlashAttention-1 release; its CUDA extension builds
+// for NVIDIA's GPUs only, and 1.x predates Blackwell).
+const fa1OnGPU = "FlashAttention-1 (flash-attn < 2.0) runs on NVIDIA's Turing, Ampere, Ada and Hopper GPUs only (flash-attention README.md at v1.0.9)"
 
 // Boundary is how ZeRO-3 units cross from forward to backward
 // (communication.boundary; memory/boundary.go cites each stack).
@@ -506,7 +524,7 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 	if t.Attention == AttentionEager {
 		def = KernelEager
 	}
-	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager); err != nil {
+	if err := enum(l, "training.attention_kernel", &t.AttentionKernel, def, KernelFA2, KernelFA1, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager); err != nil {
 		return err
 	}
 	if eager := t.AttentionKernel == KernelEager; eager != (t.Attention == AttentionEager) {
@@ -518,8 +536,11 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 			// (presetLocalAttention): name local's kernels at the key given.
 			return l.errPath("training.attention", fmt.Sprintf("training.attention=%s is not what transformer_impl: local runs: its kernels are Megatron-core's own DotProductAttention (eager) or flash-attn 2 (fa2, --use-legacy-models --use-flash-attn), LocalSpecProvider.core_attention in megatron/core/models/backends.py at d98e8a64 (use training.attention: eager (local's DotProductAttention) or flash (--use-legacy-models --use-flash-attn), without attention_kernel)", t.Attention))
 		} else {
-			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te, triton or flex with flash or sdpa)", t.AttentionKernel, t.Attention))
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa1, fa3, cudnn, te, triton or flex with flash or sdpa)", t.AttentionKernel, t.Attention))
 		}
+	}
+	if t.AttentionUnpad && t.Attention != AttentionFlash {
+		return l.errPath("training.attention_unpad", fmt.Sprintf("attention_unpad is flash-attn's padding wrapper around its own kernel, not training.attention=%s's (use attention: flash, or drop attention_unpad)", t.Attention))
 	}
 	if !AttentionKernelRuns(t.AttentionKernel, &s.Cluster) {
 		gpu := s.Cluster.GPU
@@ -528,6 +549,9 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 		}
 		if t.AttentionKernel == KernelCuDNN {
 			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=cudnn does not run on %s: %s (use attention_kernel: fa2)", gpu, cuDNNOnAMD))
+		}
+		if t.AttentionKernel == KernelFA1 {
+			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa1 does not run on %s: %s (use attention_kernel: fa2 or triton)", gpu, fa1OnGPU))
 		}
 		if s.Cluster.AMD() {
 			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use fa2)", gpu))

@@ -393,6 +393,12 @@ type Training struct {
 	// Attention is the attention kernel: flash (default: no s² scores),
 	// sdpa (PyTorch's, with repeat_kv for GQA) or eager.
 	Attention Attention `yaml:"attention,omitempty"`
+	// AttentionUnpad is flash-attn's padding wrapper around the kernel in
+	// every block: the model passes a key_padding_mask, so flash_attn's
+	// FlashAttention module gathers the packed qkv to its unpadded rows
+	// (bert_padding.unpad_input) and scatters the output back
+	// (pad_input), forward and backward (zero/unpad.go).
+	AttentionUnpad bool `yaml:"attention_unpad,omitempty"`
 	// Compile is what runs under torch.compile: none (unset), blocks, loss,
 	// blocks+loss or model (scenarios/compile.go); it changes the activations
 	// autograd keeps and, for model on one GPU, when the gradients are

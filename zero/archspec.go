@@ -278,8 +278,14 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 			if err != nil {
 				return nil, err
 			}
+			// flash-attn's padding wrapper around the kernel
+			// (training.attention_unpad).
+			uf, ub, err := unpadBytes(s, d)
+			if err != nil {
+				return nil, err
+			}
 			var ec flopCalc
-			elem, elemBwd = ec.Add(elem, cf), ec.Add(elemBwd, cb)
+			elem, elemBwd = ec.Add(elem, cf, uf), ec.Add(elemBwd, cb, ub)
 			if ec.Err != nil {
 				return nil, fmt.Errorf("zero: layer %q: memory-bound bytes overflow: %w", l.Name, ec.Err)
 			}
@@ -489,6 +495,13 @@ func blockOtherBytes(s *scenarios.Scenario, base FLOPDims, u int) (fwd, bwd int6
 			return 0, 0, fmt.Errorf("zero: layer %q: %w", l.Name, err)
 		}
 		fwd, bwd = c.Add(fwd, rf), c.Add(bwd, rb)
+	}
+	if softmax {
+		uf, ub, err := unpadBytes(s, d)
+		if err != nil {
+			return 0, 0, err
+		}
+		fwd, bwd = c.Add(fwd, uf), c.Add(bwd, ub)
 	}
 	if softmax && !x.OutputGate {
 		cf, cb, err := fp8CastBytes(s, l, d, ffn)

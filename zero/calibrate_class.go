@@ -260,15 +260,21 @@ func ModelledClasses(s *scenarios.Scenario) (StepClasses, float64, error) {
 }
 
 // AttentionEfficiencyOf is the attention efficiency s runs at: its
-// training.attention_efficiency, else the default of its kernel and GPU.
-// A calibration's rate fitted at another head_dim
-// (Training.AttentionEfficiencyHeadDim) is rescaled to the model's by
-// CalibratedHeadDimScale, at most 1.
+// training.attention_efficiency, else the default of its kernel and GPU
+// at its head_dim and, for FlashAttention-1, its sequence length
+// (SeqLenScale), capped at the GPU's GEMM default. A calibration's rate
+// fitted at another head_dim (Training.AttentionEfficiencyHeadDim) is
+// rescaled to the model's by CalibratedHeadDimScale, at most 1.
 func AttentionEfficiencyOf(s *scenarios.Scenario) float64 {
 	if a := s.Training.AttentionEfficiency; a > 0 {
 		return min(a*CalibratedHeadDimScale(s), 1)
 	}
-	return AttentionEfficiencyAt(s.Cluster.GPU, s.Training.AttentionKernel, efficiency(s), ModelHeadDim(s))
+	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, ModelHeadDim(s)
+	if RunsAs(gpu, k) == scenarios.KernelEager {
+		return efficiency(s)
+	}
+	rate, ceiling, _ := AttentionRateCapped(gpu, k, hd)
+	return min(rate*SeqLenScale(gpu, k, hd, AttentionSeqLen(s)), ceiling)
 }
 
 // CalibratedHeadDimScale is the factor a calibrated attention efficiency

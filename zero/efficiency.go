@@ -398,6 +398,11 @@ func publishedAttentionRate(gpu string, kernel scenarios.AttentionKernel) float6
 	switch RunsAs(gpu, kernel) {
 	case scenarios.KernelFA3:
 		return FA3AttentionEfficiency
+	case scenarios.KernelFA1:
+		if hopper(gpu) {
+			return HopperFA1AttentionEfficiency
+		}
+		return FA1AttentionEfficiency
 	case scenarios.KernelCuDNN:
 		switch {
 		case hopper(gpu):

@@ -60,6 +60,10 @@ import (
 //   - FlashAttention-3 on H100 (Fig. 5 and 6 as above): forward 460 at 64,
 //     602 at 128, 628 at 256; backward 472 at 64, 559 at 128: 0.821 at
 //     64, 1.043 at 256.
+//   - FlashAttention-1 (training.attention_kernel fa1) on A100, from the
+//     same A100 figure's "FlashAttention" bars, forward + backward, causal,
+//     8k: 92 at head_dim 64, 80 at 128: 1.15, faster at 64 (fa1rate.go,
+//     which also rates it by sequence length); Hopper takes the A100's.
 //   - cuDNN on an A100 and other GPUs without a cuDNN figure, and
 //     FlexAttention except on Blackwell, are rated as multiples of
 //     FlashAttention-2's rate and take its ratio; FlexAttention on
@@ -126,6 +130,10 @@ func HeadDimRates(gpu string, kernel scenarios.AttentionKernel) ([]HeadDimRate, 
 		return fa2()
 	case scenarios.KernelTriton:
 		return nil, ""
+	case scenarios.KernelFA1:
+		// FlashAttention-1's own bars on the A100 figure (fa1rate.go),
+		// taken for Hopper too (no Hopper figure of it).
+		return fa1HeadDim, "A100"
 	case scenarios.KernelFlex:
 		if blackwell(gpu) {
 			return nil, ""

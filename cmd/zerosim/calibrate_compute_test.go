@@ -791,11 +791,11 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // words run's headline sets a typed efficiency beside it (one source:
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
-// B200 run is outside_range), the range is the 29 bf16 runs on other
+// B200 run is outside_range), the range is the 33 bf16 runs on other
 // GPUs: 520 ms fits 0.2019 (warned), 250 ms 0.7670 (within, not), each
 // held to its meaning by fittedEfficiency.
 func TestCalibrateOutsidePublished(t *testing.T) {
-	const rng = "below the 0.29–0.85 that 29 published bf16 runs on other GPUs fitted (docs/validation.md)"
+	const rng = "below the 0.29–0.85 that 33 published bf16 runs on other GPUs fitted (docs/validation.md)"
 	golden.CheckQuotes(t, "../../docs/calibration.md", "TestCalibrateOutsidePublished", "the range of every GPU's: 0.29–0.85 for bf16")
 	for _, tc := range []struct {
 		step string
