@@ -735,10 +735,12 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			case e.Op == OpHeadGrad:
 				st.free("headmm", u)
 			case e.Delta > 0 && e.Phase == PhaseForward:
+				st.unpadSync(u)
 				for _, b := range r.Units[u].ActivationTensors {
 					st.alloc("act", u, StreamCompute, b)
 				}
 			case e.Delta > 0:
+				st.unpadSync(u)
 				for _, b := range r.Units[u].RecomputeTensors {
 					st.alloc("rec", u, StreamCompute, b)
 				}

@@ -1,5 +1,7 @@
 package memory
 
+import "github.com/zerosim/zerosim/scenarios"
+
 // This file models the frees FSDP1 hands the caching allocator with a
 // record_stream, and when they really return the block (allocseq.go's
 // replay of FSDP1 at stage 3).
@@ -156,4 +158,30 @@ func (st *simState) reshardFSDP1(u int) {
 	if st.s.Communication.MaxInflightAllGathers > 0 {
 		d.queue = append(d.queue, e)
 	}
+}
+
+// unpadSync is the host synchronisation in the forward (and the
+// recomputed forward) of block u under training.attention_unpad:
+// MosaicGPT's FlashCausalAttention hands flash-attn's FlashMHA a
+// key_padding_mask in every block (mosaicml/examples
+// examples/llm/src/mosaic_gpt.py at d14a7c94, an all-ones mask when the
+// batch has none; llm/src/mosaic_gpt.py at 22d724c8, the batch's
+// attention_mask), so FlashAttention.forward runs unpad_input, which
+// takes torch.nonzero of the mask (its output size is read back) and
+// seqlens_in_batch.max().item() (flash_attn/bert_padding.py lines
+// 107-109 at Dao-AILab/flash-attention v0.2.8, 33e0860c, and v0.2.2):
+// copies to the host that wait for the compute stream. The free events
+// FSDP1 recorded on that stream before it (every earlier unit's reshard,
+// _reshard) are then complete, and their deferred frees return to the
+// allocator at its next malloc, as after the rate limiter's wait
+// (unshardFSDP1). The sync sits after the block's first LayerNorm and
+// qkv projection; no free event is recorded between the block's start
+// and it, so the replay takes it at the start of the block's
+// activations.
+func (st *simState) unpadSync(u int) {
+	t := &st.s.Training
+	if !t.AttentionUnpad || t.Attention != scenarios.AttentionFlash || u >= len(st.s.Model.LayerList) || !st.s.Model.LayerList[u].Block {
+		return
+	}
+	st.release(st.def.events)
 }
