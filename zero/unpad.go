@@ -28,8 +28,10 @@ import (
 // kernel's 16-bit dtype (it asserts fp16 or bf16), t = micro_batch·seq
 // tokens: forward (2·qkv + 3·o)·t·2 B, backward (3·qkv + 2·o)·t·2 B. The
 // index tensors (int64, one per token, broadcast across the row) and
-// unpad_input's mask reductions are left out, and so is its
-// seqlens_in_batch.max().item(), a host synchronisation per block.
+// unpad_input's mask reductions are left out, and so is the time of its
+// seqlens_in_batch.max().item(), a host synchronisation per block (the
+// memory replay takes the sync's effect on FSDP1's deferred frees:
+// memory's unpadSync).
 func unpadBytes(s *scenarios.Scenario, d FLOPDims) (fwd, bwd int64, err error) {
 	if !s.Training.AttentionUnpad || s.Training.Attention != scenarios.AttentionFlash {
 		return 0, 0, nil
