@@ -581,8 +581,8 @@ func defaultBrief(gpu string) string {
 }
 
 // rangeText is the published runs' range as run's headline quotes it:
-// "the 0.29–0.85 that 29 published bf16 runs on other GPUs fitted
-// (docs/validation.md)".
+// "the 0.29–0.85 that 29 published bf16 runs on other GPUs (carried to
+// L40S) fitted (docs/validation.md)".
 func (c published) rangeText() string {
 	return fmt.Sprintf("the %s that %s fitted (docs/validation.md)", c.fitted, c.runs)
 }
@@ -644,7 +644,7 @@ func comparePublished(eff float64, byDefault bool, fp8 scenarios.FP8Recipe, gpu 
 	}
 	where := publishedWhere(gpu, fp8)
 	if !onGPU {
-		where = "on other GPUs"
+		where = zero.OnOtherGPUs(gpu)
 	}
 	c.runs, c.fitted = zero.PublishedRuns(n, fp8.FP8(), where), zero.FittedRange(lo, hi)
 	switch {

@@ -387,6 +387,12 @@ type Training struct {
 	// file that does not say. zero.AttentionEfficiencyOf rescales the rate
 	// to the model's head_dim by the kernel's published rates.
 	AttentionEfficiencyHeadDim int64 `yaml:"-"`
+	// AttentionEfficiencyGPU is the cluster.gpu the calibration's
+	// attention efficiency was fitted on (CalCompute.GPU), with
+	// AttentionEfficiencyFrom; "" for a rate of the scenario's own or a
+	// file that does not say. zero.AttentionEfficiencyOf carries a rate
+	// fitted on another GPU by the kernel's default rates on the two.
+	AttentionEfficiencyGPU string `yaml:"-"`
 	// AttentionKernel is the kernel that runs attention: fa2 (default),
 	// fa3, triton or eager; it sets attention's default efficiency.
 	AttentionKernel AttentionKernel `yaml:"attention_kernel,omitempty"`
