@@ -520,6 +520,9 @@ type Report struct {
 	// syncs in every attention layer (scenarios.HostSyncEachLayer), not
 	// memory.host_lead of the forward's.
 	GatherPoolOneLayer bool
+	// GatherPoolName names the pool (scenarios.GatherPoolName) when
+	// GatherPool is not 0.
+	GatherPoolName string
 	// Need is what the device needs at Peak (DeviceNeed: the allocated
 	// peak with the CUDA context and NCCL's buffers, no reserve), under
 	// convention zerosim only.
@@ -794,6 +797,9 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			return nil, err
 		}
 		r.GatherPoolOneLayer = r.GatherPool > 0 && s.HostSyncEachLayer()
+		if r.GatherPool > 0 {
+			r.GatherPoolName = s.GatherPoolName()
+		}
 		if r.outside, err = outsideAllocator(s); err != nil {
 			return nil, err
 		}
@@ -822,7 +828,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.GatherPoolHeld > 0 {
 			// DeepSpeed ZeRO-3's reserve also holds its gather pool
 			// (GatherPool), not a fraction of the peak (QA18 L7).
-			r.ReservedMode += " + DeepSpeed's gather pool"
+			r.ReservedMode += " + " + s.GatherPoolName()
 		}
 		if o := s.Memory.AllocatorOverhead; o != nil { // set: never simulated (SimulatesReserve)
 			r.Overhead, r.OverheadFrom = *o, "memory.allocator_overhead"

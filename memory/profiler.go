@@ -286,9 +286,17 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // blocks, and the block comes back for the gathers after them. So the pool
 // is one unit, the largest released in forward, not a fraction of the
 // whole forward; memory.host_lead, when given, overrides it.
+//
+// PyTorch FSDP1 with its rate limiter off (communication.limit_all_gathers
+// false) holds the same pool for the same reason, on its unshard stream:
+// the host frees each unit's unsharded flat parameter with record_stream on
+// the compute stream after the unit's forward and, with nothing to wait on,
+// issues the next units' all-gathers into new blocks while the GPU is
+// behind (scenarios.HostRunsAhead cites torch's lines). The limiter, on, is
+// what holds that host within two freed units of the GPU; the replay's
+// allocations (allocseq.go) assume it.
 func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
-	if s.Parallelism.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryDeepSpeed ||
-		(s.Communication.Overlap != nil && !*s.Communication.Overlap) {
+	if !s.HostRunsAhead() {
 		return 0, nil
 	}
 	lead := scenarios.DefaultHostLead

@@ -102,6 +102,17 @@ communication: {boundary: deepspeed}
 		// s² scores leave room for the whole pool).
 		{[]string{"model.seq_len=1024", "model.document_len=512", "training.attention=eager"}, released},
 		{[]string{"model.document_len=1024", "communication.overlap=false"}, 0},
+		// PyTorch FSDP1: its rate limiter (limit_all_gathers, on unless
+		// set false) holds the host within two freed units, no pool;
+		// without it the same pool as DeepSpeed's, of the 32 blocks (the
+		// root's embedding, final norm and head stay gathered: boundary.go).
+		{[]string{"communication.boundary=fsdp1"}, 0},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=true"}, 0},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false"}, 32 * oneBlock},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "memory.host_lead=0.5"}, 16 * oneBlock},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "communication.overlap=false"}, 0},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "parallelism.zero_stage=2"}, 0},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "model.document_len=1024"}, oneBlock},
 	} {
 		s := load(c.sets...)
 		r := mustAnalyze(t, s, Options{})
