@@ -161,6 +161,12 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:13:3: limit_all_gathers is PyTorch FSDP1's rate limiter, not deepspeed's (set communication.boundary: fsdp1, or remove limit_all_gathers)"},
 		{"limit_all_gathers default boundary", baseYAML + "communication:\n  limit_all_gathers: true\n",
 			"s.yaml:12:3: limit_all_gathers is PyTorch FSDP1's rate limiter, not reshard's (set communication.boundary: fsdp1, or remove limit_all_gathers)"},
+		// FSDP's CPU offload is not DeepSpeed's: refused with the
+		// Accelerate importer's sentence (it was modelled as ZeRO-Offload).
+		{"offload params beside fsdp1", rep("zero_stage: 1", "zero_stage: 3") + "communication:\n  boundary: fsdp1\noffload:\n  params: cpu\n  optimizer: cpu\ntraining:\n  master_dtype: fp32\n",
+			"s.yaml:14:3: offload.params cpu beside communication.boundary fsdp1: " + FSDPOffloadNotModelled + "; set offload to none for the run on the GPUs, or communication.boundary: deepspeed for a DeepSpeed ZeRO-Offload run"},
+		{"offload optimizer beside fsdp2", rep("zero_stage: 1", "zero_stage: 2") + "communication:\n  boundary: fsdp2\noffload:\n  optimizer: cpu\n",
+			"s.yaml:14:3: offload.optimizer cpu beside communication.boundary fsdp2: " + FSDPOffloadNotModelled + "; set offload to none for the run on the GPUs, or communication.boundary: deepspeed for a DeepSpeed ZeRO-Offload run"},
 		{"unknown rope_impl", baseYAML + "training:\n  rope_impl: real\n",
 			"s.yaml:12:3: rope_impl \"real\" is unknown (use complex, rotation or fused)"},
 		{"unknown norm_impl", baseYAML + "training:\n  norm_impl: triton\n",
