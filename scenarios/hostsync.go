@@ -56,7 +56,10 @@ func (s *Scenario) HostSyncEachLayer() bool {
 //     torch/distributed/fsdp/_runtime_utils.py at pytorch/pytorch
 //     00ae0bc91ac2c1718d1baa193d9d299e2b82776c) and frees it after the
 //     unit's forward with record_stream on the compute stream
-//     (flat_param.py _free_unsharded_flat_param, the same commit). Its
+//     (flat_param.py _free_unsharded_flat_param at pytorch/pytorch
+//     002159d15791e969ffa994863a7fda7ed8338937: "Do not free the memory
+//     until all ops in the current stream finish", record_stream, then
+//     _free_storage). Its
 //     only wait for the GPU is the rate limiter: _unshard runs
 //     "if state.limit_all_gathers: event = state._free_event_queue.
 //     dequeue_if_needed(); if event: event.synchronize()" (the same file),
