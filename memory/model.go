@@ -821,7 +821,7 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.Reserved, r.Device, err = profilerPeaksOf(s, r.Peak, r.GatherPool, r.AllocSim, r.outside); err != nil {
 			return nil, err
 		}
-		if r.GatherPoolHeld, err = heldGatherPool(s, r.Peak, r.GatherPool, r.outside); err != nil {
+		if r.GatherPoolHeld, err = heldGatherPool(s, r.Peak, r.GatherPool, r.AllocSim, r.outside); err != nil {
 			return nil, err
 		}
 		r.ReservedMode = ReservedModeOf(s, r.AllocSim)

@@ -391,16 +391,24 @@ func profilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated, outsid
 	return reserved, device, nil
 }
 
-// heldGatherPool is the part of DeepSpeed's gather pool pool (GatherPool)
-// that ProfilerPeaks' reserved peak holds: the pool in whole segments, cut
-// to the room the GPU's memory leaves, outside the device's memory outside
-// the allocator (outsideAllocator).
-func heldGatherPool(s *scenarios.Scenario, peak, pool, outside int64) (int64, error) {
-	reserved, err := profilerParts(s, peak, pool, allocatorOverhead(s), outside)
+// heldGatherPool is the part of the gather pool (GatherPool) that the
+// reserved peak holds (profilerPeaksOf, with the simulated reserve sim when
+// not nil): the reserved peak with the pool less the one without it, the
+// pool in whole segments cut to the room the GPU's memory leaves beside the
+// rest of the reserve and the device's memory outside the allocator
+// (outsideAllocator). It took the reserve as the allocated peak's fraction
+// even where the reserve was simulated (FSDP1 without its rate limiter),
+// and named 13.29 GiB of a reserve whose pool held 10.21.
+func heldGatherPool(s *scenarios.Scenario, peak, pool int64, sim *AllocSim, outside int64) (int64, error) {
+	with, _, err := profilerPeaksOf(s, peak, pool, sim, outside)
 	if err != nil {
 		return 0, err
 	}
-	return heldPool(int64(s.Cluster.GPUMemory), reserved, outside, pool), nil
+	without, _, err := profilerPeaksOf(s, peak, 0, sim, outside)
+	if err != nil {
+		return 0, err
+	}
+	return max(with-without, 0), nil
 }
 
 // heldPool is pool in whole segments, at most the whole segments capacity

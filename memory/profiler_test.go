@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -375,6 +376,46 @@ func TestDeviceWarningVendorWords(t *testing.T) {
 		}
 		if len(got) != 1 || !strings.Contains(got[0], c.want) || slices.ContainsFunc(c.not, func(w string) bool { return strings.Contains(got[0], w) }) {
 			t.Errorf("%v: device warnings %q, want one with %q and no %q", c.sets, got, c.want, c.not)
+		}
+	}
+}
+
+// TestGatherPoolHeldSimulated: under FSDP1 without its rate limiter the
+// reserve beside the pool is simulated (allocseq.go), and the pool held is
+// what the reserved peak adds to that simulated reserve, cut to the room it
+// leaves: llama-recipes' Llama-2-13B on 8 A100 40GB
+// (testdata/validation/llamarecipes-llama2-13b-a100-40gb.yaml). It was
+// worked out against the allocated peak's fraction instead and named 13.29
+// GiB of a reserve whose pool adds 10.21; on twice the memory the pool is
+// held whole.
+func TestGatherPoolHeldSimulated(t *testing.T) {
+	data, err := os.ReadFile("../testdata/validation/llamarecipes-llama2-13b-a100-40gb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const seg = 2 << 20
+	for _, c := range []struct {
+		sets []string
+		cut  bool
+	}{{nil, true}, {[]string{"cluster.gpu_memory=80GiB"}, false}} {
+		s, err := scenarios.Load("lr.yaml", data, c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustAnalyze(t, s, Options{})
+		if r.AllocSim == nil || r.GatherPool == 0 {
+			t.Fatalf("%v: simulated %v, pool %d: not the case this test is for", c.sets, r.AllocSim != nil, r.GatherPool)
+		}
+		noPool, _, err := profilerPeaksOf(s, r.Peak, 0, r.AllocSim, r.outside)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := (r.GatherPool + seg - 1) / seg * seg
+		if r.GatherPoolHeld != r.Reserved-noPool {
+			t.Errorf("%v: pool held %d B, want reserved %d − reserved without the pool %d = %d", c.sets, r.GatherPoolHeld, r.Reserved, noPool, r.Reserved-noPool)
+		}
+		if cut := r.GatherPoolHeld < whole; cut != c.cut {
+			t.Errorf("%v: pool held %d B of %d, cut %v, want %v", c.sets, r.GatherPoolHeld, whole, cut, c.cut)
 		}
 	}
 }
