@@ -396,9 +396,8 @@ func profilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated, outsid
 // not nil): the reserved peak with the pool less the one without it, the
 // pool in whole segments cut to the room the GPU's memory leaves beside the
 // rest of the reserve and the device's memory outside the allocator
-// (outsideAllocator). It took the reserve as the allocated peak's fraction
-// even where the reserve was simulated (FSDP1 without its rate limiter),
-// and named 13.29 GiB of a reserve whose pool held 10.21.
+// (outsideAllocator), whether that rest is the allocated peak's fraction
+// (DeepSpeed) or simulated (FSDP1 without its rate limiter).
 func heldGatherPool(s *scenarios.Scenario, peak, pool int64, sim *AllocSim, outside int64) (int64, error) {
 	with, _, err := profilerPeaksOf(s, peak, pool, sim, outside)
 	if err != nil {

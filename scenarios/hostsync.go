@@ -59,8 +59,8 @@ func (s *Scenario) HostSyncEachLayer() bool {
 //     (flat_param.py _free_unsharded_flat_param at pytorch/pytorch
 //     002159d15791e969ffa994863a7fda7ed8338937: "Do not free the memory
 //     until all ops in the current stream finish", record_stream, then
-//     _free_storage). Its
-//     only wait for the GPU is the rate limiter: _unshard runs
+//     _free_storage). Its only wait for the GPU is the rate limiter:
+//     _unshard runs
 //     "if state.limit_all_gathers: event = state._free_event_queue.
 //     dequeue_if_needed(); if event: event.synchronize()" (the same file),
 //     which holds the host within two freed units of the GPU

@@ -667,10 +667,10 @@ type MemoryConfig struct {
 	AllocatorOverheadFrom string `yaml:"-"`
 	// HostLead is, under DeepSpeed ZeRO-3 (communication.boundary:
 	// deepspeed) or FSDP1 without its rate limiter
-	// (communication.limit_all_gathers false), the fraction of the parameters gathered and released in
-	// forward that the caching allocator still holds when backward begins,
-	// because the host ran ahead of the GPU (default 1; see
-	// memory/profiler.go).
+	// (communication.limit_all_gathers false), the fraction of the
+	// parameters gathered and released in forward that the caching
+	// allocator still holds when backward begins, because the host ran
+	// ahead of the GPU (default 1; see memory/profiler.go).
 	HostLead *float64 `yaml:"host_lead,omitempty"`
 }
 
