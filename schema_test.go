@@ -52,7 +52,7 @@ func resultJSON(t *testing.T, name string, allRanks bool, sets ...string) []byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := reports.NewRun(s, res)
+	run, err := reports.NewRun(s, res, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,6 +184,10 @@ type Allocator struct {
 	Allocated, Reserved         int64
 	PeakAllocated, PeakReserved int64
 	Segments, Retries           int
+	// syncEvents, when set, returns the blocks whose frees wait on other
+	// streams' events (the replay's record_stream frees, deferred.go):
+	// what release_cached_blocks does first.
+	syncEvents func()
 	// high is the reserve's high-water mark since the replay last reset
 	// it (allocseq.go's series: a release within one event, on a retry,
 	// must not hide the reserve the event reached).
@@ -364,6 +368,12 @@ func (a *Allocator) Malloc(stream int, n int64) (int, error) {
 		b = a.newBlock(stream, small, size)
 		if b == nil {
 			a.Retries++
+			if a.syncEvents != nil {
+				// release_cached_blocks first synchronizes the
+				// outstanding events and returns their blocks
+				// (synchronize_and_free_events).
+				a.syncEvents()
+			}
 			a.releaseCached()
 			if b = a.newBlock(stream, small, size); b == nil {
 				return 0, &OOMError{Size: n, Stream: stream, Reserved: a.Reserved, Allocated: a.Allocated, Limit: a.limit}
@@ -403,6 +413,16 @@ func (a *Allocator) Free(h int) error {
 	a.mergeFree(b)
 	a.addFree(b)
 	return nil
+}
+
+// blockSize is the size of the block of the live handle h (0 for a
+// handle that is not live).
+func (a *Allocator) blockSize(h int) int64 {
+	id := h & (1<<handleIDBits - 1)
+	if h <= 0 || id >= len(a.blocks) || a.blocks[id].handle != h {
+		return 0
+	}
+	return a.blocks[id].size
 }
 
 // mergeFree merges b with its free neighbours of the same mapped state

@@ -50,8 +50,9 @@ import (
 // covers the initialisation too.
 //
 // A free the allocator defers for record_stream is issued where the
-// timeline frees the tensor: the simulation assumes the recorded stream has
-// passed it by then.
+// timeline frees the tensor, the simulation assuming the recorded stream has
+// passed it by then, but for FSDP1's own (deferred.go): those return their
+// block once the host has waited for the GPU past them.
 
 // The streams of the simulation (see above).
 const (
@@ -68,8 +69,12 @@ type AllocSim struct {
 	Expandable                  bool
 	Steps                       int
 	PeakAllocated, PeakReserved int64
-	Segments, Retries           int
-	Requests                    int
+	// PeakActive is the peak of the allocated bytes and the blocks freed
+	// but not yet reusable (FSDP1's record_stream frees, deferred.go):
+	// active_bytes.all.peak; PeakAllocated where nothing is deferred.
+	PeakActive        int64
+	Segments, Retries int
+	Requests          int
 	// StepPeakReserved is the reserved peak after each step, StepRetries
 	// the retries up to the end of each step (the initialisation's in the
 	// first).
@@ -222,6 +227,10 @@ type simState struct {
 	// series is AllocSim.Series of the micro-step being replayed last
 	// (microStep's last), reused from step to step.
 	series []ReservedPoint
+	// def holds FSDP1's deferred frees (deferred.go); peakAlloc is the
+	// allocated peak without them (the allocator's counts them).
+	def       fsdp1Defer
+	peakAlloc int64
 }
 
 // mark records the allocator after event i of the timeline (-1: before
@@ -229,7 +238,7 @@ type simState struct {
 // high-water mark there.
 func (st *simState) mark(i int) {
 	a := st.a
-	p := ReservedPoint{Event: i, Allocated: a.Allocated, Reserved: max(a.high, a.Reserved)}
+	p := ReservedPoint{Event: i, Allocated: a.Allocated - st.def.bytes, Reserved: max(a.high, a.Reserved)}
 	a.high = a.Reserved
 	if n := len(st.series); n > 0 {
 		q := &st.series[n-1]
@@ -302,6 +311,7 @@ func (st *simState) alloc(kind string, u, stream int, n int64) {
 		return
 	}
 	st.reqs++
+	st.peakAlloc = max(st.peakAlloc, st.a.Allocated-st.def.bytes)
 	t := st.tensors(key(kind, u))
 	t.hs = append(t.hs, h)
 	t.sizes = append(t.sizes, n)
@@ -420,6 +430,7 @@ func newSimState(s *scenarios.Scenario, r *Report, a *Allocator) (*simState, []s
 	st := &simState{a: a, s: s, r: r, fsdp2: s.Communication.Boundary.FSDP2(), live: make(map[simKey]*simTensors, 8*len(r.Units)),
 		series: make([]ReservedPoint, 0, len(r.events)+1)}
 	params := simUnits(s, r)
+	a.syncEvents = func() { st.release(-1) }
 	st.rsInStream = StreamReduce
 	if own := s.Memory.FSDP2RSOwnStream; st.fsdp2 && (own == nil || !*own) {
 		// PyTorch ≥ 2.5's FSDP2 allocates the reduce-scatter input on the
@@ -481,7 +492,7 @@ func simulateOn(s *scenarios.Scenario, r *Report, a *Allocator, steps int) (Allo
 		}
 	}
 	out.Limit = a.limit
-	out.PeakAllocated, out.PeakReserved = a.PeakAllocated, a.PeakReserved
+	out.PeakAllocated, out.PeakReserved, out.PeakActive = st.peakAlloc, a.PeakReserved, a.PeakAllocated
 	out.Segments, out.Retries, out.Requests = a.Segments, a.Retries, st.reqs
 	if st.err == nil {
 		out.Series = st.series
@@ -684,13 +695,14 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				st.alloc("agout", u, StreamGather, e.Delta)
 				pendingCopyOut[u] = true
 			case e.Delta > 0:
+				st.unshardFSDP1()
 				st.alloc("mpshard", u, StreamPre, e.Delta/params[u].n)
 				st.alloc("gathered", u, StreamGather, e.Delta)
-				st.free("mpshard", u)
+				st.deferFree("mpshard", u, 0, -1)
 			case st.fsdp2:
 				st.free("unsharded", u)
 			default:
-				st.free("gathered", u)
+				st.reshardFSDP1(u)
 			}
 		case CompActivations:
 			switch {
@@ -811,7 +823,20 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			case e.Op == OpReduceScatter && e.Delta > 0:
 				st.alloc("shardgrad", u, StreamReduce, e.Delta)
 			case e.Delta < 0 && (e.Op == OpReduceCopyIn || e.Op == OpReduceScatter) && st.count("grad", u) > 0:
-				st.free("grad", u)
+				if st.fsdp2 {
+					st.free("grad", u)
+				} else {
+					// FSDP1's autograd_computed_grad, record_streamed
+					// on the post-backward stream (deferred.go): done
+					// with its unit's reduce-scatter, which ends here
+					// when it reads the gradient itself, where the
+					// timeline frees the fp32 copy otherwise.
+					rs := -1
+					if e.Op == OpReduceCopyIn && st.count("rsin", u) > 0 {
+						rs = u
+					}
+					st.deferFree("grad", u, 0, rs)
+				}
 			case e.Delta < 0 && e.Op == OpReduceScatter && first:
 				// Gradient accumulation, first micro-step: the new
 				// shard is the unit's sharded gradient from now on.
@@ -832,17 +857,24 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				// them (step above).
 			}
 		case CompGradBuckets:
-			if e.Delta > 0 {
+			switch {
+			case e.Delta > 0:
 				st.alloc("rsin", u, st.rsInStream, e.Delta)
-			} else {
+			case st.fsdp2:
 				st.free("rsin", u)
+			default:
+				// FSDP1's fp32 copy, which ProcessGroupNCCL
+				// record_streams on its stream (deferred.go).
+				st.reduceDoneFSDP1(u)
 			}
 		case CompStepTemp:
 			if e.Delta > 0 {
 				if step == 1 {
 					st.adamStates(params)
 				}
-				st.alloc("steptemp", -1, StreamCompute, e.Delta)
+				for _, b := range st.stepTemps(params, e.Delta) {
+					st.alloc("steptemp", -1, StreamCompute, b)
+				}
 			} else {
 				st.free("steptemp", -1)
 			}
@@ -861,6 +893,10 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 	}
 	if last && step == 1 {
 		st.adamStates(params)
+	}
+	if last {
+		// The host waits for the GPU at the step's end (deferred.go).
+		st.release(-1)
 	}
 	if last && len(r.events) > 0 {
 		st.mark(len(r.events) - 1)
@@ -927,22 +963,70 @@ func (st *simState) adamStates(params []simUnit) {
 		return // allocated at the first step already
 	}
 	for _, pu := range params {
-		var sizes []int64
-		n := pu.n
-		if st.fsdp2 {
-			// Rank 0's shard of each parameter: FSDP2 chunks dim 0
-			// (torch.chunk), ⌈dim0/n⌉ rows (review s21 B F9).
-			for _, p := range pu.ps {
-				sizes = append(sizes, (padded(p, n)+n-1)/n)
-			}
-		} else {
-			sizes = rank0Slices(pu.ps, n)
-		}
-		for _, x := range sizes {
+		for _, x := range st.shardElems(pu) {
 			st.alloc("adam", -1, StreamCompute, x*pu.state)
 			st.alloc("adam", -1, StreamCompute, x*pu.state)
 		}
 	}
+}
+
+// shardElems is the elements rank 0 holds of each parameter of unit pu,
+// the tensors the optimizer steps one by one: FSDP2's per-parameter
+// DTensor shards; FSDP1's views of the flat shard under
+// use_orig_params=True (what torchtitan ab5d918's parallelize_llama.py
+// line 231, dlrover's and fms-fsdp's compiled runs pass; a parameter with
+// nothing in the rank's shard gets no gradient and is not stepped).
+// FSDP1 with use_orig_params=False (fms-fsdp's eager runs:
+// use_orig_params=cfg.use_torch_compile) steps the unit's one flat shard
+// instead; no scenario key says so yet, so the replay takes the views.
+func (st *simState) shardElems(pu simUnit) []int64 {
+	n := pu.n
+	if !st.fsdp2 {
+		return rank0Slices(pu.ps, n)
+	}
+	// Rank 0's shard of each parameter: FSDP2 chunks dim 0
+	// (torch.chunk), ⌈dim0/n⌉ rows (review s21 B F9).
+	sizes := make([]int64, 0, len(pu.ps))
+	for _, p := range pu.ps {
+		sizes = append(sizes, (padded(p, n)+n-1)/n)
+	}
+	return sizes
+}
+
+// stepTemps is the optimizer step's temporaries of delta bytes as the
+// allocator sees them. foreach Adam's are tensor lists:
+// torch._foreach_sqrt(device_exp_avg_sqs) (and, beside a master copy,
+// the grads' fp32 copies) return one new tensor per parameter, each
+// allocated on its own (foreach_unary_op: vec_res.emplace_back(
+// at::native::empty_like(t)) for every t of the list,
+// aten/src/ATen/native/cuda/ForeachUnaryOp.cu at pytorch/pytorch
+// 84296aaf11a45e2c7ca80c3b481cd3b4fb81e8f2; the slow path calls the op
+// per tensor). So delta, when it is a whole number of lists of the
+// rank's parameter shards in the Adam moments' element size, is that
+// many lists of per-parameter tensors; otherwise (fused Adam, one
+// parameter at a time, a layout the replay does not know) one tensor.
+func (st *simState) stepTemps(params []simUnit, delta int64) []int64 {
+	if st.s.Training.StepImpl() != scenarios.OptimizerForeach {
+		return []int64{delta}
+	}
+	var list []int64
+	var total int64
+	for _, pu := range params {
+		for _, x := range st.shardElems(pu) {
+			if b := x * pu.state; b > 0 {
+				list = append(list, b)
+				total += b
+			}
+		}
+	}
+	if total <= 0 || delta%total != 0 {
+		return []int64{delta}
+	}
+	out := make([]int64, 0, int(delta/total)*len(list))
+	for range delta / total {
+		out = append(out, list...)
+	}
+	return out
 }
 
 // allocatorLimit is what the caching allocator of a rank of s can reserve

@@ -121,7 +121,7 @@ func TestAutocastOtherStagesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := EstimateStages(s, []int{0, 1, 2, 3}, []Estimator{EstimatorZerosim}, Options{}, nil)
+	rs, err := EstimateStages(s, []int{0, 1, 2, 3}, []Estimator{EstimatorZerosim}, Options{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

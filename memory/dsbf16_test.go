@@ -140,7 +140,7 @@ func TestDeepSpeedBF16MasterStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, err := memory.EstimateStages(s, []int{0, 1}, []memory.Estimator{memory.EstimatorZerosim}, memory.Options{},
-		func(int, error) string { return "unlaid" })
+		func(int, error) string { return "unlaid" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

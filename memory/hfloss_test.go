@@ -5,9 +5,10 @@ import "testing"
 // TestHFShiftLogits: Hugging Face's shift_logits copy (HFShiftLogits) is
 // the fp32 logits without each sequence's last position, 4·b·(s−1)·V; on
 // keepLogitsYAML's shapes (b 8, s 2048, V 32,000) 4 · 8 · 2047 · 32,000 =
-// 2,096,128,000 B. Only over fp32 logits the model returns (keepLogits
-// 4): no copy under a compiled, fused or chunked loss, none without a
-// vocabulary.
+// 2,096,128,000 B. Over fp32 logits the model returns (keepLogits 4) or
+// upcasts for an fp32 loss with nothing kept (keepLogits 0, LossFP32):
+// none over 16-bit kept logits or under a 16-bit loss, none under a
+// compiled, fused or chunked loss, none without a vocabulary.
 func TestHFShiftLogits(t *testing.T) {
 	base := BlockDims{Arch: "llama", Seq: 2048, Batch: 8, Hidden: 4096, Heads: 32, KVHeads: 32, FFN: 11008, Vocab: 32000, LossFP32: true}
 	for _, c := range []struct {
@@ -19,7 +20,9 @@ func TestHFShiftLogits(t *testing.T) {
 		{"fp32 logits", 4, func(d BlockDims) BlockDims { return d }, 4 * 8 * 2047 * 32000},
 		{"one sequence of 4096", 4, func(d BlockDims) BlockDims { d.Batch, d.Seq = 1, 4096; return d }, 4 * 4095 * 32000},
 		{"16-bit logits", 2, func(d BlockDims) BlockDims { return d }, 0},
-		{"no kept logits", 0, func(d BlockDims) BlockDims { return d }, 0},
+		{"no kept logits, fp32 loss", 0, func(d BlockDims) BlockDims { return d }, 4 * 8 * 2047 * 32000},
+		{"no kept logits, 16-bit loss", 0, func(d BlockDims) BlockDims { d.LossFP32 = false; return d }, 0},
+		{"megatron's saved upcast", 0, func(d BlockDims) BlockDims { d.LossSavesUpcast = true; return d }, 0},
 		{"compiled", 4, func(d BlockDims) BlockDims { d.LossCompiled = true; return d }, 0},
 		{"fused", 4, func(d BlockDims) BlockDims { d.LossFused = true; return d }, 0},
 		{"chunked", 4, func(d BlockDims) BlockDims { d.LossChunks = 8; return d }, 0},
@@ -42,17 +45,24 @@ func TestHFShiftLogits(t *testing.T) {
 // temporaries 4 · 8 · 2047 · 32,000 = 2,096,128,000 B, kv cache 2 · 8 GiB.
 // Under hf_use_cache forward the loop keeps only the loss (outputs
 // dropped, nothing rebound after forward): the rebinding stays before the
-// loss, so there the new logits alone, no copy, one cache.
+// loss, so there the new logits alone and one cache, but the loss still
+// runs inside forward on its shift_logits copy (modeling_llama.py at
+// 002272831 copies whenever labels is passed, whatever use_cache is).
+// With keep_logits unset, forward's .float() is the loss's fp32 upcast
+// (4·t·V) and frees the 16-bit logits before the copy: loss temporaries
+// 4·t·V + the copy, no 16-bit logits.
 func TestHFLossInsideForward(t *testing.T) {
 	const tV = 8 * 2048 * 32000
+	const shift = 4 * 8 * 2047 * 32000
 	for _, c := range []struct {
-		cache             string
+		cache, keep       string
 		logits, temps, kv int64
 	}{
-		{"kept", 2 * 4 * tV, 4 * 8 * 2047 * 32000, 2 * kvWhole},
-		{"forward", 4 * tV, 0, kvWhole},
+		{"kept", "fp32", 2 * 4 * tV, shift, 2 * kvWhole},
+		{"forward", "fp32", 4 * tV, shift, kvWhole},
+		{"forward", "none", 0, 4*tV + shift, kvWhole},
 	} {
-		r := keepLogitsReport(t, "training.keep_logits=fp32", "training.hf_use_cache="+c.cache)
+		r := keepLogitsReport(t, "training.keep_logits="+c.keep, "training.hf_use_cache="+c.cache)
 		head := unitIndex(t, r, "lm_head")
 		live := map[Comp]int64{CompLogits: r.Component(CompLogits).AtRest, CompKVCache: r.Component(CompKVCache).AtRest}
 		total, found := r.AtRest, false

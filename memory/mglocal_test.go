@@ -137,7 +137,7 @@ func TestMegatronLocalScenario(t *testing.T) {
 	te, d := acts()
 	// The file's attention_kernel cudnn is Transformer Engine's fused
 	// attention, which local does not run (scenarios.localAttention):
-	// local states flash-attn 2 (--use-flash-attn), flash attention
+	// local states flash-attn 2 (--use-legacy-models --use-flash-attn), flash attention
 	// keeping flash's saved tensors, as the TE block's cudnn does.
 	const localFA2 = "training.attention_kernel=fa2"
 	if !d.MegatronTE || d.MegatronLocal || d.NormATen {

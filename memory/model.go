@@ -303,6 +303,22 @@ func (e *TooManyBucketsError) Error() string {
 		e.BucketSize, e.Group, e.Numel, MaxBuckets, e.Least)
 }
 
+// GatherPoolMode and FSDP1GatherPoolMode end a Report.ReservedMode whose
+// reserve holds a gather pool (GatherPoolHeld > 0: DeepSpeed ZeRO-3's, or
+// FSDP1's without its rate limiter; scenarios.GatherPoolName), which fills
+// what the GPU has free up to its size: the device peak is then the GPU's
+// memory (HoldsGatherPool).
+const (
+	GatherPoolMode      = " + " + scenarios.PoolNameDeepSpeed
+	FSDP1GatherPoolMode = " + " + scenarios.PoolNameFSDP1
+)
+
+// HoldsGatherPool reports whether a Report.ReservedMode ends with a gather
+// pool's (GatherPoolMode, FSDP1GatherPoolMode).
+func HoldsGatherPool(mode string) bool {
+	return strings.HasSuffix(mode, GatherPoolMode) || strings.HasSuffix(mode, FSDP1GatherPoolMode)
+}
+
 // StageRefusedError is a ZeRO stage the scenario's stack refuses for its
 // other settings (training.master_dtype bf16 at stage 0: DeepSpeed takes
 // bf16_master_weights_and_grads at stages 1–3 only, scenarios.MasterBF16;
@@ -402,8 +418,8 @@ type UnitInfo struct {
 	// the head unit, 0 elsewhere.
 	LossLogits, LossUpcast int64
 	// LossShift is, on the head unit when a Hugging Face loss runs inside
-	// forward over the fp32 logits the loop holds
-	// (scenarios.Training.OutputsHeldPastLoss with keep_logits fp32), the
+	// forward over fp32 logits (scenarios.Training.HFLossInsideForward
+	// with keep_logits fp32, or unset under an fp32 loss), the
 	// loss's fp32 shift_logits copy (HFShiftLogits): made before the loss,
 	// freed when forward returns with it; 0 elsewhere.
 	LossShift int64

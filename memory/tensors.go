@@ -2020,10 +2020,14 @@ func HeadLossTemps(d BlockDims) (logits, upcast int64, err error) {
 
 // HFShiftLogits returns the fp32 copy a Hugging Face causal LM's forward
 // makes of its shifted logits before its loss, under a loss taken inside
-// the model that upcasts them first (keepLogits 4: the fp32 logits the
-// model returns, training.keep_logits fp32): 4·b·(s−1)·V, the sequence's
-// last position dropped; 0 for any other keepLogits, under a compiled, a
-// fused or a chunked loss, and without a vocabulary.
+// the model (scenarios.Training.HFLossInsideForward) that upcasts them
+// first: keepLogits 4 (the fp32 logits the model returns and the loop
+// keeps, training.keep_logits fp32), or keepLogits 0 under an fp32 loss
+// (d.LossFP32: the forward's .float() is then the loss's upcast,
+// HeadLossTemps' upcast, and the loop drops the logits): 4·b·(s−1)·V, the
+// sequence's last position dropped; 0 for 16-bit kept logits, a 16-bit or
+// autocast loss, under a compiled, a fused or a chunked loss, and without
+// a vocabulary.
 // LlamaForCausalLM.forward runs logits = logits.float(); shift_logits =
 // logits[..., :-1, :].contiguous(); shift_labels = labels[..., 1:]
 // .contiguous(); loss = loss_fct(shift_logits.view(-1, vocab_size),
@@ -2038,7 +2042,8 @@ func HFShiftLogits(d BlockDims, keepLogits int64) (int64, error) {
 	if err := d.check(); err != nil {
 		return 0, err
 	}
-	if keepLogits != 4 || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.Liger || d.LossChunks > 1 || d.Seq < 2 {
+	upcast := keepLogits == 4 || keepLogits == 0 && d.LossFP32 && !d.LossSavesUpcast
+	if !upcast || d.Vocab <= 0 || d.LossCompiled || d.LossFused || d.Liger || d.LossChunks > 1 || d.Seq < 2 {
 		return 0, nil
 	}
 	var c calc

@@ -267,7 +267,7 @@ func unitInfos(s *scenarios.Scenario, r *Report, groups []*group) ([]UnitInfo, e
 			if u == head {
 				out[u].Logits, out[u].AfterLogits = logits, afterLogits
 				out[u].LossLogits, out[u].LossUpcast = lossLogits, upcast
-				if s.Training.OutputsHeldPastLoss() {
+				if s.Training.HFLossInsideForward() {
 					if out[u].LossShift, err = HFShiftLogits(base, s.Training.KeptLogitsBytes()); err != nil {
 						return nil, err
 					}
@@ -942,16 +942,23 @@ func fp32Shard(r *Report, s *scenarios.Scenario, g *GroupInfo) bool {
 // lossTempNote says what the head's loss temporaries are (HeadLossTemps):
 // the 16-bit logits (logits bytes; with kept logits, the projection's
 // output before .float() copies it into them) and the loss's fp32 upcast
-// (upcast bytes), whichever the scenario has; "" for neither.
+// (upcast bytes; under a Hugging Face loss inside forward, shift > 0, the
+// forward's own .float()) and the shift_logits copy (shift bytes),
+// whichever the scenario has; "" for none.
 func lossTempNote(logits, upcast, shift int64, kept bool) string {
 	var parts []string
 	switch {
 	case logits > 0 && kept:
 		parts = append(parts, "the projection's 16-bit output until .float() copies it into the kept fp32 logits")
+	case logits > 0 && shift > 0:
+		parts = append(parts, "the projection's 16-bit output until forward's .float() copies it")
 	case logits > 0:
 		parts = append(parts, "the 16-bit logits while the loss runs")
 	}
-	if upcast > 0 {
+	switch {
+	case upcast > 0 && shift > 0:
+		parts = append(parts, "the fp32 logits forward's .float() makes")
+	case upcast > 0:
 		parts = append(parts, "the loss's fp32 upcast of the 16-bit logits")
 	}
 	if shift > 0 {
@@ -1275,7 +1282,8 @@ func (m *model) buildEvents() {
 		// loop's outputs = model(**batch) rebinds the name, freeing the
 		// previous step's logits, only after the loss below, and the
 		// loss runs on forward's shift_logits copy (LossShift), freed as
-		// forward returns (scenarios.Training.OutputsHeldPastLoss).
+		// forward returns (scenarios.Training.OutputsHeldPastLoss; the
+		// copy under any loss inside forward, HFLossInsideForward).
 		heldPastLoss := m.s.Training.OutputsHeldPastLoss()
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossLogits)
 		m.ev(PhaseForward, u, OpCompute, CompLogits, units[u].Logits)
@@ -1294,11 +1302,22 @@ func (m *model) buildEvents() {
 		if !heldPastLoss {
 			m.ev(PhaseForward, u, OpRebind, CompLogits, -units[u].Logits)
 		}
+		// A Hugging Face forward whose loop keeps no logits upcasts them
+		// itself (logits = logits.float(), the loss's upcast here) and
+		// frees the 16-bit ones at once, before it copies shift_logits
+		// (HFShiftLogits); in order (OpRebind), as above.
+		hfUpcast := units[u].Logits == 0 && units[u].LossShift > 0
+		if hfUpcast {
+			m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossUpcast)
+			m.ev(PhaseForward, u, OpRebind, CompLossTemp, -units[u].LossLogits)
+		}
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossShift)
-		m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossUpcast)
+		if !hfUpcast {
+			m.ev(PhaseForward, u, OpCompute, CompLossTemp, units[u].LossUpcast)
+		}
 		m.ev(PhaseForward, u, OpLossSaved, CompActivations, units[u].AfterLogits)
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossUpcast)
-		if units[u].Logits == 0 {
+		if units[u].Logits == 0 && !hfUpcast {
 			m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossLogits)
 		}
 		m.ev(PhaseForward, u, OpCompute, CompLossTemp, -units[u].LossShift)

@@ -13,7 +13,7 @@ import (
 // caching allocator runs within the GPU less the CUDA context and NCCL's
 // buffers (the world communicator's 16 channels × 2 connections × 10 MiB
 // = 320 MiB, collectives.BufferChannels, and the 400 MB context). The
-// default example under FSDP1: on a 34.6875 GiB GPU it fits, the
+// default example under FSDP1: on a 34.75 GiB GPU it fits, the
 // allocator releasing its cache in the first steps only (device_fits true);
 // on 33.4375 GiB it releases it every step (device_fits false, the device peak
 // within the GPU); on 32.9375 GiB a request finds no room even after the
@@ -26,7 +26,7 @@ func TestSimulatedAllocatorVerdicts(t *testing.T) {
 		fits, deviceFits bool
 		says             string
 	}{
-		{"34.6875GiB", true, true, "none in the last, to stay within"},
+		{"34.75GiB", true, true, "none in the last, to stay within"},
 		{"33.4375GiB", true, false, "2 times in the last, to stay within"},
 		{"32.9375GiB", false, false, "runs out of memory (fragmentation)"},
 	} {

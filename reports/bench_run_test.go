@@ -66,7 +66,7 @@ func BenchmarkFastPathJSON(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				run, err := NewRun(s, res)
+				run, err := NewRun(s, res, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -47,3 +47,23 @@ func TestCalibratedHighNoted(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibratedHeadDimNoted: a calibrated attention efficiency fitted at
+// head_dim 128 and run on a head_dim-64 model (the default Llama 2 7B with
+// 64 heads) is rescaled by FlashAttention-2's published H100 rates, 273 /
+// 308 TFLOP/s (zero.CalibratedHeadDimScale), and the header says so:
+// 0.40 × 0.8864 = 0.3545.
+func TestCalibratedHeadDimNoted(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	cal := "version: 1\ncompute: {compute_efficiency: 0.55, method: trace, measured_ms: 1000, gpu: H100-80GB, attention_efficiency: 0.40, attention_kernel: fa2, head_dim: 128}\n"
+	if err := os.WriteFile(file, []byte(cal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	att := headlineValue(exampleRun(t, "default", "communication.calibration="+file, "model.heads=64"), "attention")
+	if want := "fa2 at 0.3545 of the dense peak (from calibration " + file + ", fitted at head_dim 128, ×0.8864 at head_dim 64: the kernel's published rates' ratio, on the H100)"; att != want {
+		t.Errorf("attention row\n%q, want\n%q", att, want)
+	}
+	if att := headlineValue(exampleRun(t, "default", "communication.calibration="+file), "attention"); strings.Contains(att, "head_dim") {
+		t.Errorf("attention row %q at the fitted head_dim names a rescaling", att)
+	}
+}

@@ -30,7 +30,7 @@ func TestDispatcherPhaseName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := NewRun(s, r)
+		run, err := NewRun(s, r, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
@@ -411,6 +412,16 @@ func (pr *PlanReport) planTable() *table {
 // † rows); a row fits by its Headroom, the same need without the reserve.
 func deviceFree(p *sweep.Plan, r sweep.PlanRow) int64 { return p.GPUMemory - r.DevicePeak }
 
+// gatherPool reports whether r's reserve holds a gather pool (DeepSpeed
+// ZeRO-3's, or FSDP1's without its rate limiter), which fills what the GPU
+// has free (memory.HoldsGatherPool).
+func gatherPool(r sweep.PlanRow) bool {
+	return memory.HoldsGatherPool(r.ReservedMode)
+}
+
+// gatherPoolFree says why such a row has nothing free.
+const gatherPoolFree = "DeepSpeed ZeRO-3's gather pool holds the rest, up to its size"
+
 // commCell is a row's communication setting in a few columns: the
 // prefetch depth at stage 3 ("pf 2"), else the bucket size replayed
 // ("25MB"), the scenario's or its stack's where plan searched none
@@ -543,6 +554,10 @@ func (pr *PlanReport) planLegend() []string {
 			// top) exceeds the GPU: run's "expect allocator retries".
 			free = "GPU memory less the device peak (" + v.smi() + "'s, with the reserve); †: the reserve does not fit: retries (ranked after the rows with room)."
 		}
+		if slices.ContainsFunc(pr.shown(), gatherPool) {
+			// qauser32 L5: every DeepSpeed ZeRO-3 row read 0.0 GiB free.
+			free += " " + gatherPoolFree + " (docs/memory-model.md)."
+		}
 		l = append(l, labelled("free: ", free))
 	}
 	if p.SearchedEP != nil {
@@ -601,7 +616,12 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 	if p.NoSeqLen {
 		fmt.Fprintf(&b, "global batch %s samples per step (no sequence length: a sample counts as one token)\n", commas(p.GlobalBatch))
 	} else {
-		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep))
+		hint := ""
+		if p.TokensPerStep > 1e9 {
+			// "1M" for a batch is often meant as tokens (qauser32 L1).
+			hint = " (a batch in tokens takes the suffix: --global-batch 4Mitokens)"
+		}
+		fmt.Fprintf(&b, "global batch %s sequences × %s tokens = %s tokens per step%s\n", commas(p.GlobalBatch), commas(p.SeqLen), commas(p.TokensPerStep), hint)
 	}
 	fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("%s configurations searched%s%s: %s cannot fit in memory, %s replayed, %s fit",
 		commas(int64(p.Searched)), cpSearched(p), epSearched(p), commas(int64(p.MemoryPruned)), commas(int64(p.Replayed)), commas(int64(len(p.Rows)))), 120, "  "))
@@ -639,6 +659,8 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		free := gib(deviceFree(p, *best)) + " free"
 		if best.DevicePeak > p.GPUMemory {
 			free = gib(best.Headroom) + " free before the allocator's reserve"
+		} else if gatherPool(*best) {
+			free += ": " + gatherPoolFree
 		}
 		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: yes, peak %s of %s (%s)",
 			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), atDefault(p.PickAtFits), planAtFits(p.PickAtFits),
@@ -951,8 +973,16 @@ func NoFitText(p *sweep.Plan) string {
 	if p.RequireDeviceFit {
 		with = " with the caching allocator's reserve (--require-device-fit)"
 	}
-	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s over.",
-		capacity, with, describe(c, p), peak, overBy(p.SmallestPeak-p.GPUMemory))) + "\n"
+	over := fmt.Sprintf("%s over", overBy(p.SmallestPeak-p.GPUMemory))
+	if p.SmallestNeed > p.SmallestPeak {
+		// The peak may be within the GPU; what the device needs there
+		// is not (qauser32/ux32: "peaks at 31.6 GiB, -411.1 MiB over").
+		_, need := gibApart(p.GPUMemory, p.SmallestNeed)
+		over = fmt.Sprintf("and with the CUDA context and NCCL's buffers the device needs %s, %s over",
+			need, overBy(p.SmallestNeed-p.GPUMemory))
+	}
+	s := labelled("fits:  ", fmt.Sprintf("no. No configuration fits in %s per GPU%s; the one needing the least memory (%s) peaks at %s, %s.",
+		capacity, with, describe(c, p), peak, over)) + "\n"
 	return s + labelled("to fit: ", ToFit(p))
 }
 
@@ -965,18 +995,37 @@ func ToFit(p *sweep.Plan) string {
 	c := p.Smallest
 	_, peak := gibApart(p.GPUMemory, p.SmallestPeak)
 	var ways []string
+	if perRank := c.MicroBatch * c.GradAccum; perRank > scenarios.MaxGradAccum && c.MicroBatch > 1 && !p.OneStep {
+		// The batch, not the memory, sets the micro-batch: a rank's
+		// sequences over at most MaxGradAccum micro-steps (qauser32 L1:
+		// --global-batch 1M on 16 GPUs, micro-batch 20 × 3,125, was told
+		// to use context parallelism or 419 GiB GPUs, where micro-batch 1
+		// fits).
+		dp := p.GlobalBatch / perRank
+		ways = append(ways, fmt.Sprintf("a global batch of at most %s sequences (%s per GPU): zerosim models at most %s accumulation steps (training.grad_accum), so the %s sequences per GPU of %s need micro-batches of %d or more",
+			commas(dp*scenarios.MaxGradAccum), commas(scenarios.MaxGradAccum), commas(scenarios.MaxGradAccum), commas(perRank), commas(p.GlobalBatch), c.MicroBatch))
+	}
 	if p.NodesToFit > 0 {
 		w := fmt.Sprintf("%d nodes (the least that fit%s, %d more)", p.NodesToFit, pinnedWith(p), p.NodesToFit-p.Nodes)
+		nc, sc := p.NodesCandidate, c
+		nc.K, sc.K = 1, 1
+		if nc != sc && nc.MicroBatch > 0 {
+			// Another stage's configuration fits on fewer nodes than the
+			// least-memory one (qauser32 M3).
+			w = fmt.Sprintf("%d nodes with %s (the least that fit%s, %d more)", p.NodesToFit, describe(nc, p), pinnedWith(p), p.NodesToFit-p.Nodes)
+		} else {
+			nc = c
+		}
 		// The global batch must split over their dp (a plan there checks
 		// it: CheckGlobalBatch); the configuration keeps its micro-batch ×
 		// accumulation per GPU, so a multiple of dp sequences.
 		cp := max(p.CP, 1)
-		if c.CP > 0 {
-			cp = c.CP
+		if nc.CP > 0 {
+			cp = nc.CP
 		}
 		if dp := int64(p.NodesToFit*p.GPUsPerNode) / int64(cp); dp > 0 && p.GlobalBatch%dp != 0 {
 			w += fmt.Sprintf(" with a global batch that is a multiple of their dp %d, such as %s sequences (%d × %d per GPU: the plan's %s does not split over them)",
-				dp, commas(dp*c.MicroBatch*c.GradAccum), c.MicroBatch, c.GradAccum, commas(p.GlobalBatch))
+				dp, commas(dp*nc.MicroBatch*nc.GradAccum), nc.MicroBatch, nc.GradAccum, commas(p.GlobalBatch))
 		}
 		if p.NodesToRoom > p.NodesToFit {
 			// There zerosim run says "yes, but … expect allocator

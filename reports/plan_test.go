@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/sweep"
 	"github.com/zerosim/zerosim/units"
 )
@@ -439,6 +440,115 @@ func TestPlanHeaderUsableCapacity(t *testing.T) {
 		first, _, _ := strings.Cut(b.String(), "\n")
 		if !strings.HasSuffix(first, c.want) {
 			t.Errorf("usable %v: header %q, want it to end %q", c.usable, first, c.want)
+		}
+	}
+}
+
+// TestToFitAccumulationLimit (qauser32 L1): when the global batch leaves a
+// rank more sequences than zerosim's accumulation steps (4,096), the least
+// micro-batch is the batch's doing, not the memory's, and "to fit:" says
+// so first: --global-batch 1M on 16 GPUs ran micro-batch 20 × 3,125 and
+// was told to search cp or buy 419 GiB GPUs, where micro-batch 1 fits.
+func TestToFitAccumulationLimit(t *testing.T) {
+	const advice = "a global batch of at most 65,536 sequences (4,096 per GPU): zerosim models at most 4,096 accumulation steps (training.grad_accum), so the 62,500 sequences per GPU of 1,000,000 need micro-batches of 20 or more; or "
+	for _, tc := range []struct {
+		name       string
+		global     int64
+		mb, ga     int64
+		oneStep    bool
+		wantAdvice bool
+	}{
+		{"1M sequences on 16 GPUs", 1_000_000, 20, 3125, false, true},
+		{"4,096 per GPU: micro-batch 1 is searched", 65_536, 1, 4096, false, false},
+		{"no accumulation in the stack", 1_000_000, 62_500, 1, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &sweep.Plan{GlobalBatch: tc.global, GPUMemory: 80 << 30, SmallestPeak: 100 << 30, OneStep: tc.oneStep,
+				Smallest: sweep.Candidate{Stage: 3, K: 1, MicroBatch: tc.mb, GradAccum: tc.ga, Recompute: "full", Prefetch: 1}}
+			got := ToFit(p)
+			if strings.HasPrefix(got, advice) != tc.wantAdvice || !tc.wantAdvice && strings.Contains(got, "accumulation steps (training.grad_accum)") {
+				t.Errorf("ToFit: %s\nwant the accumulation limit first: %v", got, tc.wantAdvice)
+			}
+		})
+	}
+}
+
+// TestPlanGatherPoolFree (qauser32 L5): under DeepSpeed ZeRO-3 the
+// gather pool fills what the peak leaves of the GPU, so every row reads
+// 0.0 GiB free; the headline and the legend say why, where a row's
+// reserve holds the pool, and not elsewhere.
+func TestPlanGatherPoolFree(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want bool
+	}{
+		{"overhead 0.15 (default)" + memory.GatherPoolMode, true},
+		{"simulated-default" + memory.FSDP1GatherPoolMode, true},
+		{"simulated-default", false},
+	} {
+		gpu := int64(80 << 30)
+		row := sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, K: 1, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "ring"},
+			StepTime: 1e12, PeakMemory: 50 << 30, DevicePeak: gpu, DeviceFit: true, Fits: true, ReservedMode: tc.mode}
+		pr := &PlanReport{Plan: &sweep.Plan{Model: "m", Params: 1e9, Nodes: 1, GPUsPerNode: 8, GPU: "H100-80GB", N: 8, DP: 8,
+			GPUMemory: gpu, GlobalBatch: 8, Rows: []sweep.PlanRow{row}}}
+		var b strings.Builder
+		if err := writePlanSummary(&b, pr); err != nil {
+			t.Fatal(err)
+		}
+		legend := strings.Join(pr.planLegend(), "\n")
+		head := strings.Join(strings.Fields(b.String()), " ")
+		if got := strings.Contains(head, "(0.0 GiB free: DeepSpeed ZeRO-3's gather pool holds the rest, up to its size)"); got != tc.want {
+			t.Errorf("%s: headline says the pool: %v, want %v:\n%s", tc.mode, got, tc.want, b.String())
+		}
+		if got := strings.Contains(legend, "gather pool holds the rest"); got != tc.want {
+			t.Errorf("%s: legend says the pool: %v, want %v:\n%s", tc.mode, got, tc.want, legend)
+		}
+	}
+}
+
+// TestToFitNodesCandidate (qauser32 M3): when another stage's
+// configuration fits on fewer nodes than the least-memory one, "to fit:"
+// names it with the node count; when it is the least-memory one, the line
+// is as before.
+func TestToFitNodesCandidate(t *testing.T) {
+	small := sweep.Candidate{EP: 16, Stage: 2, K: 1, MicroBatch: 1, GradAccum: 8, Recompute: "full", Prefetch: -1, Algorithm: "ring"}
+	three := sweep.Candidate{EP: 2, Stage: 3, K: 1, MicroBatch: 1, GradAccum: 8, Recompute: "full", Prefetch: 1, Algorithm: "ring"}
+	for _, tc := range []struct {
+		name string
+		nc   sweep.Candidate
+		want string
+	}{
+		{"another stage", three, "4 nodes with ZeRO stage 3, expert parallelism 2, micro-batch 1 × 8 accumulation steps, full activation checkpointing (the least that fit, 2 more)"},
+		{"the least-memory one", small, "4 nodes (the least that fit, 2 more)"},
+	} {
+		p := &sweep.Plan{Nodes: 2, GPUsPerNode: 8, N: 16, DP: 16, GlobalBatch: 128, GPUMemory: 80 << 30, SmallestPeak: 136 << 30,
+			Smallest: small, NodesToFit: 4, NodesToRoom: 4, NodesCandidate: tc.nc, SearchedEP: []int{1, 2, 4, 8, 16}}
+		if got := ToFit(p); !strings.HasPrefix(got, tc.want+";") {
+			t.Errorf("%s: %s\nwant it to start %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestNoFitTextDeviceNeed: when the least-memory configuration's allocated
+// peak is within the GPU but the device's need there (the peak with the
+// CUDA context and NCCL's buffers) is not, plan says by how much the need
+// is over, not a negative excess of the peak (ux32: gpt-oss-20b on 32 GiB
+// read "peaks at 31.6 GiB, -411.1 MiB over").
+func TestNoFitTextDeviceNeed(t *testing.T) {
+	small := sweep.Candidate{Stage: 3, MicroBatch: 1, GradAccum: 8, Recompute: "full"}
+	for _, tc := range []struct {
+		name       string
+		peak, need int64
+		want       string
+	}{
+		{"need over, peak under", 31<<30 + 600<<20, 32<<30 + 300<<20, "peaks at 31.6 GiB, and with the CUDA context and NCCL's buffers the device needs 32.3 GiB, 0.3 GiB over."},
+		{"peak over", 33 << 30, 33 << 30, "peaks at 33.0 GiB, 1.0 GiB over."},
+	} {
+		p := &sweep.Plan{Nodes: 2, GPUsPerNode: 8, N: 16, DP: 16, GlobalBatch: 128, GPUMemory: 32 << 30,
+			Smallest: small, SmallestPeak: tc.peak, SmallestNeed: tc.need}
+		got := strings.Join(strings.Fields(NoFitText(p)), " ")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %s\nwant it to contain %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -65,11 +65,13 @@ func (run *Run) name() string {
 
 // NewRun bundles a scenario and its replay and analyzes the memory of
 // stages 0–3 at the scenario's K.
-func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
+// at, when not nil, gives s at another stage as the loader reads it
+// (memory.EstimateStages).
+func NewRun(s *scenarios.Scenario, r *zero.Result, at func(stage int) *scenarios.Scenario) (*Run, error) {
 	if s == nil || r == nil || r.Schedule == nil {
 		return nil, fmt.Errorf("reports: run needs a scenario and a replay result with its schedule")
 	}
-	st, err := runStages(s)
+	st, err := runStages(s, at)
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
@@ -84,12 +86,13 @@ func NewRun(s *scenarios.Scenario, r *zero.Result) (*Run, error) {
 // refused the replayed step, "default: communication.bucket_size 30000 B
 // cuts group \"dense\" …", and validate said ok). The plot leaves that
 // stage's bar out.
-func runStages(s *scenarios.Scenario) ([]*memory.Report, error) {
+func runStages(s *scenarios.Scenario, at func(int) *scenarios.Scenario) ([]*memory.Report, error) {
 	var out []*memory.Report
 	for st := 0; st <= 3; st++ {
-		c := *s
-		c.Parallelism.Stage = st
-		r, err := memory.Analyze(&c, memory.Options{Reserve: memory.ReserveNone})
+		if memory.StackRefusal(s, st) != nil {
+			continue // a stage the stack does not run (qauser32 L10)
+		}
+		r, err := memory.Analyze(memory.AtStage(s, st, at), memory.Options{Reserve: memory.ReserveNone})
 		if st != s.Parallelism.Stage && (errors.As(err, new(*memory.TooManyBucketsError)) || errors.As(err, new(*memory.StageRefusedError))) {
 			continue
 		}
@@ -705,7 +708,7 @@ func attentionText(s *scenarios.Scenario) string {
 	switch {
 	case t.AttentionEfficiencyFrom != "":
 		// qa20 L3: "set or calibrated" hid which, and which file.
-		from = "from calibration " + t.AttentionEfficiencyFrom + attentionHigh(s)
+		from = "from calibration " + t.AttentionEfficiencyFrom + calibratedHeadDimText(s) + attentionHigh(s)
 	case t.AttentionEfficiency > 0:
 		from = "training.attention_efficiency"
 	}
@@ -944,6 +947,19 @@ func attentionFinding(s *scenarios.Scenario) string {
 // is measured at head_dim 128, and a head_dim 64 model ran 6.7 % slower
 // than a head_dim 128 fit predicted), naming the published head_dims the
 // factor comes from; "" when it does not.
+// calibratedHeadDimText says how a calibrated attention efficiency was
+// rescaled to the model's head_dim (zero.CalibratedHeadDimScale): "" when
+// it was not.
+func calibratedHeadDimText(s *scenarios.Scenario) string {
+	f := zero.CalibratedHeadDimScale(s)
+	if f == 1 {
+		return ""
+	}
+	_, part := zero.HeadDimRates(s.Cluster.GPU, s.Training.AttentionKernel)
+	return fmt.Sprintf(", fitted at head_dim %d, ×%s at head_dim %d: the kernel's published rates' ratio, on the %s",
+		s.Training.AttentionEfficiencyHeadDim, fmtEff(f), zero.ModelHeadDim(s), part)
+}
+
 func headDimText(s *scenarios.Scenario) string {
 	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, zero.ModelHeadDim(s)
 	f := zero.HeadDimScale(gpu, k, hd)

@@ -48,7 +48,7 @@ func optsRun(t testing.TB, opt zero.Options, file string, data []byte, sets ...s
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := NewRun(s, r)
+	run, err := NewRun(s, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

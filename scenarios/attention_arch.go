@@ -29,6 +29,17 @@ var noSDPA = map[string]string{
 	"GptOssForCausalLM": `GptOssPreTrainedModel sets _supports_sdpa = False (models/gpt_oss/modeling_gpt_oss.py at 6edf5b31), so transformers refuses attn_implementation="sdpa": set training.attention: eager (attn_implementation="eager", transformers' choice when none is given) or flash for a fused kernel that takes the sinks, such as FlexAttention (attn_implementation="flex_attention"); flash is timed at training.attention_kernel's published rate (fa2 unless set, a stand-in: FlashAttention-2 takes no sinks, Dao-AILab/flash-attention#1797), and the sinks' softmax column is not modelled`,
 }
 
+// noSDPATorchtitan is the fix under stack torchtitan, whose model is its
+// own, not transformers' (qauser32 L7: the refusal named transformers'
+// choices, and following it timed fa2): torchtitan's gpt_oss attends only
+// through FlexAttention (args.py attn_type "flex", "gpt-oss only support
+// FlexAttention"; model.py's FlexAttentionWrapper, at
+// 238fa9953e4aec2a62582121564273d7cbb1e9f1), as zerosim import torchtitan
+// writes it (flexKernel).
+var noSDPATorchtitan = map[string]string{
+	"GptOssForCausalLM": `under stack torchtitan the model is torchtitan's gpt_oss, which attends only through FlexAttention (torchtitan/models/gpt_oss/model/args.py attn_type "flex" at 238fa99), as zerosim import torchtitan writes it: set training.attention: flash and training.attention_kernel: flex (the sinks' softmax column is not modelled)`,
+}
+
 // checkAttentionClass refuses training.attention: sdpa for a model class
 // that has no SDPA path.
 func (l *loader) checkAttentionClass(s *Scenario) *Error {
@@ -38,6 +49,9 @@ func (l *loader) checkAttentionClass(s *Scenario) *Error {
 	fix, ok := noSDPA[s.Model.Architecture]
 	if !ok {
 		return nil
+	}
+	if tt, ok := noSDPATorchtitan[s.Model.Architecture]; ok && s.Stack == "torchtitan" {
+		fix = tt
 	}
 	return l.errPath("training.attention", fmt.Sprintf("training.attention=sdpa: %s has no SDPA path: %s", s.Model.Architecture, fix))
 }

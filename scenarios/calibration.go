@@ -175,6 +175,11 @@ type CalCompute struct {
 	// training.attention_efficiency itself.
 	AttentionEfficiency float64 `yaml:"attention_efficiency,omitempty"`
 	AttentionKernel     string  `yaml:"attention_kernel,omitempty"`
+	// HeadDim is the head_dim (zero.ModelHeadDim) of the model the
+	// attention efficiency was fitted on: a kernel's rate follows it
+	// (zero.HeadDimScale), so a scenario of another head_dim takes the
+	// rate rescaled. Files written before it have none (taken as is).
+	HeadDim int64 `yaml:"head_dim,omitempty"`
 	// Compile is the scenario's training.compile a step-time fit ran with
 	// ("none" for eager): the measured step holds torch.compile's
 	// speed-up, which the model charges only in part, so the fitted

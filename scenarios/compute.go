@@ -464,6 +464,7 @@ func (l *loader) applyCalibratedAttention(s *Scenario, c *CalCompute) {
 		return
 	}
 	t.AttentionEfficiency, t.AttentionEfficiencyFrom = c.AttentionEfficiency, s.Communication.Calibration
+	t.AttentionEfficiencyHeadDim = c.HeadDim
 	if c.AttentionKernel != "" && c.AttentionKernel != string(t.AttentionKernel) {
 		l.warn(s, at, fmt.Sprintf("the attention efficiency was fitted with attention_kernel %s, this scenario runs %s: it may not carry over (calibrate with this kernel)",
 			c.AttentionKernel, t.AttentionKernel))
@@ -518,7 +519,7 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 		} else if s.Stack == "megatron" && t.TransformerImpl == TransformerLocal && !l.written("training.attention_kernel") && l.has("training.attention") {
 			// The kernel is the one stack megatron fills in under local
 			// (presetLocalAttention): name local's kernels at the key given.
-			return l.errPath("training.attention", fmt.Sprintf("training.attention=%s is not what transformer_impl: local runs: its kernels are Megatron-core's own DotProductAttention (eager) or flash-attn 2 (fa2, --use-flash-attn), LocalSpecProvider.core_attention in megatron/core/models/backends.py at d98e8a64 (use training.attention: eager (local's DotProductAttention) or flash (--use-flash-attn), without attention_kernel)", t.Attention))
+			return l.errPath("training.attention", fmt.Sprintf("training.attention=%s is not what transformer_impl: local runs: its kernels are Megatron-core's own DotProductAttention (eager) or flash-attn 2 (fa2, --use-legacy-models --use-flash-attn), LocalSpecProvider.core_attention in megatron/core/models/backends.py at d98e8a64 (use training.attention: eager (local's DotProductAttention) or flash (--use-legacy-models --use-flash-attn), without attention_kernel)", t.Attention))
 		} else {
 			return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s does not go with training.attention=%s (use attention_kernel: eager with attention: eager, and fa2, fa3, cudnn, te, triton or flex with flash or sdpa)", t.AttentionKernel, t.Attention))
 		}

@@ -20,12 +20,22 @@ package scenarios
 // huggingface/transformers 7713be1e51fbf31eb2c5eb27624369e08af29243): the
 // bool of a CUDA tensor copies it to the host, which blocks until the
 // compute stream has run every kernel queued before it. Later versions
-// keep a sync there: `_is_packed_sequence(position_ids, batch_size)`, a
-// 0-d CUDA tensor tested by `elif is_fa_with_varlen_kwargs or
-// is_fa_with_position_ids`, then the maximum document length taken to the
-// host for flash_attn_varlen_func (read in copies of
-// modeling_flash_attention_utils.py found without their commit). So the
-// host is never more than about one layer ahead of the GPU.
+// keep a sync there: `_is_packed_sequence(position_ids, batch_size)`
+// returns `(increasing_position_sequences - position_ids).abs().sum()
+// .bool()`, a 0-d CUDA tensor that `elif is_fa_with_varlen_kwargs or
+// is_fa_with_position_ids` tests on the host, and
+// prepare_fa_kwargs_from_position_ids then takes the maximum document
+// length to the host, `max_length_q = max_length_q.item()`, for
+// flash_attn_varlen_func (modeling_flash_attention_utils.py as the fork
+// cyyever/transformers holds it at
+// 84cf398137fed030c556fe5ea1a69dd8f7438496; the test came with
+// huggingface/transformers#40002, "Fix flash attention integration",
+// August 2025; the upstream repository's own later commits were not
+// readable here, its snapshot is over the fetch limit). A later copy
+// (evalstate/transformers 3e60b11c37e98f98405d9c034086c63f60dc1804) keeps
+// the same test, skipped only while tracing under torch.compile, and
+// hands the maximum on as a tensor. So the host is never more than about
+// one layer ahead of the GPU.
 //
 // Not when the collator also passes cu_seq_lens_q/k and max_length_q/k as
 // host integers (transformers' DataCollatorWithFlattening with
@@ -96,10 +106,16 @@ func (s *Scenario) HostRunsAhead() bool {
 // pool without its rate limiter.
 func (s *Scenario) GatherPoolName() string {
 	if s.Communication.Boundary == BoundaryFSDP1 {
-		return "FSDP1's all-gather pool (limit_all_gathers false)"
+		return PoolNameFSDP1
 	}
-	return "DeepSpeed's gather pool"
+	return PoolNameDeepSpeed
 }
+
+// The names GatherPoolName gives.
+const (
+	PoolNameDeepSpeed = "DeepSpeed's gather pool"
+	PoolNameFSDP1     = "FSDP1's all-gather pool (limit_all_gathers false)"
+)
 
 // noteHostSync says, on load, that DeepSpeed's gather pool is held to one
 // layer because the host syncs in every attention layer

@@ -993,7 +993,21 @@ func (m *Megatron) readVocab(a *mgArgs) (int64, error) {
 		if tt == "GPT2BPETokenizer" {
 			hint = fmt.Sprintf("; GPT-2's gpt2-vocab.json has %d", gpt2VocabSize)
 		}
-		msg := fmt.Sprintf("%s reads its vocabulary from a file: give its size with --tokenizer-vocab-size N (the tokenizer's len() before Megatron pads it%s)", what, hint)
+		give := "give its size with zerosim's --tokenizer-vocab-size N"
+		if vsGiven {
+			// build_tokenizer reads args.vocab_size for NullTokenizer and
+			// TikTokenizer only; the others take len() of the file
+			// (build_tokenizer, megatron/training/tokenizer/tokenizer.py at
+			// d580efc68a9f0dbf1945f834f6f6200cd01d3343).
+			// qauser32 L6: the script's --vocab-size 128256 read as "not
+			// read" without a word.
+			line := ""
+			if w := a.flags["vocab-size"].at; w.line > 0 {
+				line = fmt.Sprintf(" at line %d", w.line)
+			}
+			give = fmt.Sprintf("the script's --vocab-size %d%s is read by NullTokenizer and TikTokenizer only; if it is the tokenizer's len(), pass zerosim's --tokenizer-vocab-size %d", vs, line, vs)
+		}
+		msg := fmt.Sprintf("%s reads its vocabulary from a file: %s (the tokenizer's len() before Megatron pads it%s)", what, give, hint)
 		if ttGiven {
 			return 0, a.errAt(a.flags["tokenizer-type"].at, "%s", msg)
 		}
@@ -1507,9 +1521,34 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 	if err := a.oneOf("attention-backend", be, "flash", "fused", "unfused", "local", "auto"); err != nil {
 		return err
 	}
-	flashLegacy, err := a.bool("use-flash-attn")
+	flashArg, err := a.bool("use-flash-attn")
 	if err != nil {
 		return err
+	}
+	legacy, err := a.bool("use-legacy-models")
+	if err != nil {
+		return err
+	}
+	// --use-flash-attn is read only by the legacy models' ParallelAttention
+	// ("self.use_flash_attn = args.use_flash_attn and attention_type ==
+	// AttnType.self_attn and self.attn_mask_type == AttnMaskType.causal",
+	// megatron/legacy/model/transformer.py lines 541-543 at MegatronCommit,
+	// FlashSelfAttention over flash-attn 1's flash_attn_unpadded_func or,
+	// failing that import, flash-attn 2's flash_attn_varlen_func, lines
+	// 52-59), built only under --use-legacy-models (pretrain_gpt.py
+	// lines 86-87). Megatron-core's GPTModel never reads it: the local
+	// spec's core_attention is DotProductAttention (megatron/core/models/
+	// gpt/gpt_layer_specs.py lines 232 and 254 at MegatronCommit), and Transformer
+	// Engine picks its own backend. At d98e8a64ddf34856e74b24714e3bedb2f5a39553
+	// the flag is declared (megatron/training/arguments.py line 2910) and
+	// read nowhere: the legacy models went in 8de8238844 ("remove legacy
+	// tranformer and modules", 2026-05-07).
+	flashLegacy := flashArg && legacy
+	if legacy {
+		m.note("--use-legacy-models: the legacy GPTModel (megatron/legacy/model, removed after core_v0.12.0) is imported as Megatron-core's, but for the flash attention --use-flash-attn gives it")
+	}
+	if flashArg && !legacy {
+		m.note("--use-flash-attn is read only by the legacy models (--use-legacy-models; megatron/legacy/model/transformer.py at %s, removed after it): Megatron-core's attention does not change", MegatronCommit[:8])
 	}
 	from := a.from("transformer-impl", implGiven, "transformer_engine") + ", " + a.from("attention-backend", beGiven, "auto")
 	if impl == "local" {
@@ -1530,7 +1569,7 @@ func (m *Megatron) readAttention(a *mgArgs) error {
 	case impl == "local" || be == "local":
 		att, kernel := localAttention(flashLegacy)
 		if att == AttentionFlash {
-			m.set("training.attention_kernel", string(kernel), from+", --use-flash-attn: flash-attn 2")
+			m.set("training.attention_kernel", string(kernel), from+", --use-legacy-models --use-flash-attn: the legacy ParallelAttention's FlashSelfAttention, flash-attn 2")
 			break
 		}
 		m.set("training.attention", string(att), from+": Megatron's own DotProductAttention materialises the scores")
@@ -1595,11 +1634,25 @@ func (m *Megatron) readComm(a *mgArgs) error {
 	if err != nil {
 		return err
 	}
+	// --ddp-num-buckets n: bucket_size = num_parameters // n, the model's
+	// parameters on the rank (megatron/training/training.py:1004-1009 at
+	// d580efc6, which also asserts it is not given with --ddp-bucket-size
+	// and is above 0).
+	nb, nbGiven, err := a.int("ddp-num-buckets", 0, 1, 1<<40)
+	if err != nil {
+		return err
+	}
+	if nbGiven && bsGiven {
+		return a.errAt(a.flags["ddp-num-buckets"].at, "--ddp-num-buckets beside --ddp-bucket-size (training.py asserts \"Cannot specify both --ddp-num-buckets and --ddp-bucket-size\": remove one)")
+	}
 	if ogr {
 		m.set("communication.overlap", "true", "--overlap-grad-reduce: each bucket's reduction starts when its gradients are ready")
 		var from string
 		if bsGiven {
 			from = fmt.Sprintf("--ddp-bucket-size %d parameters × %d bytes", bs, m.ParamBytes)
+		} else if nbGiven {
+			bs = max(m.Params/nb, 1)
+			from = fmt.Sprintf("--ddp-num-buckets %d: %d parameters // %d × %d bytes (training.py)", nb, m.Params, nb, m.ParamBytes)
 		} else if m.DP > 0 {
 			bs = max(40_000_000, 1_000_000*int64(m.DP))
 			from = fmt.Sprintf("--ddp-bucket-size unset: max(40,000,000, 1,000,000 × dp %d) parameters × %d bytes (distributed_data_parallel.py)", m.DP, m.ParamBytes)
@@ -1620,6 +1673,9 @@ func (m *Megatron) readComm(a *mgArgs) error {
 		if bsGiven {
 			m.note("--ddp-bucket-size %d has no effect without --overlap-grad-reduce (one bucket)", bs)
 		}
+		if nbGiven {
+			m.note("--ddp-num-buckets %d has no effect without --overlap-grad-reduce (one bucket)", nb)
+		}
 	}
 	if distOpt {
 		m.set("communication.zero1_allreduce", "false", "--use-distributed-optimizer: gradients reduce-scattered, parameters all-gathered after the step")
@@ -1634,10 +1690,6 @@ func (m *Megatron) readComm(a *mgArgs) error {
 		return err
 	} else if avg {
 		m.note("--ddp-average-in-collective: NCCL's average inside the collective costs as the sum zerosim models")
-	}
-	if nb, ok := a.flags["ddp-num-buckets"]; ok {
-		a.used["ddp-num-buckets"] = true
-		m.note("%s is not modelled: bucket_size above is Megatron's default or --ddp-bucket-size", nb.show("ddp-num-buckets"))
 	}
 	return nil
 }

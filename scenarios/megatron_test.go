@@ -58,6 +58,14 @@ func TestImportMegatron(t *testing.T) {
 		{name: "null tokenizer", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --num-distributed-optimizer-instances 4 --ddp-bucket-size 50000000",
 			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 4, ga: 16, arch: ArchLlama,
 			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}},
+		// --ddp-num-buckets 4: bucket_size = num_parameters // 4
+		// (training.py:1004-1009 at d580efc6): (8,030,261,248 + 2 × 128 ×
+		// 4096) // 4 = 2,007,827,456 parameters, × 2 bytes: zerosim
+		// divides bucket_size by the parameter dtype's size whatever
+		// reduce_dtype is (docs/stacks.md).
+		{name: "ddp-num-buckets", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --ddp-num-buckets 4",
+			o: MegatronOptions{Nodes: 1, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"bucket_size": "4015654912B", "reduce_dtype": "fp32"}},
 		// --clip-grad other than 1.0 is training.max_grad_norm, which
 		// zerosim verify clips by (QA23 H1).
 		{name: "clip-grad 0.3", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --clip-grad 0.3",
@@ -92,6 +100,24 @@ func TestImportMegatron(t *testing.T) {
 			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
 			want: map[string]string{"attention": "eager", "seq_len": "4096", "transformer_impl": "local", "norm_impl": "aten_fused"},
 			note: "--no-masked-softmax-fusion: Megatron's FusedScaleMaskSoftmax falls back to torch.softmax (fused_softmax.py at 550f9c44), which keeps the fp32 result and its 16-bit copy (--attention-softmax-in-fp32), 6·a·s²·b per block"},
+		// --use-flash-attn is read only by the legacy models'
+		// ParallelAttention (megatron/legacy/model/transformer.py lines
+		// 541-543 at d580efc6, built under --use-legacy-models); the core
+		// local spec runs DotProductAttention whatever it says
+		// (gpt_layer_specs.py line 254 at d580efc6; at d98e8a64 the flag
+		// is read nowhere).
+		{name: "local, --use-flash-attn (core)", args: strings.Replace(llamaArgs, "8192", "4096", 2) + "--tokenizer-type NullTokenizer --vocab-size 127 --transformer-impl local --use-flash-attn",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"attention": "eager", "attention_kernel": "eager", "transformer_impl": "local"},
+			note: "--use-flash-attn is read only by the legacy models (--use-legacy-models; megatron/legacy/model/transformer.py at d580efc6, removed after it): Megatron-core's attention does not change"},
+		{name: "local, --use-legacy-models --use-flash-attn", args: strings.Replace(llamaArgs, "8192", "4096", 2) + "--tokenizer-type NullTokenizer --vocab-size 127 --transformer-impl local --use-legacy-models --use-flash-attn",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248 - 128128*4096*2, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"attention": "", "attention_kernel": "fa2", "transformer_impl": "local"},
+			note: "--use-legacy-models: the legacy GPTModel (megatron/legacy/model, removed after core_v0.12.0) is imported as Megatron-core's, but for the flash attention --use-flash-attn gives it"},
+		{name: "te, --use-flash-attn", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --use-flash-attn",
+			o: MegatronOptions{Nodes: 1}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
+			want: map[string]string{"attention_kernel": "te"},
+			note: "--use-flash-attn is read only by the legacy models (--use-legacy-models; megatron/legacy/model/transformer.py at d580efc6, removed after it): Megatron-core's attention does not change"},
 		// swiss-ai/Megatron-LM's Llama 3.1 8B run on 64 Clariden GH200
 		// nodes (QA s31 findings 4 and 6): the command is built in the
 		// string TRAINING_CMD (line 203) from arrays and run by srun …
@@ -178,7 +204,11 @@ func TestImportMegatronErrors(t *testing.T) {
 			"train_mixtral_8x7b_distributed.sh:84:5: --pipeline-model-parallel-size 4: pipeline parallelism"},
 		{"moe", "", base + "--num-experts 8", MegatronOptions{}, "args.txt:1:174: --num-experts 8: mixture-of-experts layers are not imported"},
 		{"tokenizer file", "testdata/megatron/train_gpt3_175b_distributed-tp1pp1.sh", "", MegatronOptions{},
-			"train_gpt3_175b_distributed-tp1pp1.sh: the tokenizer reads its vocabulary from a file: give its size with --tokenizer-vocab-size N"},
+			"train_gpt3_175b_distributed-tp1pp1.sh: the tokenizer reads its vocabulary from a file: give its size with zerosim's --tokenizer-vocab-size N"},
+		// qauser32 L6: a --vocab-size beside a tokenizer that reads a file
+		// is named, with the flag that gives it.
+		{"vocab size not read", "", strings.Replace(base, "NullTokenizer", "HuggingFaceTokenizer --tokenizer-model m", 1), MegatronOptions{},
+			"args.txt:1:125: --tokenizer-type HuggingFaceTokenizer reads its vocabulary from a file: the script's --vocab-size 1000 at line 1 is read by NullTokenizer and TikTokenizer only; if it is the tokenizer's len(), pass zerosim's --tokenizer-vocab-size 1000 (the tokenizer's len() before Megatron pads it)"},
 		{"unresolved flag", "", "torchrun --nproc_per_node 8 pretrain_gpt.py " + strings.Replace(base, "--num-layers 2", "--num-layers ${NUM_LAYERS}", 1), MegatronOptions{},
 			"args.txt:1:58: --num-layers ${NUM_LAYERS}: ${NUM_LAYERS} is not known here (the script computes it, sets it inside an if/for/while block, or takes it from its command line or environment): write the value of --num-layers in the launch command"},
 		{"unresolved nnodes", "", "NNODES=$SLURM_NNODES\ntorchrun --nnodes $NNODES \\\n  pretrain_gpt.py " + base, MegatronOptions{},
@@ -200,6 +230,9 @@ func TestImportMegatronErrors(t *testing.T) {
 			"--num-distributed-optimizer-instances 3 does not divide dp × cp = 8"},
 		{"param gather", "", base + "--overlap-grad-reduce --overlap-param-gather", MegatronOptions{},
 			"--overlap-param-gather needs --use-distributed-optimizer"},
+		// training.py:1004-1006 at d580efc6 asserts one or the other.
+		{"num buckets and bucket size", "", base + "--overlap-grad-reduce --ddp-bucket-size 1000000 --ddp-num-buckets 4", MegatronOptions{},
+			"--ddp-num-buckets beside --ddp-bucket-size (training.py asserts \"Cannot specify both --ddp-num-buckets and --ddp-bucket-size\": remove one)"},
 		// --fp8-param-gather: validate_args asserts the distributed
 		// optimizer (arguments.py lines 314-316 at core_v0.9.0).
 		{"fp8 param gather", "", base + "--bf16 --fp8-format hybrid --fp8-param-gather", MegatronOptions{},

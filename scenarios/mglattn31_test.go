@@ -27,7 +27,7 @@ func TestLocalAttention(t *testing.T) {
 			"m.yaml:8:3: transformer_impl: local runs attention_kernel eager, not stack megatron's Transformer Engine attention: Megatron-core's own DotProductAttention", ""},
 		{"local, attention eager: eager", "  transformer_impl: local\n  attention: eager\n", nil, AttentionEager, KernelEager, "DotProductAttention", ""},
 		{"local, attention flash: fa2 kept flash", "  transformer_impl: local\n  attention: flash\n", nil, AttentionFlash, KernelFA2, "runs attention_kernel fa2", ""},
-		{"local, --set attention=flash", "  transformer_impl: local\n", []string{"training.attention=flash"}, AttentionFlash, KernelFA2, "--use-flash-attn", ""},
+		{"local, --set attention=flash", "  transformer_impl: local\n", []string{"training.attention=flash"}, AttentionFlash, KernelFA2, "--use-legacy-models --use-flash-attn", ""},
 		{"local, attention_kernel fa2 given", "  transformer_impl: local\n  attention_kernel: fa2\n", nil, AttentionFlash, KernelFA2, "", ""},
 		{"local, attention_kernel te refused", "  transformer_impl: local\n  attention_kernel: te\n", nil, "", "", "",
 			"m.yaml:9:3: attention_kernel=te is not what transformer_impl: local runs"},
@@ -36,13 +36,13 @@ func TestLocalAttention(t *testing.T) {
 		{"local, attention_kernel cudnn (TE's fused) refused", "  transformer_impl: local\n  attention_kernel: cudnn\n", nil, "", "", "",
 			"m.yaml:9:3: attention_kernel=cudnn is not what"},
 		{"local, attention sdpa refused", "  transformer_impl: local\n  attention: sdpa\n", nil, "", "", "",
-			"m.yaml:9:3: training.attention=sdpa is not what transformer_impl: local runs: its kernels are Megatron-core's own DotProductAttention (eager) or flash-attn 2 (fa2, --use-flash-attn)"},
+			"m.yaml:9:3: training.attention=sdpa is not what transformer_impl: local runs: its kernels are Megatron-core's own DotProductAttention (eager) or flash-attn 2 (fa2, --use-legacy-models --use-flash-attn)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := Load("m.yaml", []byte(doc+c.keys), c.set)
 			if c.err != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), c.err) ||
-					!strings.Contains(err.Error(), "(use training.attention: eager (local's DotProductAttention) or flash (--use-flash-attn)") ||
+					!strings.Contains(err.Error(), "(use training.attention: eager (local's DotProductAttention) or flash (--use-legacy-models --use-flash-attn)") ||
 					strings.Contains(err.Error(), "\n") {
 					t.Fatalf("error %v, want one line starting %q with the fix", err, c.err)
 				}

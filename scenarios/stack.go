@@ -151,6 +151,17 @@ func (t *Training) KVCacheAtRest() bool { return t.HFUseCache == HFUseCacheKept 
 // frees the previous step's logits before its loss instead.
 func (t *Training) OutputsHeldPastLoss() bool { return t.KVCacheAtRest() }
 
+// HFLossInsideForward is whether the loss runs inside a Hugging Face
+// causal LM's forward (training.hf_use_cache forward or kept: the only
+// setting that says the model is Hugging Face's and is called with its
+// labels). LlamaForCausalLM.forward then upcasts the logits
+// (logits = logits.float()) and copies shift_logits before its
+// CrossEntropyLoss whenever labels is passed, whatever use_cache is
+// (src/transformers/models/llama/modeling_llama.py at
+// huggingface/transformers 002272831fba584eb30dca9729c1be456836960a;
+// memory.HFShiftLogits).
+func (t *Training) HFLossInsideForward() bool { return t.KVCached() }
+
 // KVCached is whether the forward builds a KV cache (training.hf_use_cache
 // forward or kept).
 func (t *Training) KVCached() bool {

@@ -377,6 +377,18 @@ func (l StackLayout) check(stage, k, nodes int) string {
 		l.Name, what, l.from, l.Runs(nodes))
 }
 
+// StageNote says that the stack does not run ZeRO stage at all ("stack
+// torchtitan does not run ZeRO stage 1: torchtitan 238fa99 runs stage 0
+// at K = 1 (DDP), … (docs/stacks.md)"), "" when it runs it at some K: the
+// per-stage memory tables and plot leave such a stage out, as fit and
+// plan do (qauser32 L10).
+func (l StackLayout) StageNote(stage, nodes int) string {
+	if slices.Contains(l.Stages(), stage) {
+		return ""
+	}
+	return fmt.Sprintf("stack %s does not run ZeRO stage %d: %s runs %s (docs/stacks.md)", l.Name, stage, l.from, l.Runs(nodes))
+}
+
 // Runs lists the stages the stack runs on nodes nodes, each with its K and
 // how the stack spells it ("stage 0 at K = 1 (DDP), stage 3 at any K
 // (FSDP2, data_parallel_replicate_degree)").

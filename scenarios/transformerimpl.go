@@ -55,7 +55,7 @@ func (l *loader) resolveTransformerImpl(s *Scenario) *Error {
 		}
 		return nil
 	}
-	return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s is not what transformer_impl: local runs: Megatron-core's local spec runs its own DotProductAttention (megatron/core/models/backends.py LocalSpecProvider.core_attention at d98e8a64), or flash-attn 2 under --use-flash-attn (use training.attention: eager (local's DotProductAttention) or flash (--use-flash-attn), without attention_kernel)", t.AttentionKernel))
+	return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=%s is not what transformer_impl: local runs: Megatron-core's local spec runs its own DotProductAttention (megatron/core/models/backends.py LocalSpecProvider.core_attention at d98e8a64), or flash-attn 2 under --use-legacy-models --use-flash-attn (use training.attention: eager (local's DotProductAttention) or flash (--use-legacy-models --use-flash-attn), without attention_kernel)", t.AttentionKernel))
 }
 
 // localAttention is the attention Megatron-core's local spec runs, the
@@ -63,8 +63,10 @@ func (l *loader) resolveTransformerImpl(s *Scenario) *Error {
 // (applyStack, resolveTransformerImpl) share: its own DotProductAttention,
 // which materialises the scores (LocalSpecProvider.core_attention,
 // megatron/core/models/backends.py lines 129-131 at NVIDIA/Megatron-LM
-// d98e8a64ddf34856e74b24714e3bedb2f5a39553), or, with flash (Megatron's
-// --use-flash-attn), flash-attn 2.
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553), or, with flash, flash-attn 2:
+// the legacy models' FlashSelfAttention under Megatron's
+// --use-legacy-models --use-flash-attn (core_v0.12.0; Megatron-core's
+// models never read --use-flash-attn, Megatron.readAttention cites both).
 func localAttention(flash bool) (Attention, AttentionKernel) {
 	if flash {
 		return AttentionFlash, KernelFA2
@@ -75,9 +77,9 @@ func localAttention(flash bool) (Attention, AttentionKernel) {
 // localAttentionWhy says where localAttention's kernel comes from.
 func localAttentionWhy(k AttentionKernel) string {
 	if k == KernelFA2 {
-		return "flash-attn 2, as training.attention: flash asks (Megatron's --use-flash-attn), in place of local's own DotProductAttention (LocalSpecProvider.core_attention, megatron/core/models/backends.py at d98e8a64)"
+		return "flash-attn 2, as training.attention: flash asks (Megatron's --use-legacy-models --use-flash-attn), in place of local's own DotProductAttention (LocalSpecProvider.core_attention, megatron/core/models/backends.py at d98e8a64)"
 	}
-	return "Megatron-core's own DotProductAttention, which materialises the scores (LocalSpecProvider.core_attention, megatron/core/models/backends.py at d98e8a64; set training.attention: flash for --use-flash-attn's flash-attn 2)"
+	return "Megatron-core's own DotProductAttention, which materialises the scores (LocalSpecProvider.core_attention, megatron/core/models/backends.py at d98e8a64; set training.attention: flash for --use-legacy-models --use-flash-attn's flash-attn 2)"
 }
 
 // presetLocalAttention is the attention kernel stack megatron fills in

@@ -381,6 +381,12 @@ type Training struct {
 	// AttentionEfficiency (its compute part, with
 	// training.attention_efficiency unset); empty otherwise.
 	AttentionEfficiencyFrom string `yaml:"-"`
+	// AttentionEfficiencyHeadDim is the head_dim of the model the
+	// calibration's attention efficiency was fitted on (CalCompute.HeadDim),
+	// with AttentionEfficiencyFrom; 0 for a rate of the scenario's own or a
+	// file that does not say. zero.AttentionEfficiencyOf rescales the rate
+	// to the model's head_dim by the kernel's published rates.
+	AttentionEfficiencyHeadDim int64 `yaml:"-"`
 	// AttentionKernel is the kernel that runs attention: fa2 (default),
 	// fa3, triton or eager; it sets attention's default efficiency.
 	AttentionKernel AttentionKernel `yaml:"attention_kernel,omitempty"`

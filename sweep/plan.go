@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -317,6 +318,16 @@ type Plan struct {
 	// (to say what to change when nothing fits).
 	Smallest     Candidate
 	SmallestPeak int64
+	// SmallestNeed is what the device needs at Smallest's peak: the
+	// larger of the peak and the peak with the CUDA context and NCCL's
+	// buffers (zero.Result.DeviceNeed, memory.Report.Need), the
+	// replay's where Smallest was replayed. Nothing fits by
+	// SmallestNeed − GPUMemory, which can be positive when SmallestPeak
+	// is within the GPU.
+	SmallestNeed int64
+	// modelNeed is the memory model's SmallestNeed for a candidate it
+	// screened.
+	modelNeed func(Candidate) int64
 	// Closest holds, for each searched stage none of whose candidates
 	// fits, the one with the least peak (replayed where it was, else the
 	// memory model's): what plan --network times for that stage at the
@@ -390,6 +401,10 @@ type Plan struct {
 	// Where it exceeds NodesToFit, run on NodesToFit nodes says "yes, but
 	// … expect allocator retries" (QA30 M1).
 	NodesToRoom int
+	// NodesCandidate is the configuration NodesToFit and NodesToRoom are
+	// of, at K = 1: Smallest's, or another stage's least-memory
+	// configuration (Closest) that fits on fewer nodes.
+	NodesCandidate Candidate
 	// RequireDeviceFit is PlanOptions': rows fit by their device peak.
 	RequireDeviceFit bool
 	// OneStep is set when the stack has no gradient accumulation
@@ -1189,6 +1204,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	replayed := map[Candidate]int64{}
+	replayedNeed := map[Candidate]int64{} // what the device needs at the replayed peak
 	var tooLongAt Candidate
 	tooLongN := 0
 	for i, r := range rows {
@@ -1204,9 +1220,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFit):
 			p.Rows = append(p.Rows, r)
 		case opt.RequireDeviceFit: // judged by what the device needs
-			replayed[fits[i]] = r.DevicePeak
+			replayed[fits[i]], replayedNeed[fits[i]] = r.DevicePeak, r.DevicePeak
 		default: // the model let it through; the replayed step does not fit
-			replayed[fits[i]] = r.PeakMemory
+			replayed[fits[i]], replayedNeed[fits[i]] = r.PeakMemory, p.GPUMemory-r.Headroom
 		}
 	}
 	p.Closest = closestPerStage(cands, p.BestPerStage(), replayed, modelPeak)
@@ -1222,6 +1238,11 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			}
 			if p.SmallestPeak < 0 || peak < p.SmallestPeak {
 				p.Smallest, p.SmallestPeak = c, peak
+				if need, ok := replayedNeed[c]; ok {
+					p.SmallestNeed = need
+				} else {
+					p.SmallestNeed = p.modelNeed(c)
+				}
 			}
 		}
 	}
@@ -1259,6 +1280,25 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	p.skippedAll(cands)
 	if len(p.Rows) == 0 {
 		p.NodesToFit, p.NodesToRoom = nodesToFit(src, s, p.Smallest, opt.RequireDeviceFit)
+		p.NodesCandidate = p.Smallest
+		p.NodesCandidate.K = 1
+		// The least-memory configuration here need not be the one that
+		// fits on the fewest nodes: another stage's may shard more as the
+		// nodes grow (qauser32 M3: gpt-oss-120b on 2 × 8 H100, the least
+		// memory was stage 2 at ep 16, 6 nodes, where stage 3's
+		// least-memory configuration, at ep 2, fits on 4). Each searched
+		// stage's least-memory candidate
+		// (Closest) is grown too, and the fewest nodes named with theirs.
+		for _, st := range slices.Sorted(maps.Keys(p.Closest)) {
+			c := p.Closest[st]
+			c.K = 1
+			if c == p.NodesCandidate {
+				continue
+			}
+			if fit, room := nodesToFit(src, s, c, opt.RequireDeviceFit); fit > 0 && (p.NodesToFit == 0 || fit < p.NodesToFit) {
+				p.NodesToFit, p.NodesToRoom, p.NodesCandidate = fit, room, c
+			}
+		}
 		if p.StackOffloadNote() == "" {
 			// Only what the stack runs is advised (qa19 L15).
 			p.OffloadSets, p.OffloadPeak = offloadToFit(src, p.Smallest, opt.RequireDeviceFit)
@@ -1421,6 +1461,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 	}
 	peaks := make([]int64, len(keys))
+	needs := make([]int64, len(keys))
 	fit := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	reps := make([]*memory.Report, len(keys))
@@ -1443,7 +1484,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 			errs[i] = err
 			return nil // an invalid candidate, as a sweep's error row
 		}
-		peaks[i], fit[i] = rep.Peak, rep.Fits
+		peaks[i], needs[i], fit[i] = rep.Peak, max(rep.Peak, rep.Need), rep.Fits
 		if rep.Fits {
 			reps[i] = rep
 		}
@@ -1452,6 +1493,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	p.modelNeed = func(c Candidate) int64 { return needs[index[c.memoryKey()]] }
 	modelPeak = func(c Candidate) (int64, bool) {
 		ki, ok := index[c.memoryKey()]
 		if !ok || errs[ki] != nil {
@@ -1474,7 +1516,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 		peak := peaks[ki]
 		if p.SmallestPeak < 0 || peak < p.SmallestPeak {
-			p.Smallest, p.SmallestPeak = c, peak
+			p.Smallest, p.SmallestPeak, p.SmallestNeed = c, peak, needs[ki]
 		}
 		if fit[ki] { // the model's verdict: the peak and the device's need within the GPU
 			out = append(out, c)
@@ -1571,11 +1613,19 @@ func rankRows(a, b PlanRow) int {
 
 // markPareto marks the rows on the memory-vs-throughput front: a row is
 // on it when every faster row needs more memory (by step time, whatever
-// rankRows' order; ties in the rows' order).
+// rankRows' order; ties in the rows' order). Where some rows have room
+// for the caching allocator's reserve (DeviceFit), the front is theirs: a
+// row that needs allocator retries is ranked after them (rankRows), and
+// its step time leaves out what the retries cost, so it dominates none
+// (qauser32 L4: the front listed #4, 72.8 GiB with retries, for 1,849
+// tokens/s and left out #1, the plan's choice, 1,848 at 72.8 GiB).
 func markPareto(rows []PlanRow) {
-	idx := make([]int, len(rows))
-	for i := range idx {
-		idx[i] = i
+	room := slices.ContainsFunc(rows, func(r PlanRow) bool { return r.DeviceFit })
+	var idx []int
+	for i, r := range rows {
+		if r.DeviceFit || !room {
+			idx = append(idx, i)
+		}
 	}
 	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(rows[i].StepTime, rows[j].StepTime) })
 	least := int64(-1)
@@ -1595,13 +1645,22 @@ func markPareto(rows []PlanRow) {
 // is where the replays start, and they walk from there to the least that
 // fits, doubling the step, then bisecting: near capacity the replayed peak
 // can be above the model's (docs/memory-model.md).
+//
+// The node counts step as the candidate's layout needs (nodeStep): its cp
+// and its ep, where plan searched ep, not the file's (qauser32 M3:
+// gpt-oss-120b's least-memory candidate at ep 16 stepped by the file's
+// ep 1, was refused at 3 nodes, "ep=16 does not divide the 24 ranks",
+// and plan named no node count at all).
 func nodesToFit(src Source, s *scenarios.Scenario, c Candidate, device bool) (fit, room int) {
 	c.K = 1
+	cs := *s
 	if c.CP > 0 { // the candidate's cp, kept; dp grows with the nodes
-		cs := *s
 		cs.Parallelism.CP = c.CP
-		s = &cs
 	}
+	if c.EP > 0 { // the candidate's ep, kept
+		cs.Parallelism.EP = c.EP
+	}
+	s = &cs
 	gpn, step := max(s.Cluster.GPUsPerNode, 1), nodeStep(s, 1)
 	jd := judge{memory.ConventionZerosim}
 	ns, err := leastNodes((1<<16)/(gpn*step), func(j int) (*scenarios.Scenario, error) {

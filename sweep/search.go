@@ -293,7 +293,9 @@ func leastNodes(jmax int, load func(j int) (*scenarios.Scenario, error), jd judg
 		return out, p.failed
 	}
 	if !jd.replays() {
-		out.J, out.Peak = start, p.get(start).r.Peak
+		// Nothing is replayed: the model's verdict is the device's too
+		// (verdict.deviceFits), so room is where it fits.
+		out.J, out.Peak, out.DeviceJ = start, p.get(start).r.Peak, start
 		return out, nil
 	}
 	j, ok := leastFrom(1, jmax, start, func(j int) bool { return p.decide(j).Fits })

@@ -169,7 +169,7 @@ func CalibrateClassEfficiencies(s *scenarios.Scenario, m ClassMeasurement, tol f
 		fit.GEMM = g
 		if separate {
 			// Attention time is A1/a with A1 its time at efficiency 1.
-			s.Training.AttentionEfficiency = 1
+			s.Training.AttentionEfficiency, s.Training.AttentionEfficiencyHeadDim = 1, 0
 			at1, err := ComputeClasses(s)
 			if err != nil {
 				return ClassFit{}, err
@@ -181,7 +181,7 @@ func CalibrateClassEfficiencies(s *scenarios.Scenario, m ClassMeasurement, tol f
 			if a < MinEfficiency {
 				return ClassFit{}, &UnreachableError{What: "attention kernel time", Best: durationOf(at1.Attention * slowdown / MinEfficiency), Measured: m.Attention, Floor: true}
 			}
-			s.Training.AttentionEfficiency = a
+			s.Training.AttentionEfficiency, s.Training.AttentionEfficiencyHeadDim = a, 0
 			fit.Attention = a
 		}
 		next, err := overlapSlowdown(s)
@@ -261,9 +261,29 @@ func ModelledClasses(s *scenarios.Scenario) (StepClasses, float64, error) {
 
 // AttentionEfficiencyOf is the attention efficiency s runs at: its
 // training.attention_efficiency, else the default of its kernel and GPU.
+// A calibration's rate fitted at another head_dim
+// (Training.AttentionEfficiencyHeadDim) is rescaled to the model's by
+// CalibratedHeadDimScale, at most 1.
 func AttentionEfficiencyOf(s *scenarios.Scenario) float64 {
 	if a := s.Training.AttentionEfficiency; a > 0 {
-		return a
+		return min(a*CalibratedHeadDimScale(s), 1)
 	}
 	return AttentionEfficiencyAt(s.Cluster.GPU, s.Training.AttentionKernel, efficiency(s), ModelHeadDim(s))
+}
+
+// CalibratedHeadDimScale is the factor a calibrated attention efficiency
+// fitted at head_dim Training.AttentionEfficiencyHeadDim takes on s's
+// model: the kernel's published rate at the model's head_dim over its rate
+// at the fitted one (HeadDimScale at each, on s's GPU and kernel), as the
+// default rates are scaled from 128. 1 for a rate of the scenario's own, a
+// file that does not say its head_dim, the same head_dim, or a kernel with
+// no published head_dim figure.
+func CalibratedHeadDimScale(s *scenarios.Scenario) float64 {
+	t := &s.Training
+	fitted, now := t.AttentionEfficiencyHeadDim, ModelHeadDim(s)
+	if t.AttentionEfficiencyFrom == "" || fitted <= 0 || now <= 0 || fitted == now {
+		return 1
+	}
+	gpu, k := s.Cluster.GPU, t.AttentionKernel
+	return HeadDimScale(gpu, k, now) / HeadDimScale(gpu, k, fitted)
 }

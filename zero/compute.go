@@ -27,6 +27,10 @@ type LayerCost struct {
 	// speed or its cp group's links differ, so that a GPU's speed scales
 	// only the ring's kernels, never its communication.
 	RingFwd, RingBwd units.Duration
+	// FwdAttn is the part of Fwd that is the block's core attention (its
+	// attention class, ClassSeconds.Attention); zero outside blocks and
+	// for units with their own time.
+	FwdAttn units.Duration
 }
 
 // bytesPerOptimizerElem is the HBM traffic of one fp32 Adam update of one
@@ -353,6 +357,9 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost
 				}
 				*x.ring = min(*x.ring, *x.d)
 			}
+			if c.FwdAttn, err = fwdAttn(l, u.FwdBy, c.Fwd); err != nil {
+				return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+			}
 			out[i] = c
 			continue
 		}
@@ -570,10 +577,23 @@ func costsAndPlan(s *scenarios.Scenario, net *RingNet, opt Options) ([]LayerCost
 			}
 			// The class split ComputeClasses reads; ok stays false.
 			u.FwdBy, u.BwdBy = by[0], by[1]
+			if c.FwdAttn, err = fwdAttn(l, by[0], c.Fwd); err != nil {
+				return nil, nil, fmt.Errorf("zero: layer %q: %w", l.Name, err)
+			}
 		}
 		out[i] = c
 	}
 	return out, plan, nil
+}
+
+// fwdAttn is LayerCost.FwdAttn of unit l from its forward's class split
+// by, at most its forward fwd: zero for a unit with its own time (l.Fwd).
+func fwdAttn(l scenarios.Layer, by ClassSeconds, fwd units.Duration) (units.Duration, error) {
+	if l.Fwd != 0 || by.Attention <= 0 {
+		return 0, nil
+	}
+	d, err := seconds(by.Attention)
+	return min(d, fwd), err
 }
 
 // expertSeconds is the forward and backward seconds (before recompute) of

@@ -59,10 +59,10 @@ type PublishedEfficiency struct {
 	GPU    string // its cluster.gpu preset
 	// FP8 is the run's training.fp8 recipe (none: bf16 GEMMs); an fp8
 	// recipe's efficiency is a fraction of the fp8 peak, and it is
-	// compared only with runs of the same recipe: what one stack's fp8
-	// reaches says little of another's (qatput30 finding 7b: a NeMo
-	// Megatron + Transformer Engine fp8 fit of 0.5469 was warned "above"
-	// the two torchao runs' 0.31–0.53).
+	// compared only with runs of the same recipe family (SameFP8Family):
+	// what one stack's fp8 reaches says little of another's (qatput30
+	// finding 7b: a NeMo Megatron + Transformer Engine fp8 fit of 0.5469
+	// was warned "above" the two torchao runs' 0.31–0.53).
 	FP8 scenarios.FP8Recipe
 	// Compiled is set when the run's scenario compiles anything
 	// (training.compile other than none): its fit absorbs torch.compile's
@@ -81,7 +81,7 @@ type PublishedEfficiency struct {
 func OnGPU(gpu string, fp8 scenarios.FP8Recipe) string {
 	n, single, compiled := 0, true, true
 	for _, p := range publishedEfficiencies {
-		if p.FP8 != recipe(fp8) || p.GPU != gpu {
+		if !SameFP8Family(p.FP8, fp8) || p.GPU != gpu {
 			continue
 		}
 		n++
@@ -108,15 +108,16 @@ func OnGPU(gpu string, fp8 scenarios.FP8Recipe) string {
 }
 
 // PublishedRange is the least and the greatest efficiency fitted to the
-// published runs on gpu with the same fp8 recipe (training.fp8: none for
-// bf16, te, te_current, torchao), and how many there are; when none ran on
-// gpu, it is over every GPU and onGPU is false (n is 0 when no run has
-// that recipe: an fp8 run of another recipe is not compared).
+// published runs on gpu with the same fp8 recipe family (SameFP8Family:
+// none for bf16; Transformer Engine's te and te_current; torchao), and how
+// many there are; when none ran on gpu, it is over every GPU and onGPU is
+// false (n is 0 when no run has that family: an fp8 run of another stack's
+// recipe is not compared).
 func PublishedRange(gpu string, fp8 scenarios.FP8Recipe) (lo, hi float64, n int, onGPU bool) {
 	for _, same := range []bool{true, false} {
 		lo, hi, n = 0, 0, 0
 		for _, p := range publishedEfficiencies {
-			if p.FP8 != recipe(fp8) || (same && p.GPU != gpu) {
+			if !SameFP8Family(p.FP8, fp8) || (same && p.GPU != gpu) {
 				continue
 			}
 			if n == 0 || p.Efficiency < lo {
@@ -130,6 +131,22 @@ func PublishedRange(gpu string, fp8 scenarios.FP8Recipe) (lo, hi float64, n int,
 		}
 	}
 	return 0, 0, 0, false
+}
+
+// SameFP8Family reports whether fits under recipes a and b measure the
+// same GEMMs, so that one is set beside the other: the same recipe (unset
+// as none), or Transformer Engine's two (te, te_current). Delayed and
+// current scaling run the same fp8 GEMMs of the same stack (Megatron's
+// TE modules: te.pytorch's general_gemm on Float8Tensor operands,
+// whichever quantizer made them, transformer_engine/pytorch/cpp_extensions/
+// gemm.py at NVIDIA/TransformerEngine d0067d0da6cb01811b8072a7d304f0e00344ce2b)
+// and differ in the casts around them, which zerosim charges per recipe
+// (FP8CastRuleOf) rather than folding them into the fit. torchao's
+// float8 (torch._scaled_mm under torch.compile or eager PyTorch) is
+// another stack's and stays apart (qatput30 finding 7b).
+func SameFP8Family(a, b scenarios.FP8Recipe) bool {
+	a, b = recipe(a), recipe(b)
+	return a == b || a.TE() && b.TE()
 }
 
 // recipe is r with an unset training.fp8 as the none it defaults to.

@@ -432,8 +432,31 @@ func TestAttentionDocFigures(t *testing.T) {
 		fmt.Sprintf("(a B200 at 9.13: %.2f of the peak; a GB200 at 9.22: %.2f)", cb200, cgb200))
 }
 
+// TestSameFP8Family: Transformer Engine's delayed and current scaling fits
+// are set beside each other (the same GEMMs; the casts are charged apart),
+// torchao's and bf16's only beside their own; unset is none.
+func TestSameFP8Family(t *testing.T) {
+	for _, c := range []struct {
+		a, b scenarios.FP8Recipe
+		want bool
+	}{
+		{scenarios.FP8TE, scenarios.FP8TECurrent, true},
+		{scenarios.FP8TECurrent, scenarios.FP8TE, true},
+		{scenarios.FP8TE, scenarios.FP8TE, true},
+		{scenarios.FP8TE, scenarios.FP8TorchAO, false},
+		{scenarios.FP8TECurrent, scenarios.FP8None, false},
+		{scenarios.FP8TorchAO, scenarios.FP8None, false},
+		{"", scenarios.FP8None, true},
+		{"", scenarios.FP8TE, false},
+	} {
+		if got := SameFP8Family(c.a, c.b); got != c.want {
+			t.Errorf("SameFP8Family(%q, %q) = %t, want %t", c.a, c.b, got, c.want)
+		}
+	}
+}
+
 // TestPublishedRange: the efficiencies docs/validation.md fits, as zerosim
-// run quotes them beside the default. The thirteen bf16 runs on the
+// run quotes them beside the default, by GPU and fp8 recipe family. The thirteen bf16 runs on the
 // H100-80GB preset reach 0.3617 (torchao's float8nocompile table, eager)
 // to 0.6983 (torchtitan's Qwen3-32B on 8 H100); torchao's one B200 run, power-limited
 // to 750 W, is outside_range (not quoted), so B200,
@@ -469,10 +492,19 @@ func TestPublishedRange(t *testing.T) {
 		{"", scenarios.FP8TorchAO, 0.3072, 0.5979, 3, false},
 		{"H100-80GB", scenarios.FP8TorchAO, 0.3072, 0.5310, 2, true},
 		// Transformer Engine's fp8 (NeMo, Megatron) is not judged by the
-		// torchao runs' 0.31–0.53 (qatput30 finding 7b): no published
-		// run has its recipe, on any GPU.
-		{"H100-80GB", scenarios.FP8TE, 0, 0, 0, false},
-		{"H100-80GB", scenarios.FP8TECurrent, 0, 0, 0, false},
+		// torchao runs' 0.31–0.53 (qatput30 finding 7b), but by the
+		// Transformer Engine runs, delayed and current scaling alike
+		// (SameFP8Family): NVIDIA's Llama 3 8B tables on GB200 (25.11
+		// 0.4450, 25.04 0.4785), B200 (25.11 0.4918, 25.02's delayed
+		// scaling 0.3804) and GB300 (0.5849); none on H100, which gets
+		// all five.
+		{"H100-80GB", scenarios.FP8TE, 0.3804, 0.5849, 5, false},
+		{"H100-80GB", scenarios.FP8TECurrent, 0.3804, 0.5849, 5, false},
+		{"GB200", scenarios.FP8TECurrent, 0.4450, 0.4785, 2, true},
+		{"GB200", scenarios.FP8TE, 0.4450, 0.4785, 2, true},
+		{"B200", scenarios.FP8TE, 0.3804, 0.4918, 2, true},
+		{"GB300", scenarios.FP8TECurrent, 0.5849, 0.5849, 1, true},
+		{"GB200", scenarios.FP8TorchAO, 0.3072, 0.5979, 3, false},
 	} {
 		lo, hi, n, onGPU := PublishedRange(tc.gpu, tc.fp8)
 		if lo != tc.lo || hi != tc.hi || n != tc.n || onGPU != tc.onGPU {

@@ -211,7 +211,7 @@ func TestBlockOtherBytes(t *testing.T) {
 // 450,560 and 966,656 B a token, ×t = 3,690,987,520 and 7,918,845,952.
 // The final norm (finalNormBytes) moves 4·t·h and 6·t·h, or 36·t·h and
 // 92·t·h on the composite. The local cases state training.attention:
-// flash (flash-attn 2, --use-flash-attn), attention as the Transformer
+// flash (flash-attn 2, --use-legacy-models --use-flash-attn), attention as the Transformer
 // Engine case runs it; local's default is eager (scenarios.localAttention).
 func TestMegatronChain(t *testing.T) {
 	doc := "version: 1\nstack: megatron\ncluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}\nmodel: {preset: llama3.1-8b, seq_len: 8192}\n" +

@@ -63,6 +63,9 @@ type taskCount struct {
 	// every micro-step whether it reduces or not, and FSDP's stage 2's
 	// regathers, counted by regathersAt, the schedule's own rule).
 	micro, bucketMicro, gatherMicro, perGather int64
+	// pieces bounds the forward tasks a unit's first forward adds when it
+	// runs in pieces (paramChain.forward).
+	pieces int64
 }
 
 func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
@@ -105,6 +108,11 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 	for _, g := range groups {
 		c.buckets += int64(g.Buckets)
 	}
+	if !c.stage3 && cm.OverlapParamGather && !memory.FSDPStage2(s) {
+		// Megatron-Core's overlapped gather: the first forward's pieces,
+		// at most one more per bucket (paramChain.forward).
+		c.pieces = c.buckets
+	}
 	if per := int64(len(epPhases(s))); per > 0 {
 		// Each dispatch and combine is per all-to-alls (epPhases, as
 		// a2aAfter adds them): forward and backward, and the rerun
@@ -126,7 +134,7 @@ func countTasks(s *scenarios.Scenario, groups []memory.GroupInfo) taskCount {
 
 // bound is an upper bound of the schedule's tasks.
 func (c taskCount) bound() int64 {
-	return c.micro*(c.perUnit*c.units+c.a2a) + (c.bucketMicro*c.perBucket+c.gatherMicro*c.perGather)*c.buckets + 8
+	return c.micro*(c.perUnit*c.units+c.a2a) + (c.bucketMicro*c.perBucket+c.gatherMicro*c.perGather)*c.buckets + c.pieces + 8
 }
 
 // checkSize refuses a replay of tasks tasks (per rank) on reps simulated

@@ -278,9 +278,32 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 		if task < 0 {
 			return nil, nil, nil, fmt.Errorf("zero: no task for memory event %s %s unit %d", ev.Phase, ev.Op, ev.Unit)
 		}
+		if atEnd {
+			task = lastPiece(sc.Tasks, task)
+		}
 		out = append(out, memEvent{task: task, atEnd: atEnd, component: ci, delta: ev.Delta, reducing: rep.OnlyInReducingMicroStep(ev)})
 	}
 	return out, names, rest, nil
+}
+
+// lastPiece is the last of the forward pieces task i begins (a unit's first
+// forward under Megatron-Core's overlapped parameter gather runs in pieces,
+// paramChain.forward): an event at the end of the unit's forward is at the
+// end of its last piece. Other tasks are their own last piece.
+func lastPiece(tasks []Task, i int32) int32 {
+	t := tasks[i]
+	if t.Kind != Forward || t.Unit < 0 {
+		return i
+	}
+	for j := i + 1; int(j) < len(tasks); j++ {
+		switch n := tasks[j]; {
+		case n.Kind == Forward && n.Unit == t.Unit && n.Micro == t.Micro:
+			i = j
+		case n.Stream == Compute:
+			return i
+		}
+	}
+	return i
 }
 
 // timedEvent is a bound memory event at its time on one rank.

@@ -145,3 +145,15 @@ offload: {optimizer: cpu}
 		t.Errorf("host RAM %d B of %d; want 1,103,626,381,824 B of 17.28 TB", h.RAMPerNode, s.Cluster.Host.Memory)
 	}
 }
+
+// TestCopyKindNames (qauser32 L8): the host copies are named by their
+// direction, as run's host line says them ("PCIe GPU→host … host→GPU"):
+// the critical-path table, traces and result.json said "pcie down" and
+// "pcie up".
+func TestCopyKindNames(t *testing.T) {
+	for k, want := range map[Kind]string{PCIeDown: "pcie gpu→host", PCIeUp: "pcie host→gpu"} {
+		if got := k.String(); got != want {
+			t.Errorf("%d: %q, want %q", k, got, want)
+		}
+	}
+}

@@ -597,8 +597,19 @@ type StepTooLongError struct {
 }
 
 func (e *StepTooLongError) Error() string {
-	return fmt.Sprintf("zero: the step's compute alone (%d micro-steps of %d sequences) runs past %v, the range of int64 picoseconds (lower training.grad_accum or training.micro_batch)",
-		e.GradAccum, e.MicroBatch, units.Duration(sim.MaxTime))
+	fix := "lower training.grad_accum or training.micro_batch"
+	switch {
+	case e.GradAccum <= 1 && e.MicroBatch <= 1:
+		// Nothing of the batch is left to lower (qauser32 L9: the fix
+		// named two keys both at 1): one sequence is too long.
+		fix = "one sequence alone runs that long: lower model.seq_len or the model's size"
+	case e.GradAccum <= 1:
+		fix = "lower training.micro_batch"
+	case e.MicroBatch <= 1:
+		fix = "lower training.grad_accum"
+	}
+	return fmt.Sprintf("zero: the step's compute alone (%d micro-steps of %d sequences) runs past %v, the range of int64 picoseconds (%s)",
+		e.GradAccum, e.MicroBatch, units.Duration(sim.MaxTime), fix)
 }
 
 // checkComputeTime returns a StepTooLongError when compute, the compute

@@ -32,8 +32,11 @@ const (
 	numKinds
 )
 
+// kindNames name the kinds in tables, traces and JSON; the copies say
+// their direction as run's host line does (qauser32 L8: "pcie down" beside
+// "PCIe GPU→host").
 var kindNames = [...]string{"forward", "backward", "optimizer", "reduce-scatter", "all-gather", "all-reduce",
-	"all-to-all", "quantize", "pcie down", "pcie up", "cpu adam"}
+	"all-to-all", "quantize", "pcie gpu→host", "pcie host→gpu", "cpu adam"}
 
 // IsHost reports whether k runs on the host side (offload): not GPU time.
 func (k Kind) IsHost() bool { return k >= PCIeDown && k <= CPUAdam }
@@ -609,7 +612,8 @@ func rerunsA2A(s *scenarios.Scenario, policy string) bool {
 // stage012 is DDP (stage 0) and the distributed optimizer (stages 1, 2):
 // bucketed gradient reduction launched as buckets fill during backward, the
 // (sharded) optimizer, and the parameter all-gather after it — or, with
-// overlap_param_gather, at the start of the step overlapped with forward.
+// overlap_param_gather, in the step's first forward, one bucket ahead of it
+// (paramChain).
 func (b *builder) stage012() error {
 	sc := b.sc
 	L := len(sc.Costs)
@@ -622,14 +626,16 @@ func (b *builder) stage012() error {
 	// micro-steps regather (regathersAt).
 	fsdpAG := gather && memory.FSDPStage2(b.s)
 	overlapAG := gather && (b.s.Communication.OverlapParamGather || fsdpAG) && sc.Overlap
-	// Parameter all-gathers at the step start (pre-hook pipeline, seed 000).
+	// Parameter all-gathers in the step's first forward: FSDP's stage-2
+	// unshards issued at the step start, or Megatron-Core's pre-hook chain
+	// (paramgather.go), one bucket group ahead of the forward.
 	agFirst := make([][]int32, L) // unit → all-gathers it waits for
-	if overlapAG {
-		ph := PhasePostOptAG
-		if fsdpAG {
-			ph = PhaseForwardAG
-		}
-		agFirst = b.bucketGathers(ph, nil)
+	var chain *paramChain
+	switch {
+	case overlapAG && fsdpAG:
+		agFirst = b.bucketGathers(PhaseForwardAG, nil)
+	case overlapAG:
+		chain = b.newParamChain()
 	}
 	// Buckets become ready when the backward of their first unit is done;
 	// within a unit they are reduced in each group's reduce order.
@@ -647,13 +653,14 @@ func (b *builder) stage012() error {
 	for m := 0; m < sc.Micro; m++ {
 		b.micro = m
 		var first [][]int32
+		var ch *paramChain
 		switch {
 		case m == 0:
-			first = agFirst
+			first, ch = agFirst, chain
 		case gather && regathersAt(b.s, m):
 			first = b.bucketGathers(PhaseForwardAG, []int32{prev})
 		}
-		ss, last, err := b.microStep012(readyAt, first, prev, prevSync, reducesAt(b.s, m))
+		ss, last, err := b.microStep012(readyAt, first, ch, prev, prevSync, reducesAt(b.s, m))
 		if err != nil {
 			return err
 		}
@@ -672,8 +679,8 @@ func (b *builder) stage012() error {
 // bucketGathers adds an all-gather of phase ph of every bucket whose shard
 // group has more than one rank, each after the tasks after, and returns,
 // per unit, the gathers its forward waits for: the post-optimizer gathers
-// of stages 1 and 2 (at the step start under overlap_param_gather) and
-// FSDP's stage-2 regathers (regathersAt).
+// of stages 1 and 2 without overlap_param_gather, FSDP's stage-2 gathers at
+// the step start and its regathers (regathersAt).
 func (b *builder) bucketGathers(ph Phase, after []int32) [][]int32 {
 	sc := b.sc
 	first := make([][]int32, len(sc.Costs))
@@ -905,7 +912,8 @@ func regathersAt(s *scenarios.Scenario, m int) bool {
 
 // microStep012 adds one micro-step of stages 0–2 after task prev (-1: none):
 // the forward of every unit (unit u also after the tasks agFirst[u], if
-// any) with its all-to-alls, the backward in reverse, and, when reduce is
+// any, and the gathers chain's pre-hooks dispatch for it, if chain is set)
+// with its all-to-alls, the backward in reverse, and, when reduce is
 // set, each bucket's gradient sync (and offload) as its unit's backward
 // ends. Its first unit computes once the previous micro-step's gradient
 // syncs (prevSync, none where it did not reduce) have ended: DeepSpeed's
@@ -920,9 +928,10 @@ func regathersAt(s *scenarios.Scenario, m int) bool {
 // the backward after a bucket's launch also waits for the bucket launched
 // before it (bucketPace). It returns the syncs' last tasks and the
 // micro-step's last compute-stream task (or a2aAfter's node phase).
-func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, prevSync []int32, reduce bool) ([]int32, int32, error) {
+func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, chain *paramChain, prev int32, prevSync []int32, reduce bool) ([]int32, int32, error) {
 	sc := b.sc
 	L := len(sc.Costs)
+	lastFwd := int32(-1) // the forward before unit u (Megatron's hooks dispatch after it)
 	for u := 0; u < L; u++ {
 		in := b.a2a(u, PhaseForwardA2A, prev)
 		var after []int32
@@ -936,7 +945,12 @@ func (b *builder) microStep012(readyAt [][]int, agFirst [][]int32, prev int32, p
 			after = append(after, in)
 		}
 		after = b.actOff.forwardWaits(u, after)
-		prev = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: after})
+		if chain != nil {
+			prev = chain.forward(b, u, lastFwd, after)
+		} else {
+			prev = b.add(Task{Kind: Forward, Stream: Compute, Phase: PhaseCompute, Unit: u, Bucket: -1, Dur: sc.Costs[u].Fwd, After: after})
+		}
+		lastFwd = prev
 		b.actOff.offload(b, u, prev)
 		prev = b.a2a(u, PhaseForwardA2A, prev)
 	}

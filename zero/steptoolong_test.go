@@ -64,3 +64,23 @@ func TestCheckStepTooLong(t *testing.T) {
 		}
 	}
 }
+
+// TestStepTooLongFix (qauser32 L9): the fix names only what can be
+// lowered: with one micro-step of one sequence, the sequence or the model,
+// not grad_accum and micro_batch, both already 1.
+func TestStepTooLongFix(t *testing.T) {
+	for _, c := range []struct {
+		ga, mb int64
+		want   string
+	}{
+		{4000, 15625, "(lower training.grad_accum or training.micro_batch)"},
+		{1, 8, "(lower training.micro_batch)"},
+		{8, 1, "(lower training.grad_accum)"},
+		{1, 1, "(one sequence alone runs that long: lower model.seq_len or the model's size)"},
+	} {
+		err := &StepTooLongError{GradAccum: c.ga, MicroBatch: c.mb}
+		if !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%d × %d: %v, want it to end %q", c.ga, c.mb, err, c.want)
+		}
+	}
+}

@@ -223,6 +223,7 @@ func TestCalibrateTraceRoundTrip(t *testing.T) {
 		cal := readCal(t, file)
 		if cal.Compute == nil || math.Abs(cal.Compute.Efficiency-c.g) > 1e-4 || math.Abs(cal.Compute.AttentionEfficiency-c.a) > 1e-4 ||
 			cal.Compute.Method != "trace" || cal.Compute.Source != trace || cal.Compute.AttentionKernel != "fa2" ||
+			cal.Compute.HeadDim != 128 || // Llama 2 7B: 4096 / 32 heads
 			math.Abs(cal.Compute.GEMMMS-float64(m[0])/1e9) > 1e-9 || math.Abs(cal.Compute.AttentionMS-float64(m[1])/1e9) > 1e-9 {
 			t.Errorf("%v: calibration %+v", c, cal.Compute)
 		}

@@ -281,6 +281,7 @@ func calCompute(o *calibrateOpts, s *scenarios.Scenario, method string, measured
 		cc.GEMMMS, cc.AttentionMS, cc.OtherMS = ms(trace.GEMM), ms(trace.Attention), ms(trace.Other)
 		if classes.AttentionFitted {
 			cc.AttentionEfficiency, cc.AttentionKernel = classes.AttentionAfter, string(s.Training.AttentionKernel)
+			cc.HeadDim = zero.ModelHeadDim(s)
 		}
 	}
 	return cc
@@ -365,7 +366,7 @@ func fitTrace(o *calibrateOpts, s *scenarios.Scenario, tk *scenarios.TraceKernel
 	if fit.Attention > 0 {
 		cl.AttentionFitted = true
 		cl.AttentionAfter = math.Round(fit.Attention*1e6) / 1e6
-		fitted.Training.AttentionEfficiency = cl.AttentionAfter
+		fitted.Training.AttentionEfficiency, fitted.Training.AttentionEfficiencyHeadDim = cl.AttentionAfter, 0
 	} else {
 		cl.AttentionAfter = zero.AttentionEfficiencyOf(&fitted)
 	}
@@ -701,7 +702,7 @@ func carriedParts(o *calibrateOpts, s *scenarios.Scenario, old *scenarios.Calibr
 	name := s.Communication.Calibration
 	if sc := cd.Compute; sc != nil && cc.Method == scenarios.CalMethodStepTime && sc.AttentionEfficiency > 0 &&
 		s.Training.AttentionEfficiency == sc.AttentionEfficiency && cc.AttentionEfficiency == 0 {
-		cc.AttentionEfficiency, cc.AttentionKernel = sc.AttentionEfficiency, sc.AttentionKernel
+		cc.AttentionEfficiency, cc.AttentionKernel, cc.HeadDim = sc.AttentionEfficiency, sc.AttentionKernel, sc.HeadDim
 		c.notes = append(c.notes, fmt.Sprintf("attention_efficiency %s from %s, which the fit ran with", strconv.FormatFloat(sc.AttentionEfficiency, 'g', -1, 64), name))
 	}
 	if !cd.HasNetwork() {

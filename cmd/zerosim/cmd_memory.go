@@ -106,7 +106,7 @@ func runMemory(a *app, o memoryOpts, file string, out, errOut io.Writer) error {
 	if o.stage >= 0 {
 		stages = []int{o.stage}
 	}
-	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank}, unlaidStage(s, o.stage < 0))
+	rs, err := memory.EstimateStages(s, stages, ests, memory.Options{Convention: conv, Rank: o.rank}, unlaidStage(s, o.stage < 0), a.atStage)
 	if err != nil {
 		return memoryError(a, s, err)
 	}

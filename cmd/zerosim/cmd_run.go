@@ -106,7 +106,7 @@ func runRun(a *app, o runOpts, file string, out, errOut io.Writer) error {
 	if err != nil {
 		return a.replayError(err)
 	}
-	run, err := reports.NewRun(s, res)
+	run, err := reports.NewRun(s, res, a.atStage)
 	if err != nil {
 		return inputError{err}
 	}

@@ -42,7 +42,7 @@ func TestImportMegatronCLI(t *testing.T) {
 		want string
 	}{
 		{[]string{dir + "train_gpt3_175b_distributed.sh", "--tokenizer-vocab-size", "50257"}, "zerosim: " + dir + "train_gpt3_175b_distributed.sh:56:2: --tensor-model-parallel-size 8: tensor parallelism is not modelled"},
-		{[]string{dir + "train_gpt3_175b_distributed-tp1pp1.sh"}, "zerosim: " + dir + "train_gpt3_175b_distributed-tp1pp1.sh: the tokenizer reads its vocabulary from a file: give its size with --tokenizer-vocab-size N"},
+		{[]string{dir + "train_gpt3_175b_distributed-tp1pp1.sh"}, "zerosim: " + dir + "train_gpt3_175b_distributed-tp1pp1.sh: the tokenizer reads its vocabulary from a file: give its size with zerosim's --tokenizer-vocab-size N"},
 		{[]string{dir + "train_llama3_8b_h100_fp8.sh", "--gpu", "X100"}, "zerosim: --gpu \"X100\" is not a GPU preset"},
 		{[]string{dir + "train_llama3_8b_h100_fp8.sh", "--nodes", "0"}, "zerosim: --nodes 0 is out of range"},
 	} {

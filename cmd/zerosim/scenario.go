@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/zerosim/zerosim/memory"
@@ -48,6 +49,31 @@ func (a *app) load(arg string, pins bool) (*scenarios.Scenario, error) {
 	a.loaded = s
 	a.pending = append(a.pending, s.Warnings...)
 	return s, nil
+}
+
+// atStage is the loaded scenario at ZeRO stage st as the loader reads it,
+// the file and --set with parallelism.zero_stage=st after them: a stack
+// preset's stage-dependent keys are filled in for that stage (torchtitan's
+// DDP, fp32 parameters under bf16 autocast and 100 MiB buckets, at stage
+// 0; qauser32 L2: zerosim memory showed its stage 0 as bf16 parameters
+// beside an fp32 master). nil when that does not load, or loads with
+// another layout than the loaded scenario's but for its stage: the
+// per-stage tables then change the stage alone (memory.AtStage). Its
+// warnings are not repeated.
+func (a *app) atStage(st int) *scenarios.Scenario {
+	if a.loaded == nil || a.input.Data == nil && a.input.File == "" {
+		return nil
+	}
+	s, err := a.input.Load(append(slices.Clone(a.sets), "parallelism.zero_stage="+strconv.Itoa(st)))
+	if err != nil || s.Parallelism.Stage != st {
+		return nil
+	}
+	p, q := s.Parallelism, a.loaded.Parallelism
+	p.Stage = q.Stage
+	if p != q {
+		return nil
+	}
+	return s
 }
 
 // replayError is a replay's refusal of the scenario as the loader's errors
