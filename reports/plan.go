@@ -412,10 +412,11 @@ func (pr *PlanReport) planTable() *table {
 // † rows); a row fits by its Headroom, the same need without the reserve.
 func deviceFree(p *sweep.Plan, r sweep.PlanRow) int64 { return p.GPUMemory - r.DevicePeak }
 
-// gatherPool reports whether r's reserve holds DeepSpeed ZeRO-3's gather
-// pool, which fills what the GPU has free (memory.GatherPoolMode).
+// gatherPool reports whether r's reserve holds a gather pool (DeepSpeed
+// ZeRO-3's, or FSDP1's without its rate limiter), which fills what the GPU
+// has free (memory.HoldsGatherPool).
 func gatherPool(r sweep.PlanRow) bool {
-	return strings.HasSuffix(r.ReservedMode, memory.GatherPoolMode)
+	return memory.HoldsGatherPool(r.ReservedMode)
 }
 
 // gatherPoolFree says why such a row has nothing free.

@@ -483,6 +483,7 @@ func TestPlanGatherPoolFree(t *testing.T) {
 		want bool
 	}{
 		{"overhead 0.15 (default)" + memory.GatherPoolMode, true},
+		{"simulated-default" + memory.FSDP1GatherPoolMode, true},
 		{"simulated-default", false},
 	} {
 		gpu := int64(80 << 30)

@@ -303,6 +303,9 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryFSDP2Head, BoundaryDeepSpeed); err != nil {
 		return err
 	}
+	if c.LimitAllGathers != nil && c.Boundary != BoundaryFSDP1 {
+		return l.errPath("communication.limit_all_gathers", fmt.Sprintf("limit_all_gathers is PyTorch FSDP1's rate limiter, not %s's (set communication.boundary: fsdp1, or remove limit_all_gathers)", c.Boundary))
+	}
 	// Unset, backward_prefetch_depth follows prefetch_depth (also after an
 	// edit of prefetch_depth on a resolved scenario).
 	if d := c.BackwardPrefetchDepth; d != nil {

@@ -599,6 +599,13 @@ type Communication struct {
 	BackwardPrefetchDepth *int `yaml:"backward_prefetch_depth,omitempty"`
 	// MaxInflightAllGathers caps concurrent ZeRO-3 all-gathers (default 2).
 	MaxInflightAllGathers int `yaml:"max_inflight_allgathers,omitempty"`
+	// LimitAllGathers is FSDP1's limit_all_gathers (communication.boundary:
+	// fsdp1 only; default true, torch's since 2.1). False turns its rate
+	// limiter off: the host then issues every unit's all-gather as it
+	// reaches the unit, and the caching allocator holds the blocks of the
+	// units it released ahead of the GPU (memory.host_lead; see
+	// scenarios.HostRunsAhead and memory/profiler.go, GatherPool).
+	LimitAllGathers *bool `yaml:"limit_all_gathers,omitempty"`
 	// Zero1AllReduce selects seed 001's original ZeRO-1: all-reduce of the
 	// gradients instead of reduce-scatter.
 	Zero1AllReduce bool `yaml:"zero1_allreduce,omitempty"`
@@ -671,10 +678,11 @@ type MemoryConfig struct {
 	// with memory.allocator_overhead unset); empty otherwise.
 	AllocatorOverheadFrom string `yaml:"-"`
 	// HostLead is, under DeepSpeed ZeRO-3 (communication.boundary:
-	// deepspeed), the fraction of the parameters gathered and released in
-	// forward that the caching allocator still holds when backward begins,
-	// because the host ran ahead of the GPU (default 1; see
-	// memory/profiler.go).
+	// deepspeed) or FSDP1 without its rate limiter
+	// (communication.limit_all_gathers false), the fraction of the
+	// parameters gathered and released in forward that the caching
+	// allocator still holds when backward begins, because the host ran
+	// ahead of the GPU (default 1; see memory/profiler.go).
 	HostLead *float64 `yaml:"host_lead,omitempty"`
 }
 
