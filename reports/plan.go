@@ -973,7 +973,13 @@ func NoFitText(p *sweep.Plan) string {
 		with = " with the caching allocator's reserve (--require-device-fit)"
 	}
 	over := fmt.Sprintf("%s over", overBy(p.SmallestPeak-p.GPUMemory))
-	if p.SmallestNeed > p.SmallestPeak {
+	switch need := max(p.SmallestPeak, p.SmallestNeed); {
+	case need <= p.GPUMemory && p.SmallestAllocOOM:
+		// Peak and need within the GPU: it does not fit because the
+		// simulated caching allocator runs out of memory there
+		// (memory.AllocSim.OOMReason), not by a negative excess.
+		over = "within the GPU with the CUDA context and NCCL's buffers, but the simulated caching allocator runs out of memory there (fragmentation: a request finds no room even after it releases its cache; PyTorch raises OutOfMemoryError)"
+	case p.SmallestNeed > p.SmallestPeak:
 		// The peak may be within the GPU; what the device needs there
 		// is not (qauser32/ux32: "peaks at 31.6 GiB, -411.1 MiB over").
 		_, need := gibApart(p.GPUMemory, p.SmallestNeed)
