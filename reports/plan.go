@@ -1076,7 +1076,18 @@ func ToFit(p *sweep.Plan) string {
 		ways = append(ways, fmt.Sprintf("context parallelism (the activations are %.0f %% of that peak by the memory model, and a rank keeps those of seq_len/cp tokens per sequence; search it: --cp 1,2,4,8)",
 			100*p.ActivationShare))
 	}
-	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
+	// What the device needs at that peak (the CUDA context and NCCL's
+	// buffers added), not the peak alone; where both are within the GPU
+	// and the simulated allocator runs out of memory there, only that
+	// more is needed (NoFitText says why).
+	if need := max(p.SmallestPeak, p.SmallestNeed); need > p.GPUMemory {
+		_, peak = gibApart(p.GPUMemory, need)
+		ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
+	} else if p.SmallestAllocOOM {
+		ways = append(ways, fmt.Sprintf("GPUs with more than %s", gib(p.GPUMemory)))
+	} else {
+		ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
+	}
 	offload := " (plan does not search CPU offload; none makes this configuration fit.)"
 	if n := p.StackOffloadNote(); n != "" {
 		offload = " (plan does not advise CPU offload: " + n + "; --set stack=deepspeed runs it.)"

@@ -559,4 +559,13 @@ func TestNoFitTextDeviceNeed(t *testing.T) {
 	if want := "peaks at 31.6 GiB, within the GPU with the CUDA context and NCCL's buffers, but the simulated caching allocator runs out of memory there"; !strings.Contains(got, want) || strings.Contains(got, "-") && strings.Contains(got, "MiB over") {
 		t.Errorf("allocator out of memory: %s\nwant it to contain %q and no negative excess", got, want)
 	}
+	// "to fit:" asks for more than the GPU has, not 31.6 GiB of 32.
+	if want := "GPUs with more than 32.0 GiB"; !strings.Contains(got, want) {
+		t.Errorf("allocator out of memory: %s\nwant it to contain %q", got, want)
+	}
+	// Need over, peak under: GPUs with what the device needs.
+	p.SmallestNeed, p.SmallestAllocOOM = 32<<30+300<<20, false
+	if got, want := strings.Join(strings.Fields(NoFitText(p)), " "), "GPUs with at least 32.3 GiB"; !strings.Contains(got, want) {
+		t.Errorf("need over: %s\nwant it to contain %q", got, want)
+	}
 }
