@@ -942,11 +942,6 @@ func attentionFinding(s *scenarios.Scenario) string {
 		head, best, fmtEff(bestEff), best, saved, fa3)
 }
 
-// headDimText is "; ×F at head_dim D (…)" when the model's head_dim scales
-// the kernel's published rate (zero.HeadDimScale; qatput31 F1: every rate
-// is measured at head_dim 128, and a head_dim 64 model ran 6.7 % slower
-// than a head_dim 128 fit predicted), naming the published head_dims the
-// factor comes from; "" when it does not.
 // calibratedHeadDimText says how a calibrated attention efficiency was
 // rescaled to the model's head_dim (zero.CalibratedHeadDimScale): "" when
 // it was not.
@@ -960,6 +955,11 @@ func calibratedHeadDimText(s *scenarios.Scenario) string {
 		s.Training.AttentionEfficiencyHeadDim, fmtEff(f), zero.ModelHeadDim(s), part)
 }
 
+// headDimText is "; ×F at head_dim D (…)" when the model's head_dim scales
+// the kernel's published rate (zero.HeadDimScale; qatput31 F1: every rate
+// is measured at head_dim 128, and a head_dim 64 model ran 6.7 % slower
+// than a head_dim 128 fit predicted), naming the published head_dims the
+// factor comes from; "" when it does not.
 func headDimText(s *scenarios.Scenario) string {
 	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, zero.ModelHeadDim(s)
 	f := zero.HeadDimScale(gpu, k, hd)
