@@ -609,8 +609,11 @@ type Communication struct {
 	// Zero1AllReduce selects seed 001's original ZeRO-1: all-reduce of the
 	// gradients instead of reduce-scatter.
 	Zero1AllReduce bool `yaml:"zero1_allreduce,omitempty"`
-	// OverlapParamGather overlaps the post-optimizer all-gather with the
-	// next forward (seed 000's pre-hook), stages 1 and 2.
+	// OverlapParamGather overlaps the parameter all-gather with the next
+	// forward (seed 000's pre-hook), stages 1 and 2: nothing is gathered
+	// after the optimizer, and each bucket's gather is dispatched by the
+	// pre-hook of the module before it, as Megatron-Core does
+	// (zero/paramgather.go).
 	OverlapParamGather bool `yaml:"overlap_param_gather,omitempty"`
 	// Boundary is how ZeRO-3 units cross from forward to backward: reshard
 	// (default: every unit gathers again), fsdp1, fsdp2 or deepspeed (see
