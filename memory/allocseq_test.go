@@ -100,7 +100,8 @@ func TestSimulatesReserve(t *testing.T) {
 		{[]string{"communication.boundary=deepspeed"}, false},
 		{[]string{"communication.boundary=reshard"}, false},
 		{[]string{"parallelism.zero_stage=2"}, false},
-		{[]string{"offload.optimizer=cpu"}, false},
+		// (offload beside an FSDP boundary is refused by the loader:
+		// scenarios.FSDPOffloadNotModelled)
 	} {
 		s := loadFSDP(t, c.sets...)
 		if got := SimulatesReserve(s); got != c.want {

@@ -303,10 +303,21 @@ func (e *TooManyBucketsError) Error() string {
 		e.BucketSize, e.Group, e.Numel, MaxBuckets, e.Least)
 }
 
-// GatherPoolMode ends a Report.ReservedMode whose reserve holds DeepSpeed
-// ZeRO-3's gather pool (GatherPoolHeld > 0), which fills what the GPU has
-// free up to its size: the device peak is then the GPU's memory.
-const GatherPoolMode = " + DeepSpeed's gather pool"
+// GatherPoolMode and FSDP1GatherPoolMode end a Report.ReservedMode whose
+// reserve holds a gather pool (GatherPoolHeld > 0: DeepSpeed ZeRO-3's, or
+// FSDP1's without its rate limiter; scenarios.GatherPoolName), which fills
+// what the GPU has free up to its size: the device peak is then the GPU's
+// memory (HoldsGatherPool).
+const (
+	GatherPoolMode      = " + " + scenarios.PoolNameDeepSpeed
+	FSDP1GatherPoolMode = " + " + scenarios.PoolNameFSDP1
+)
+
+// HoldsGatherPool reports whether a Report.ReservedMode ends with a gather
+// pool's (GatherPoolMode, FSDP1GatherPoolMode).
+func HoldsGatherPool(mode string) bool {
+	return strings.HasSuffix(mode, GatherPoolMode) || strings.HasSuffix(mode, FSDP1GatherPoolMode)
+}
 
 // StageRefusedError is a ZeRO stage the scenario's stack refuses for its
 // other settings (training.master_dtype bf16 at stage 0: DeepSpeed takes
@@ -525,6 +536,9 @@ type Report struct {
 	// syncs in every attention layer (scenarios.HostSyncEachLayer), not
 	// memory.host_lead of the forward's.
 	GatherPoolOneLayer bool
+	// GatherPoolName names the pool (scenarios.GatherPoolName) when
+	// GatherPool is not 0.
+	GatherPoolName string
 	// Need is what the device needs at Peak (DeviceNeed: the allocated
 	// peak with the CUDA context and NCCL's buffers, no reserve), under
 	// convention zerosim only.
@@ -799,6 +813,9 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			return nil, err
 		}
 		r.GatherPoolOneLayer = r.GatherPool > 0 && s.HostSyncEachLayer()
+		if r.GatherPool > 0 {
+			r.GatherPoolName = s.GatherPoolName()
+		}
 		if r.outside, err = outsideAllocator(s); err != nil {
 			return nil, err
 		}
@@ -820,14 +837,14 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 		if r.Reserved, r.Device, err = profilerPeaksOf(s, r.Peak, r.GatherPool, r.AllocSim, r.outside); err != nil {
 			return nil, err
 		}
-		if r.GatherPoolHeld, err = heldGatherPool(s, r.Peak, r.GatherPool, r.outside); err != nil {
+		if r.GatherPoolHeld, err = heldGatherPool(s, r.Peak, r.GatherPool, r.AllocSim, r.outside); err != nil {
 			return nil, err
 		}
 		r.ReservedMode = ReservedModeOf(s, r.AllocSim)
 		if r.GatherPoolHeld > 0 {
 			// DeepSpeed ZeRO-3's reserve also holds its gather pool
 			// (GatherPool), not a fraction of the peak (QA18 L7).
-			r.ReservedMode += GatherPoolMode
+			r.ReservedMode += " + " + s.GatherPoolName()
 		}
 		if o := s.Memory.AllocatorOverhead; o != nil { // set: never simulated (SimulatesReserve)
 			r.Overhead, r.OverheadFrom = *o, "memory.allocator_overhead"

@@ -286,9 +286,17 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // blocks, and the block comes back for the gathers after them. So the pool
 // is one unit, the largest released in forward, not a fraction of the
 // whole forward; memory.host_lead, when given, overrides it.
+//
+// PyTorch FSDP1 with its rate limiter off (communication.limit_all_gathers
+// false) holds the same pool for the same reason, on its unshard stream:
+// the host frees each unit's unsharded flat parameter with record_stream on
+// the compute stream after the unit's forward and, with nothing to wait on,
+// issues the next units' all-gathers into new blocks while the GPU is
+// behind (scenarios.HostRunsAhead cites torch's lines). The limiter, on, is
+// what holds that host within two freed units of the GPU; the replay's
+// allocations (allocseq.go) assume it.
 func GatherPool(s *scenarios.Scenario, units []UnitInfo) (int64, error) {
-	if s.Parallelism.Stage != 3 || s.Communication.Boundary != scenarios.BoundaryDeepSpeed ||
-		(s.Communication.Overlap != nil && !*s.Communication.Overlap) {
+	if !s.HostRunsAhead() {
 		return 0, nil
 	}
 	lead := scenarios.DefaultHostLead
@@ -383,16 +391,23 @@ func profilerPeaksSimulated(s *scenarios.Scenario, peak, pool, simulated, outsid
 	return reserved, device, nil
 }
 
-// heldGatherPool is the part of DeepSpeed's gather pool pool (GatherPool)
-// that ProfilerPeaks' reserved peak holds: the pool in whole segments, cut
-// to the room the GPU's memory leaves, outside the device's memory outside
-// the allocator (outsideAllocator).
-func heldGatherPool(s *scenarios.Scenario, peak, pool, outside int64) (int64, error) {
-	reserved, err := profilerParts(s, peak, pool, allocatorOverhead(s), outside)
+// heldGatherPool is the part of the gather pool (GatherPool) that the
+// reserved peak holds (profilerPeaksOf, with the simulated reserve sim when
+// not nil): the reserved peak with the pool less the one without it, the
+// pool in whole segments cut to the room the GPU's memory leaves beside the
+// rest of the reserve and the device's memory outside the allocator
+// (outsideAllocator), whether that rest is the allocated peak's fraction
+// (DeepSpeed) or simulated (FSDP1 without its rate limiter).
+func heldGatherPool(s *scenarios.Scenario, peak, pool int64, sim *AllocSim, outside int64) (int64, error) {
+	with, _, err := profilerPeaksOf(s, peak, pool, sim, outside)
 	if err != nil {
 		return 0, err
 	}
-	return heldPool(int64(s.Cluster.GPUMemory), reserved, outside, pool), nil
+	without, _, err := profilerPeaksOf(s, peak, 0, sim, outside)
+	if err != nil {
+		return 0, err
+	}
+	return max(with-without, 0), nil
 }
 
 // heldPool is pool in whole segments, at most the whole segments capacity

@@ -266,6 +266,7 @@ var verifyKeys = map[string]keyRule{
 	"communication.prefetch_depth":           noChange(),
 	"communication.backward_prefetch_depth":  noChange(),
 	"communication.max_inflight_allgathers":  noChange(),
+	"communication.limit_all_gathers":        noChange(),
 	"communication.zero1_allreduce":          noChange(),
 	"communication.overlap_param_gather":     noChange(),
 	"communication.boundary":                 noChange(),

@@ -23,6 +23,9 @@ type MemoryCalibration struct {
 	// whole segments (0: none), Outside the CUDA context and NCCL buffers
 	// the device peak adds.
 	Allocated, Pool, Outside int64
+	// PoolName names Pool (scenarios.GatherPoolName): DeepSpeed's gather
+	// pool, or FSDP1's all-gather pool without its rate limiter.
+	PoolName string
 	// Before and After are memory.allocator_overhead and the reserved and
 	// device peaks it gives, before and after the fit.
 	Before, After MemoryPoint
@@ -62,7 +65,7 @@ func WriteMemoryCalibration(w io.Writer, r *MemoryCalibration) error {
 	row("measured", "%s %s (%s B, %s)", what, size(r.Measured), commas(r.Measured), source)
 	pool := ""
 	if r.Pool > 0 {
-		pool = fmt.Sprintf(" + DeepSpeed's gather pool %s", size(r.Pool))
+		pool = fmt.Sprintf(" + %s %s", r.PoolName, size(r.Pool))
 	}
 	row("allocated peak", "%s (%s B): the busiest rank's in the replay, as zerosim run reports it", size(r.Allocated), commas(r.Allocated))
 	was := strconv.FormatFloat(r.Before.Overhead, 'f', -1, 64)

@@ -230,9 +230,9 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor, profiler bool) []str
 			pool = "; " + r.AllocSim.Describe()
 		}
 		if r.GatherPoolHeld > 0 {
-			pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, memory.host_lead", u.format(r.GatherPoolHeld))
+			pool = fmt.Sprintf("; %s of it %s, memory.host_lead", u.format(r.GatherPoolHeld), r.GatherPoolName)
 			if r.GatherPoolOneLayer {
-				pool = fmt.Sprintf("; %s of it DeepSpeed's gather pool, one layer: the host syncs in every attention layer (packed flash attention)", u.format(r.GatherPoolHeld))
+				pool = fmt.Sprintf("; %s of it %s, one layer: the host syncs in every attention layer (packed flash attention)", u.format(r.GatherPoolHeld), r.GatherPoolName)
 			}
 		}
 		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers%s)",

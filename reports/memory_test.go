@@ -207,8 +207,8 @@ func TestMemoryPeakLineWording(t *testing.T) {
 	}
 }
 
-// TestMemoryNotesGatherPoolWhy: the profiler line names what sizes
-// DeepSpeed's gather pool: memory.host_lead, or one layer when packed flash
+// TestMemoryNotesGatherPoolWhy: the profiler line names the pool (DeepSpeed's
+// gather pool, FSDP1's without its rate limiter) and what sizes it: memory.host_lead, or one layer when packed flash
 // attention syncs the host in every attention layer
 // (scenarios.HostSyncEachLayer).
 func TestMemoryNotesGatherPoolWhy(t *testing.T) {
@@ -226,6 +226,10 @@ communication: {boundary: deepspeed}
 		{nil, "DeepSpeed's gather pool, memory.host_lead", "one layer"},
 		{[]string{"model.document_len=1024"}, "DeepSpeed's gather pool, one layer: the host syncs in every attention layer", "memory.host_lead"},
 		{[]string{"model.document_len=1024", "memory.host_lead=1"}, "DeepSpeed's gather pool, memory.host_lead", "one layer"},
+		// FSDP1 without its rate limiter holds the same kind of pool,
+		// named as FSDP1's.
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false"}, "of it FSDP1's all-gather pool (limit_all_gathers false), memory.host_lead", "DeepSpeed"},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "model.document_len=1024"}, "of it FSDP1's all-gather pool (limit_all_gathers false), one layer", "DeepSpeed"},
 	} {
 		s, err := scenarios.Load("ds.yaml", []byte(yml), c.sets)
 		if err != nil {
@@ -238,6 +242,23 @@ communication: {boundary: deepspeed}
 		notes := strings.Join(memoryNotes(r, MemoryGiB, Vendor(0), true), "\n")
 		if !strings.Contains(notes, c.want) || strings.Contains(notes, c.unwanted) {
 			t.Errorf("%v: notes %q: want %q, not %q", c.sets, notes, c.want, c.unwanted)
+		}
+	}
+}
+
+// TestMemoryCalibrationPoolName: calibrate's overhead line names the pool
+// it adds as the scenario's (scenarios.GatherPoolName): it said DeepSpeed's
+// for every pool.
+func TestMemoryCalibrationPoolName(t *testing.T) {
+	for _, name := range []string{"DeepSpeed's gather pool", "FSDP1's all-gather pool (limit_all_gathers false)"} {
+		var b strings.Builder
+		r := &MemoryCalibration{File: "c.yaml", Scenario: "s", Method: "reserved", Measured: 40 << 30, Allocated: 20 << 30, Pool: 8 << 30, PoolName: name,
+			Before: MemoryPoint{Overhead: 0.15, Reserved: 31 << 30}, After: MemoryPoint{Overhead: 0.5, Reserved: 40 << 30}}
+		if err := WriteMemoryCalibration(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), " + "+name+" 8") {
+			t.Errorf("%s: output\n%s\nlacks %q", name, b.String(), " + "+name+" 8")
 		}
 	}
 }

@@ -412,10 +412,11 @@ func (pr *PlanReport) planTable() *table {
 // † rows); a row fits by its Headroom, the same need without the reserve.
 func deviceFree(p *sweep.Plan, r sweep.PlanRow) int64 { return p.GPUMemory - r.DevicePeak }
 
-// gatherPool reports whether r's reserve holds DeepSpeed ZeRO-3's gather
-// pool, which fills what the GPU has free (memory.GatherPoolMode).
+// gatherPool reports whether r's reserve holds a gather pool (DeepSpeed
+// ZeRO-3's, or FSDP1's without its rate limiter), which fills what the GPU
+// has free (memory.HoldsGatherPool).
 func gatherPool(r sweep.PlanRow) bool {
-	return strings.HasSuffix(r.ReservedMode, memory.GatherPoolMode)
+	return memory.HoldsGatherPool(r.ReservedMode)
 }
 
 // gatherPoolFree says why such a row has nothing free.
@@ -973,7 +974,13 @@ func NoFitText(p *sweep.Plan) string {
 		with = " with the caching allocator's reserve (--require-device-fit)"
 	}
 	over := fmt.Sprintf("%s over", overBy(p.SmallestPeak-p.GPUMemory))
-	if p.SmallestNeed > p.SmallestPeak {
+	switch need := max(p.SmallestPeak, p.SmallestNeed); {
+	case need <= p.GPUMemory && p.SmallestAllocOOM:
+		// Peak and need within the GPU: it does not fit because the
+		// simulated caching allocator runs out of memory there
+		// (memory.AllocSim.OOMReason), not by a negative excess.
+		over = "within the GPU with the CUDA context and NCCL's buffers, but the simulated caching allocator runs out of memory there (fragmentation: a request finds no room even after it releases its cache; PyTorch raises OutOfMemoryError)"
+	case p.SmallestNeed > p.SmallestPeak:
 		// The peak may be within the GPU; what the device needs there
 		// is not (qauser32/ux32: "peaks at 31.6 GiB, -411.1 MiB over").
 		_, need := gibApart(p.GPUMemory, p.SmallestNeed)
@@ -1070,7 +1077,18 @@ func ToFit(p *sweep.Plan) string {
 		ways = append(ways, fmt.Sprintf("context parallelism (the activations are %.0f %% of that peak by the memory model, and a rank keeps those of seq_len/cp tokens per sequence; search it: --cp 1,2,4,8)",
 			100*p.ActivationShare))
 	}
-	ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
+	// What the device needs at that peak (the CUDA context and NCCL's
+	// buffers added), not the peak alone; where both are within the GPU
+	// and the simulated allocator runs out of memory there, only that
+	// more is needed (NoFitText says why).
+	if need := max(p.SmallestPeak, p.SmallestNeed); need > p.GPUMemory {
+		_, peak = gibApart(p.GPUMemory, need)
+		ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
+	} else if p.SmallestAllocOOM {
+		ways = append(ways, fmt.Sprintf("GPUs with more than %s", gib(p.GPUMemory)))
+	} else {
+		ways = append(ways, fmt.Sprintf("GPUs with at least %s", peak))
+	}
 	offload := " (plan does not search CPU offload; none makes this configuration fit.)"
 	if n := p.StackOffloadNote(); n != "" {
 		offload = " (plan does not advise CPU offload: " + n + "; --set stack=deepspeed runs it.)"

@@ -483,6 +483,7 @@ func TestPlanGatherPoolFree(t *testing.T) {
 		want bool
 	}{
 		{"overhead 0.15 (default)" + memory.GatherPoolMode, true},
+		{"simulated-default" + memory.FSDP1GatherPoolMode, true},
 		{"simulated-default", false},
 	} {
 		gpu := int64(80 << 30)
@@ -549,5 +550,23 @@ func TestNoFitTextDeviceNeed(t *testing.T) {
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %s\nwant it to contain %q", tc.name, got, tc.want)
 		}
+	}
+	// Peak and need within the GPU, the simulated caching allocator out
+	// of memory there (fragmentation, memory.AllocSim.OOM): the reason,
+	// not "the device needs 31.9 GiB, -102.4 MiB over".
+	p := &sweep.Plan{Nodes: 2, GPUsPerNode: 8, N: 16, DP: 16, GlobalBatch: 128, GPUMemory: 32 << 30,
+		Smallest: small, SmallestPeak: 31<<30 + 600<<20, SmallestNeed: 31<<30 + 900<<20, SmallestAllocOOM: true}
+	got := strings.Join(strings.Fields(NoFitText(p)), " ")
+	if want := "peaks at 31.6 GiB, within the GPU with the CUDA context and NCCL's buffers, but the simulated caching allocator runs out of memory there"; !strings.Contains(got, want) || strings.Contains(got, "-") && strings.Contains(got, "MiB over") {
+		t.Errorf("allocator out of memory: %s\nwant it to contain %q and no negative excess", got, want)
+	}
+	// "to fit:" asks for more than the GPU has, not 31.6 GiB of 32.
+	if want := "GPUs with more than 32.0 GiB"; !strings.Contains(got, want) {
+		t.Errorf("allocator out of memory: %s\nwant it to contain %q", got, want)
+	}
+	// Need over, peak under: GPUs with what the device needs.
+	p.SmallestNeed, p.SmallestAllocOOM = 32<<30+300<<20, false
+	if got, want := strings.Join(strings.Fields(NoFitText(p)), " "), "GPUs with at least 32.3 GiB"; !strings.Contains(got, want) {
+		t.Errorf("need over: %s\nwant it to contain %q", got, want)
 	}
 }

@@ -581,8 +581,8 @@ func defaultBrief(gpu string) string {
 }
 
 // rangeText is the published runs' range as run's headline quotes it:
-// "the 0.29–0.85 that 33 published bf16 runs on other GPUs fitted
-// (docs/validation.md)".
+// "the 0.29–0.85 that 33 published bf16 runs on other GPUs (carried to
+// L40S) fitted (docs/validation.md)".
 func (c published) rangeText() string {
 	return fmt.Sprintf("the %s that %s fitted (docs/validation.md)", c.fitted, c.runs)
 }
@@ -644,7 +644,7 @@ func comparePublished(eff float64, byDefault bool, fp8 scenarios.FP8Recipe, gpu 
 	}
 	where := publishedWhere(gpu, fp8)
 	if !onGPU {
-		where = "on other GPUs"
+		where = zero.OnOtherGPUs(gpu)
 	}
 	c.runs, c.fitted = zero.PublishedRuns(n, fp8.FP8(), where), zero.FittedRange(lo, hi)
 	switch {
@@ -942,11 +942,6 @@ func attentionFinding(s *scenarios.Scenario) string {
 		head, best, fmtEff(bestEff), best, saved, fa3)
 }
 
-// headDimText is "; ×F at head_dim D (…)" when the model's head_dim scales
-// the kernel's published rate (zero.HeadDimScale; qatput31 F1: every rate
-// is measured at head_dim 128, and a head_dim 64 model ran 6.7 % slower
-// than a head_dim 128 fit predicted), naming the published head_dims the
-// factor comes from; "" when it does not.
 // calibratedHeadDimText says how a calibrated attention efficiency was
 // rescaled to the model's head_dim (zero.CalibratedHeadDimScale): "" when
 // it was not.
@@ -960,6 +955,11 @@ func calibratedHeadDimText(s *scenarios.Scenario) string {
 		s.Training.AttentionEfficiencyHeadDim, fmtEff(f), zero.ModelHeadDim(s), part)
 }
 
+// headDimText is "; ×F at head_dim D (…)" when the model's head_dim scales
+// the kernel's published rate (zero.HeadDimScale; qatput31 F1: every rate
+// is measured at head_dim 128, and a head_dim 64 model ran 6.7 % slower
+// than a head_dim 128 fit predicted), naming the published head_dims the
+// factor comes from; "" when it does not.
 func headDimText(s *scenarios.Scenario) string {
 	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, zero.ModelHeadDim(s)
 	f := zero.HeadDimScale(gpu, k, hd)

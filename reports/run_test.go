@@ -697,8 +697,8 @@ func TestPublishedEfficiencyText(t *testing.T) {
 			"0.8 of the dense peak for large GEMMs (zerosim's default for H200: the H100 SXM row's 0.8: its note says \"H200 is the same\"; stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.51 that the one published fp8 run on H200 fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default from H200's measured matmul maximum); the one published fp8 run on H200 fitted 0.51 (expect slower)"},
 		{"other GPUs", 0.8, true, bf16, "B200", 0.42, 0.79, 14, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table): above the 0.42–0.79 that 14 published bf16 runs on other GPUs (carried to B200) fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); 14 published bf16 runs on other GPUs (carried to B200) fitted 0.42–0.79 (expect slower)"},
 		{"none", 0.8, true, torchao, "B200", 0, 0, 0, false,
 			"0.8 of the dense peak for large GEMMs (zerosim's default for B200: 0.8 × its measured bf16 matmul maximum over the H100's: 1745 of 2250 TFLOPS (0.7756) against 794.5 of 989 (0.8033); stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table); no published fp8 run with training.fp8 torchao in docs/validation.md to set it beside; calibrate: zerosim calibrate --train-log or --step-time",
 			"GEMMs at 0.8 of peak (zerosim's default from B200's measured matmul maximum); no published fp8 run with training.fp8 torchao to compare (docs/validation.md)"},
@@ -709,8 +709,8 @@ func TestPublishedEfficiencyText(t *testing.T) {
 			"GEMMs at 0.55 of peak (training.compute_efficiency); no published fp8 run with training.fp8 te to compare (docs/validation.md)"},
 		// No row in the MAMF table: the H100's 0.8, said so (QA s29).
 		{"no row", 0.8, true, bf16, "L40S", 0.42, 0.79, 14, false,
-			"0.8 of the dense peak for large GEMMs (zerosim's default: the H100's 0.8, kept: stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table has no row for L40S): above the 0.42–0.79 that 14 published bf16 runs on other GPUs fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
-			"GEMMs at 0.8 of peak (zerosim's default, the H100's: no measured matmul maximum for L40S); 14 published bf16 runs on other GPUs fitted 0.42–0.79 (expect slower)"},
+			"0.8 of the dense peak for large GEMMs (zerosim's default: the H100's 0.8, kept: stas00/ml-engineering compute/accelerator/README.md at 744d01e, MAMF table has no row for L40S): above the 0.42–0.79 that 14 published bf16 runs on other GPUs (carried to L40S) fitted (docs/validation.md), so expect a slower step; calibrate: zerosim calibrate --train-log or --step-time",
+			"GEMMs at 0.8 of peak (zerosim's default, the H100's: no measured matmul maximum for L40S); 14 published bf16 runs on other GPUs (carried to L40S) fitted 0.42–0.79 (expect slower)"},
 	} {
 		publishedFits = func(gpu string, fp8 scenarios.FP8Recipe) (float64, float64, int, bool) {
 			if gpu != tc.gpu || fp8 != tc.fp8 {

@@ -879,7 +879,7 @@ func (r *accReader) fsdp(top map[string]accField, procs, machines int64, dtype D
 			return err
 		}
 		if on {
-			return r.errAt(f.val, "fsdp_offload_params true: FSDP's CPU offload (parameters and gradients on the host, the optimizer stepped by the CPU) is not modelled (zerosim's offload is DeepSpeed's ZeRO-Offload); set it false to import the run on the GPUs")
+			return r.errAt(f.val, "fsdp_offload_params true: %s; set it false to import the run on the GPUs", FSDPOffloadNotModelled)
 		}
 	}
 	if f, ok := fc["fsdp_ignored_modules"]; ok && f.val.Tag != "!!null" {

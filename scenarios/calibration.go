@@ -433,6 +433,11 @@ func parseCalibration(file string, data []byte, idx calIndex) (*Calibration, err
 		if a := cc.AttentionEfficiency; math.IsNaN(a) || a < 0 || a > 1 {
 			return nil, bad("compute.attention_efficiency", fmt.Sprintf("%g is out of range (a fraction of the peak in (0, 1], or absent)", a))
 		}
+		if cc.HeadDim < 0 {
+			// Taken as "not said" it would keep the rate unscaled
+			// without a word (zero.CalibratedHeadDimScale).
+			return nil, bad("compute.head_dim", fmt.Sprintf("%d is out of range (the head_dim of the model attention_efficiency was fitted on, > 0, or absent)", cc.HeadDim))
+		}
 		if k := AttentionKernel(cc.AttentionKernel); k != "" && !slices.Contains([]AttentionKernel{KernelFA2, KernelFA1, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager}, k) {
 			return nil, bad("compute.attention_kernel", fmt.Sprintf("%q is not an attention kernel (training.attention_kernel's: %s, %s, %s, %s, %s, %s, %s, %s, or absent)", k, KernelFA2, KernelFA1, KernelFA3, KernelCuDNN, KernelTE, KernelTriton, KernelFlex, KernelEager))
 		}

@@ -366,6 +366,8 @@ func TestCalibrationDecodeErrors(t *testing.T) {
 		{"version: 1\ncompute:\n  compute_efficiency: 0.5\n  method: trace\n  measured_ms: 1\n  stack: 5\n", `c.yaml:6:10: compute.stack: "5" is not a stack (torchtitan, llm-foundry, fms-fsdp, deepspeed, megatron, none, or absent)`},
 		{"version: 1\nmemory:\n  allocator_overhead: 0.1\n  method: reserved\n  measured_bytes: 1\n  fp8: bogus\n", `c.yaml:6:8: memory.fp8: "bogus" is not an fp8 recipe (training.fp8's: none, te, te_current, torchao, or absent)`},
 		{"version: 1\ncompute:\n  compute_efficiency: 0.5\n  method: step-time\n  measured_ms: 1\n  attention_kernel: fa9\n", `c.yaml:6:21: compute.attention_kernel: "fa9" is not an attention kernel (training.attention_kernel's: fa2, fa1, fa3, cudnn, te, triton, flex, eager, or absent)`},
+		// The head_dim the attention rate was fitted at (zero.CalibratedHeadDimScale).
+		{"version: 1\ncompute:\n  compute_efficiency: 0.5\n  method: trace\n  measured_ms: 1\n  attention_efficiency: 0.3\n  head_dim: -64\n", `c.yaml:7:13: compute.head_dim: -64 is out of range (the head_dim of the model attention_efficiency was fitted on, > 0, or absent)`},
 		{"version: 1\ncompute:\n\tcompute_efficiency: 0.3\n", `c.yaml:3:1: not valid YAML: a tab in the indentation (YAML indents with spaces only: replace the tab with spaces)`},
 		{"version: [\n", `c.yaml:1:10: not valid YAML: did not find expected node content (fix the YAML syntax; a calibration file is written by zerosim calibrate)`},
 		// A local tag whose %0C decodes to a control character (FuzzParseCalibration):

@@ -259,8 +259,11 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	case !l.has("training.compute_efficiency") && cal != nil && cal.Compute != nil:
 		// The calibration file's efficiency, unless the scenario sets its
 		// own (warnCalibratedCompute says which wins).
-		t.ComputeEfficiency = cal.Compute.Efficiency
-		t.ComputeEfficiencyFrom = calibrationSource(s.Communication.Calibration, cal.Compute)
+		// Fitted on another GPU, carried as a ratio to that GPU's
+		// default (ComputeEfficiencyCarry).
+		c := cal.Compute
+		t.ComputeEfficiency = CarryComputeEfficiency(c.Efficiency, c.GPU, s.Cluster.GPU)
+		t.ComputeEfficiencyFrom = calibrationSource(s.Communication.Calibration, c) + carriedText(c.Efficiency, c.GPU, s.Cluster.GPU)
 	case !l.has("training.compute_efficiency"):
 		t.ComputeEfficiency, _, _ = DefaultComputeEfficiencyOf(s.Cluster.GPU)
 		t.ComputeEfficiencyDefault = true
@@ -317,6 +320,9 @@ func (l *loader) resolveCompute(s *Scenario) *Error {
 	c := &s.Communication
 	if err := enum(l, "communication.boundary", &c.Boundary, BoundaryReshard, BoundaryReshard, BoundaryFSDP1, BoundaryFSDP2, BoundaryFSDP2Head, BoundaryDeepSpeed); err != nil {
 		return err
+	}
+	if c.LimitAllGathers != nil && c.Boundary != BoundaryFSDP1 {
+		return l.errPath("communication.limit_all_gathers", fmt.Sprintf("limit_all_gathers is PyTorch FSDP1's rate limiter, not %s's (set communication.boundary: fsdp1, or remove limit_all_gathers)", c.Boundary))
 	}
 	// Unset, backward_prefetch_depth follows prefetch_depth (also after an
 	// edit of prefetch_depth on a resolved scenario).
@@ -380,6 +386,27 @@ func calibrationSource(file string, c *CalCompute) string {
 	return fmt.Sprintf("calibration %s (fitted to %s)", file, what)
 }
 
+// carriedText says that a calibrated compute efficiency was carried from
+// GPU from to GPU to (ComputeEfficiencyCarry): "; carried from GB200 to
+// B200 as 0.4751, × 0.7723/0.7258, the GPUs' default efficiencies"; ""
+// when it was not.
+func carriedText(eff float64, from, to string) string {
+	if ComputeEfficiencyCarry(from, to) == 1 {
+		return ""
+	}
+	return fmt.Sprintf("; carried from %s to %s as %s, × %s/%s, the GPUs' default efficiencies",
+		from, to, fmtFloat(roundEff(CarryComputeEfficiency(eff, from, to))), fmtFloat(roundEff(defaultEff(to))), fmtFloat(roundEff(defaultEff(from))))
+}
+
+// defaultEff is DefaultComputeEfficiencyOf's efficiency alone.
+func defaultEff(gpu string) float64 {
+	e, _, _ := DefaultComputeEfficiencyOf(gpu)
+	return e
+}
+
+// roundEff rounds an efficiency to 4 decimals, as reports print them.
+func roundEff(e float64) float64 { return math.Round(e*1e4) / 1e4 }
+
 // warnCalibratedCompute warns when the scenario's own efficiency or MFU
 // target overrides the calibration file's compute part, and when the file
 // was fitted on another GPU or another model.
@@ -389,12 +416,15 @@ func (l *loader) warnCalibratedCompute(s *Scenario, c *CalCompute) {
 	case l.has("training.mfu"):
 		l.warn(s, at, fmt.Sprintf("training.mfu %s overrides the calibration's compute_efficiency %s (remove training.mfu to use the calibrated efficiency)",
 			fmtFloat(s.Training.MFU), fmtFloat(c.Efficiency)))
-	case l.has("training.compute_efficiency") && s.Training.ComputeEfficiency != c.Efficiency:
+	case l.has("training.compute_efficiency") && s.Training.ComputeEfficiency != c.Efficiency &&
+		s.Training.ComputeEfficiency != CarryComputeEfficiency(c.Efficiency, c.GPU, s.Cluster.GPU):
 		l.warn(s, at, fmt.Sprintf("training.compute_efficiency %s overrides the calibration's %s (remove the key to use the calibrated efficiency)",
 			fmtFloat(s.Training.ComputeEfficiency), fmtFloat(c.Efficiency)))
 	}
 	if c.GPU != "" && s.Cluster.GPU != "" && c.GPU != s.Cluster.GPU {
-		l.warn(s, at, fmt.Sprintf("the compute efficiency was fitted on %s, this cluster runs %s: it may not carry over (calibrate on this GPU)", c.GPU, s.Cluster.GPU))
+		l.warn(s, at, fmt.Sprintf("the compute efficiency was fitted on %s, this cluster runs %s: carried as %s, the fit × %s's default over %s's (%s/%s), which holds the GPUs' measured matmul ratio but not what else differs (calibrate on this GPU)",
+			c.GPU, s.Cluster.GPU, fmtFloat(roundEff(CarryComputeEfficiency(c.Efficiency, c.GPU, s.Cluster.GPU))), s.Cluster.GPU, c.GPU,
+			fmtFloat(roundEff(defaultEff(s.Cluster.GPU))), fmtFloat(roundEff(defaultEff(c.GPU)))))
 	}
 	takes := !l.has("training.mfu") && !l.has("training.compute_efficiency") ||
 		c.AttentionEfficiency > 0 && !l.has("training.attention_efficiency")
@@ -480,6 +510,7 @@ func (l *loader) applyCalibratedAttention(s *Scenario, c *CalCompute) {
 	}
 	t.AttentionEfficiency, t.AttentionEfficiencyFrom = c.AttentionEfficiency, s.Communication.Calibration
 	t.AttentionEfficiencyHeadDim = c.HeadDim
+	t.AttentionEfficiencyGPU = c.GPU
 	if c.AttentionKernel != "" && c.AttentionKernel != string(t.AttentionKernel) {
 		l.warn(s, at, fmt.Sprintf("the attention efficiency was fitted with attention_kernel %s, this scenario runs %s: it may not carry over (calibrate with this kernel)",
 			c.AttentionKernel, t.AttentionKernel))

@@ -29,7 +29,6 @@ memory:
 		{[]string{"communication.boundary=deepspeed"}, "s.yaml:7:3: expandable_segments has no effect here: communication.boundary is deepspeed"},
 		{[]string{"communication.boundary=reshard"}, "communication.boundary is reshard"},
 		{[]string{"parallelism.zero_stage=2"}, "parallelism.zero_stage is 2"},
-		{[]string{"offload.optimizer=cpu"}, "something is offloaded"},
 		{[]string{"memory.allocator_overhead=0.2"}, "memory.allocator_overhead"},
 		{[]string{"memory.expandable_segments=false", "parallelism.zero_stage=1"}, "--set memory.expandable_segments=false: expandable_segments has no effect here"},
 	} {

@@ -42,12 +42,80 @@ package scenarios
 // return_flash_attn_kwargs): both versions then skip the test
 // (`max_length_q is not None or ...` at 7713be1e), and memory.host_lead: 1
 // describes such a run. memory.host_lead, when given, overrides this.
+//
+// The sync is the model's, not the engine's: it holds FSDP1's host alike
+// when its rate limiter is off (HostRunsAhead).
 func (s *Scenario) HostSyncEachLayer() bool {
 	return s.Memory.HostLead == nil && s.Model.DocumentLen > 0 &&
-		s.Training.Attention == AttentionFlash &&
-		s.Parallelism.Stage == 3 && s.Communication.Boundary == BoundaryDeepSpeed &&
-		(s.Communication.Overlap == nil || *s.Communication.Overlap)
+		s.Training.Attention == AttentionFlash && s.HostRunsAhead()
 }
+
+// HostRunsAhead reports whether, at ZeRO-3 with overlap on, nothing in the
+// engine keeps the host within a few units of the GPU in forward, so that the
+// gathered parameters it releases there take new blocks on their all-gather
+// stream while the GPU is still behind (memory.GatherPool, bounded by
+// memory.host_lead):
+//
+//   - DeepSpeed ZeRO-3 (communication.boundary: deepspeed), whose forward
+//     waits only on its own all-gather events (memory/profiler.go).
+//   - PyTorch FSDP1 with limit_all_gathers false
+//     (communication.limit_all_gathers). FSDP1 allocates each unit's
+//     unsharded flat parameter on its unshard stream ("Stream for unshard
+//     logic, including allocating the all-gather destination tensors and
+//     the all-gathers themselves", _init_streams in
+//     torch/distributed/fsdp/_runtime_utils.py at pytorch/pytorch
+//     00ae0bc91ac2c1718d1baa193d9d299e2b82776c) and frees it after the
+//     unit's forward with record_stream on the compute stream
+//     (flat_param.py _free_unsharded_flat_param at pytorch/pytorch
+//     002159d15791e969ffa994863a7fda7ed8338937: "Do not free the memory
+//     until all ops in the current stream finish", record_stream, then
+//     _free_storage). Its only wait for the GPU is the rate limiter:
+//     _unshard runs
+//     "if state.limit_all_gathers: event = state._free_event_queue.
+//     dequeue_if_needed(); if event: event.synchronize()" (the same file),
+//     which holds the host within two freed units of the GPU
+//     (_FreeEventQueue, DefaultMaxInflightAllGathers). Without it the host
+//     issues every unit's all-gather as soon as it reaches the unit. torch
+//     defaulted limit_all_gathers to False until pytorch/pytorch#104900
+//     (merged 2023-07-11, in torch 2.1), so FSDP1 runs on torch 2.0 and
+//     older that do not pass it (llama-recipes before 71fdc492, 2023-07-25;
+//     llm-foundry's fsdp_config.limit_all_gathers: false) run this way.
+//     PyTorch's maintainers named the symptom: "our current design with
+//     limit_all_gathers=False still may suffer from the cudaMalloc retries"
+//     (awgu, pytorch/pytorch#104509, 2023-07-06), the cap
+//     memory.ProfilerPeaks puts on the pool.
+//
+// With overlap off both gather on the compute stream, where a freed block
+// is reused in stream order at once: no pool.
+func (s *Scenario) HostRunsAhead() bool {
+	c := &s.Communication
+	if s.Parallelism.Stage != 3 || (c.Overlap != nil && !*c.Overlap) {
+		return false
+	}
+	switch c.Boundary {
+	case BoundaryDeepSpeed:
+		return true
+	case BoundaryFSDP1:
+		return c.LimitAllGathers != nil && !*c.LimitAllGathers
+	}
+	return false
+}
+
+// GatherPoolName names the pool HostRunsAhead gives the scenario, for
+// reports and messages: DeepSpeed's gather pool, or FSDP1's all-gather
+// pool without its rate limiter.
+func (s *Scenario) GatherPoolName() string {
+	if s.Communication.Boundary == BoundaryFSDP1 {
+		return PoolNameFSDP1
+	}
+	return PoolNameDeepSpeed
+}
+
+// The names GatherPoolName gives.
+const (
+	PoolNameDeepSpeed = "DeepSpeed's gather pool"
+	PoolNameFSDP1     = "FSDP1's all-gather pool (limit_all_gathers false)"
+)
 
 // noteHostSync says, on load, that DeepSpeed's gather pool is held to one
 // layer because the host syncs in every attention layer
@@ -56,5 +124,5 @@ func (l *loader) noteHostSync(s *Scenario) {
 	if !s.HostSyncEachLayer() {
 		return
 	}
-	l.warn(s, "model.document_len", "packed documents under flash attention: transformers' FlashAttention-2 path tests the packed position_ids on the host in every attention layer (modeling_flash_attention_utils.py), so DeepSpeed's gather pool holds at most one layer's parameters, not memory.host_lead's default whole forward (set memory.host_lead: 1 if the collator passes cu_seq_lens and max_length, which skips the test)")
+	l.warn(s, "model.document_len", "packed documents under flash attention: transformers' FlashAttention-2 path tests the packed position_ids on the host in every attention layer (modeling_flash_attention_utils.py), so "+s.GatherPoolName()+" holds at most one layer's parameters, not memory.host_lead's default whole forward (set memory.host_lead: 1 if the collator passes cu_seq_lens and max_length, which skips the test)")
 }

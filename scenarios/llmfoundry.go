@@ -1427,7 +1427,8 @@ const lfNoFSDP = "no FSDP1 (Composer wraps DDP only above world size 1, composer
 // the current unit's backward ends: backward_prefetch_depth 0) or
 // BACKWARD_PRE (1); forward_prefetch False (the CPU runs ahead by one
 // unit: prefetch_depth 1); limit_all_gathers True (at most two gathered
-// units, torch's _FreeEventQueue: max_inflight_allgathers 2).
+// units, torch's _FreeEventQueue: max_inflight_allgathers 2), or false
+// (communication.limit_all_gathers false).
 func (im *lfImport) readComm() error {
 	d, f := im.d, im.f
 	if f.Stage == 2 {
@@ -1476,9 +1477,13 @@ func (im *lfImport) readComm() error {
 	if err != nil {
 		return err
 	}
-	im.set("communication.max_inflight_allgathers", "2", src(lv, lgiven, "fsdp_config.limit_all_gathers true (default)"))
-	if !la {
-		im.note("fsdp_config.limit_all_gathers false lets the CPU run ahead of the all-gathers without bound; modelled with two in flight")
+	if la {
+		im.set("communication.max_inflight_allgathers", "2", src(lv, lgiven, "fsdp_config.limit_all_gathers true (default)"))
+	} else {
+		// FSDP1's rate limiter off: the host issues the all-gathers as it
+		// reaches the units, and the blocks it frees ahead of the GPU
+		// stay reserved (scenarios.HostRunsAhead, memory.GatherPool).
+		im.set("communication.limit_all_gathers", "false", src(lv, lgiven, "")+": FSDP1's rate limiter off, the host runs ahead of the GPU (memory.host_lead of the forward's gathered parameters stay reserved)")
 	}
 	if cpu, cv, _, err := d.bool("fsdp_config.cpu_offload", false); err != nil {
 		return err

@@ -408,3 +408,33 @@ func TestImportLLMFoundryAutocast(t *testing.T) {
 		}
 	}
 }
+
+// TestImportLLMFoundryLimitAllGathers: fsdp_config.limit_all_gathers false
+// is FSDP1 without its rate limiter (communication.limit_all_gathers
+// false: the host runs ahead, HostRunsAhead); true, Composer's default,
+// keeps two in flight. It was imported as two in flight either way.
+func TestImportLLMFoundryLimitAllGathers(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		edits   []string
+		ahead   bool
+		limited bool
+	}{
+		{"true", nil, false, true},
+		{"false", []string{"  limit_all_gathers: true", "  limit_all_gathers: false"}, true, false},
+	} {
+		f, err := ImportLLMFoundry("mpt-7b.yaml", lfFile(t, "mpt-7b.yaml", c.edits...), lfH100(16))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		s, err := Load("s.yaml", f.Scenario(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, f.Scenario())
+		}
+		cm := s.Communication
+		limited := cm.LimitAllGathers == nil || *cm.LimitAllGathers
+		if s.Parallelism.Stage != 3 || cm.Boundary != BoundaryFSDP1 || s.HostRunsAhead() != c.ahead || limited != c.limited {
+			t.Errorf("%s: stage %d boundary %q HostRunsAhead %t limited %t; want 3 fsdp1 %t %t", c.name, s.Parallelism.Stage, cm.Boundary, s.HostRunsAhead(), limited, c.ahead, c.limited)
+		}
+	}
+}

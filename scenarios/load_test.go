@@ -155,6 +155,18 @@ func TestLoadErrors(t *testing.T) {
 			"s.yaml:12:3: compile \"graph\" is unknown (use none, blocks, loss, blocks+loss or model)"},
 		{"compile model under DDP", baseYAML + "training:\n  compile: model\n",
 			"s.yaml:12:3: compile=model is modelled on one GPU at zero_stage 0 (one graph) or under PyTorch FSDP at zero_stage 3 (communication.boundary fsdp1, fsdp2 or fsdp2_head: a graph per unit); for DDP or ZeRO 1-2 use compile: blocks"},
+		// FSDP1's rate limiter is FSDP1's own: refused at its key under
+		// any other boundary (DeepSpeed's pool follows memory.host_lead).
+		{"limit_all_gathers under deepspeed", rep("zero_stage: 1", "zero_stage: 3") + "communication:\n  boundary: deepspeed\n  limit_all_gathers: false\n",
+			"s.yaml:13:3: limit_all_gathers is PyTorch FSDP1's rate limiter, not deepspeed's (set communication.boundary: fsdp1, or remove limit_all_gathers)"},
+		{"limit_all_gathers default boundary", baseYAML + "communication:\n  limit_all_gathers: true\n",
+			"s.yaml:12:3: limit_all_gathers is PyTorch FSDP1's rate limiter, not reshard's (set communication.boundary: fsdp1, or remove limit_all_gathers)"},
+		// FSDP's CPU offload is not DeepSpeed's: refused with the
+		// Accelerate importer's sentence (it was modelled as ZeRO-Offload).
+		{"offload params beside fsdp1", rep("zero_stage: 1", "zero_stage: 3") + "communication:\n  boundary: fsdp1\noffload:\n  params: cpu\n  optimizer: cpu\ntraining:\n  master_dtype: fp32\n",
+			"s.yaml:14:3: offload.params cpu beside communication.boundary fsdp1: " + FSDPOffloadNotModelled + "; set offload to none for the run on the GPUs, or communication.boundary: deepspeed for a DeepSpeed ZeRO-Offload run"},
+		{"offload optimizer beside fsdp2", rep("zero_stage: 1", "zero_stage: 2") + "communication:\n  boundary: fsdp2\noffload:\n  optimizer: cpu\n",
+			"s.yaml:14:3: offload.optimizer cpu beside communication.boundary fsdp2: " + FSDPOffloadNotModelled + "; set offload to none for the run on the GPUs, or communication.boundary: deepspeed for a DeepSpeed ZeRO-Offload run"},
 		{"unknown rope_impl", baseYAML + "training:\n  rope_impl: real\n",
 			"s.yaml:12:3: rope_impl \"real\" is unknown (use complex, rotation or fused)"},
 		{"unknown norm_impl", baseYAML + "training:\n  norm_impl: triton\n",

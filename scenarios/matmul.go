@@ -146,6 +146,38 @@ func DefaultComputeEfficiencyOf(gpu string) (eff float64, from string, ok bool) 
 	return eff, from, true
 }
 
+// ComputeEfficiencyCarry is the factor a compute efficiency fitted on GPU
+// from takes on GPU to: to's default over from's
+// (DefaultComputeEfficiencyOf), 1 when either is unnamed or both are one.
+//
+// A fitted training.compute_efficiency is a fraction of the fitting GPU's
+// dense peak with everything the model leaves out folded in. Taken as is
+// on another GPU, it would run that GPU's GEMMs at the same fraction of
+// its own peak, and lose the two GPUs' measured matmul ratio that their
+// defaults hold (the GB200's 1,822 of 2,500 TFLOPS against the B200's
+// 1,745 of 2,250: a fit of 0.4465 on GB200 would run the B200 6 % below
+// its measured rate relative to the GB200's). Carried as a ratio to the
+// fitting GPU's default, the fit keeps what it measured, the shortfall of
+// the stack from zerosim's default, and the new GPU runs its GEMMs that
+// much below its own default. The fp8 GEMMs follow: each GPU's
+// cluster.fp8_gemm_ratio is applied to the carried efficiency as to any
+// (DefaultFP8GEMMRatio), so the fp8 rate carries by the GPUs' default
+// fp8 rates. docs/calibration.md, "Carrying a fit to another GPU".
+func ComputeEfficiencyCarry(from, to string) float64 {
+	if from == "" || to == "" || from == to {
+		return 1
+	}
+	a, _, _ := DefaultComputeEfficiencyOf(from)
+	b, _, _ := DefaultComputeEfficiencyOf(to)
+	return b / a
+}
+
+// CarryComputeEfficiency is eff, fitted on GPU from, carried to GPU to
+// (ComputeEfficiencyCarry), at most 1.
+func CarryComputeEfficiency(eff float64, from, to string) float64 {
+	return min(eff*ComputeEfficiencyCarry(from, to), 1)
+}
+
 // NoMatmulCeiling is what run says of a default efficiency on a GPU the
 // table has no row for.
 func NoMatmulCeiling(gpu string) string {

@@ -449,7 +449,13 @@ var mgDeepSpeedFlags = []string{"deepspeed", "deepspeed_config", "deepscale", "d
 // the precision are the DeepSpeed config's; its --zero-stage only picks
 // the optimizer statistics' reduction (training.py line 1056). The
 // refusal names the import deepspeed command with the launch's config
-// file and cluster.
+// file and cluster, and the norm its models run: on CUDA
+// megatron/model/__init__.py binds LayerNorm and RMSNorm to apex's
+// MixedFusedLayerNorm and MixedFusedRMSNorm (microsoft/Megatron-DeepSpeed
+// 11f2d934213a625e7a2b4a6862a1cdea478067cb, the commit FlagPerf's
+// llama2_7b-megatron-deepspeed runs), which keep only their 16-bit input
+// and fp32 statistics: training.norm_impl fused, not the llama arch's
+// default eager fp32 RMSNorm (qamem32 R5: device +12.0 % → +4.6 %).
 func (m *Megatron) refuseDeepSpeed(a *mgArgs, la mgLauncher) error {
 	first := ""
 	for _, n := range a.order {
@@ -485,7 +491,7 @@ func (m *Megatron) refuseDeepSpeed(a *mgArgs, la mgLauncher) error {
 	if gpu == "" {
 		gpu = "GPU"
 	}
-	return a.errAt(a.flags[first].at, "--%s: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed %s --nodes %s --gpus-per-node %s --gpu %s, and add the model with --hf config.json or write its model section",
+	return a.errAt(a.flags[first].at, "--%s: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed %s --nodes %s --gpus-per-node %s --gpu %s, and add the model with --hf config.json or write its model section, with training.norm_impl: fused (its models run apex's MixedFusedLayerNorm or MixedFusedRMSNorm on CUDA, megatron/model/__init__.py at microsoft/Megatron-DeepSpeed 11f2d934)",
 		first, ttName(file), ttName(nodes), ttName(gpn), ttName(gpu))
 }
 

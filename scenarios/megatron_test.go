@@ -217,6 +217,11 @@ func TestImportMegatronErrors(t *testing.T) {
 		// --deepspeed_config JSON (megatron/training.py at f4157bea69f3df8c6cb66f2ebcda66ba03d1288e).
 		{"megatron-deepspeed", "", "deepspeed --num_nodes 2 --num_gpus 8 pretrain_gpt.py " + base + "--deepspeed --deepspeed_config ds_config.json --zero-stage 2", MegatronOptions{},
 			"--deepspeed: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed ds_config.json --nodes 2 --gpus-per-node 8 --gpu GPU,"},
+		// Its models run apex's fused norms on CUDA: the fix says
+		// norm_impl fused (qamem32 R5, the llama arch's eager fp32
+		// RMSNorm +12.0 % on the device peak).
+		{"megatron-deepspeed norm", "", "deepspeed --num_nodes 2 --num_gpus 8 pretrain_gpt.py " + base + "--deepspeed --deepspeed_config ds_config.json", MegatronOptions{},
+			"or write its model section, with training.norm_impl: fused (its models run apex's MixedFusedLayerNorm or MixedFusedRMSNorm on CUDA, megatron/model/__init__.py at microsoft/Megatron-DeepSpeed 11f2d934)"},
 		{"deepscale config", "", base + "--deepscale_config=z.json", MegatronOptions{Nodes: 4, GPU: "A100-80GB"},
 			"args.txt:1:174: --deepscale_config: this is a Megatron-DeepSpeed run (microsoft/Megatron-DeepSpeed, not Megatron-LM): its ZeRO stage, batch and precision come from the DeepSpeed config, not from --zero-stage; import the config with zerosim import deepspeed z.json --nodes 4 --gpus-per-node 8 --gpu A100-80GB,"},
 		{"unresolved num_nodes", "", "deepspeed --num_nodes $SLURM_NNODES pretrain_gpt.py " + base, MegatronOptions{},

@@ -387,6 +387,12 @@ type Training struct {
 	// file that does not say. zero.AttentionEfficiencyOf rescales the rate
 	// to the model's head_dim by the kernel's published rates.
 	AttentionEfficiencyHeadDim int64 `yaml:"-"`
+	// AttentionEfficiencyGPU is the cluster.gpu the calibration's
+	// attention efficiency was fitted on (CalCompute.GPU), with
+	// AttentionEfficiencyFrom; "" for a rate of the scenario's own or a
+	// file that does not say. zero.AttentionEfficiencyOf carries a rate
+	// fitted on another GPU by the kernel's default rates on the two.
+	AttentionEfficiencyGPU string `yaml:"-"`
 	// AttentionKernel is the kernel that runs attention: fa2 (default),
 	// fa3, triton or eager; it sets attention's default efficiency.
 	AttentionKernel AttentionKernel `yaml:"attention_kernel,omitempty"`
@@ -599,11 +605,21 @@ type Communication struct {
 	BackwardPrefetchDepth *int `yaml:"backward_prefetch_depth,omitempty"`
 	// MaxInflightAllGathers caps concurrent ZeRO-3 all-gathers (default 2).
 	MaxInflightAllGathers int `yaml:"max_inflight_allgathers,omitempty"`
+	// LimitAllGathers is FSDP1's limit_all_gathers (communication.boundary:
+	// fsdp1 only; default true, torch's since 2.1). False turns its rate
+	// limiter off: the host then issues every unit's all-gather as it
+	// reaches the unit, and the caching allocator holds the blocks of the
+	// units it released ahead of the GPU (memory.host_lead; see
+	// scenarios.HostRunsAhead and memory/profiler.go, GatherPool).
+	LimitAllGathers *bool `yaml:"limit_all_gathers,omitempty"`
 	// Zero1AllReduce selects seed 001's original ZeRO-1: all-reduce of the
 	// gradients instead of reduce-scatter.
 	Zero1AllReduce bool `yaml:"zero1_allreduce,omitempty"`
-	// OverlapParamGather overlaps the post-optimizer all-gather with the
-	// next forward (seed 000's pre-hook), stages 1 and 2.
+	// OverlapParamGather overlaps the parameter all-gather with the next
+	// forward (seed 000's pre-hook), stages 1 and 2: nothing is gathered
+	// after the optimizer, and each bucket's gather is dispatched by the
+	// pre-hook of the module before it, as Megatron-Core does
+	// (zero/paramgather.go).
 	OverlapParamGather bool `yaml:"overlap_param_gather,omitempty"`
 	// Boundary is how ZeRO-3 units cross from forward to backward: reshard
 	// (default: every unit gathers again), fsdp1, fsdp2 or deepspeed (see
@@ -671,10 +687,11 @@ type MemoryConfig struct {
 	// with memory.allocator_overhead unset); empty otherwise.
 	AllocatorOverheadFrom string `yaml:"-"`
 	// HostLead is, under DeepSpeed ZeRO-3 (communication.boundary:
-	// deepspeed), the fraction of the parameters gathered and released in
-	// forward that the caching allocator still holds when backward begins,
-	// because the host ran ahead of the GPU (default 1; see
-	// memory/profiler.go).
+	// deepspeed) or FSDP1 without its rate limiter
+	// (communication.limit_all_gathers false), the fraction of the
+	// parameters gathered and released in forward that the caching
+	// allocator still holds when backward begins, because the host ran
+	// ahead of the GPU (default 1; see memory/profiler.go).
 	HostLead *float64 `yaml:"host_lead,omitempty"`
 }
 

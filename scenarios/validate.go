@@ -106,6 +106,7 @@ func resolved(s *Scenario) (*Scenario, error) {
 		if r.Training.AttentionEfficiency == s.Training.AttentionEfficiency {
 			r.Training.AttentionEfficiencyFrom = s.Training.AttentionEfficiencyFrom
 			r.Training.AttentionEfficiencyHeadDim = s.Training.AttentionEfficiencyHeadDim
+			r.Training.AttentionEfficiencyGPU = s.Training.AttentionEfficiencyGPU
 		}
 		if a, b := r.Memory.AllocatorOverhead, s.Memory.AllocatorOverhead; a != nil && b != nil && *a == *b {
 			r.Memory.AllocatorOverheadFrom = s.Memory.AllocatorOverheadFrom

@@ -262,6 +262,9 @@ type PlanRow struct {
 	// Timing names what timed the collectives (zero.Result.Timing): NCCL's
 	// cost model, or the alpha–beta lowerings.
 	Timing string
+	// allocOOM is set when the replay's simulated caching allocator ran
+	// out of memory (zero.Result.AllocatorOOM; the row does not fit).
+	allocOOM bool
 }
 
 // Plan is the result of a plan search.
@@ -325,9 +328,15 @@ type Plan struct {
 	// SmallestNeed − GPUMemory, which can be positive when SmallestPeak
 	// is within the GPU.
 	SmallestNeed int64
-	// modelNeed is the memory model's SmallestNeed for a candidate it
-	// screened.
-	modelNeed func(Candidate) int64
+	// SmallestAllocOOM is set when the simulated caching allocator runs
+	// out of memory at Smallest (memory.AllocSim.OOM: fragmentation), by
+	// the replay where Smallest was replayed, else by the memory model:
+	// then it does not fit although SmallestPeak and SmallestNeed can be
+	// within the GPU.
+	SmallestAllocOOM bool
+	// modelNeed is the memory model's SmallestNeed and SmallestAllocOOM
+	// for a candidate it screened.
+	modelNeed func(Candidate) (int64, bool)
 	// Closest holds, for each searched stage none of whose candidates
 	// fits, the one with the least peak (replayed where it was, else the
 	// memory model's): what plan --network times for that stage at the
@@ -1205,6 +1214,7 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 	}
 	replayed := map[Candidate]int64{}
 	replayedNeed := map[Candidate]int64{} // what the device needs at the replayed peak
+	replayedOOM := map[Candidate]bool{}   // the simulated allocator out of memory in the replay
 	var tooLongAt Candidate
 	tooLongN := 0
 	for i, r := range rows {
@@ -1220,9 +1230,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFit):
 			p.Rows = append(p.Rows, r)
 		case opt.RequireDeviceFit: // judged by what the device needs
-			replayed[fits[i]], replayedNeed[fits[i]] = r.DevicePeak, r.DevicePeak
+			replayed[fits[i]], replayedNeed[fits[i]], replayedOOM[fits[i]] = r.DevicePeak, r.DevicePeak, r.allocOOM
 		default: // the model let it through; the replayed step does not fit
-			replayed[fits[i]], replayedNeed[fits[i]] = r.PeakMemory, p.GPUMemory-r.Headroom
+			replayed[fits[i]], replayedNeed[fits[i]], replayedOOM[fits[i]] = r.PeakMemory, p.GPUMemory-r.Headroom, r.allocOOM
 		}
 	}
 	p.Closest = closestPerStage(cands, p.BestPerStage(), replayed, modelPeak)
@@ -1239,9 +1249,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			if p.SmallestPeak < 0 || peak < p.SmallestPeak {
 				p.Smallest, p.SmallestPeak = c, peak
 				if need, ok := replayedNeed[c]; ok {
-					p.SmallestNeed = need
+					p.SmallestNeed, p.SmallestAllocOOM = need, replayedOOM[c]
 				} else {
-					p.SmallestNeed = p.modelNeed(c)
+					p.SmallestNeed, p.SmallestAllocOOM = p.modelNeed(c)
 				}
 			}
 		}
@@ -1462,6 +1472,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	}
 	peaks := make([]int64, len(keys))
 	needs := make([]int64, len(keys))
+	ooms := make([]bool, len(keys)) // the simulated allocator out of memory
 	fit := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	reps := make([]*memory.Report, len(keys))
@@ -1485,6 +1496,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 			return nil // an invalid candidate, as a sweep's error row
 		}
 		peaks[i], needs[i], fit[i] = rep.Peak, max(rep.Peak, rep.Need), rep.Fits
+		ooms[i] = rep.AllocSim != nil && rep.AllocSim.OOM != nil
 		if rep.Fits {
 			reps[i] = rep
 		}
@@ -1493,7 +1505,10 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p.modelNeed = func(c Candidate) int64 { return needs[index[c.memoryKey()]] }
+	p.modelNeed = func(c Candidate) (int64, bool) {
+		ki := index[c.memoryKey()]
+		return needs[ki], ooms[ki]
+	}
 	modelPeak = func(c Candidate) (int64, bool) {
 		ki, ok := index[c.memoryKey()]
 		if !ok || errs[ki] != nil {
@@ -1516,7 +1531,7 @@ func (sp *planSpace) prune(ctx context.Context, src Source, cands []Candidate, o
 		}
 		peak := peaks[ki]
 		if p.SmallestPeak < 0 || peak < p.SmallestPeak {
-			p.Smallest, p.SmallestPeak, p.SmallestNeed = c, peak, needs[ki]
+			p.Smallest, p.SmallestPeak, p.SmallestNeed, p.SmallestAllocOOM = c, peak, needs[ki], ooms[ki]
 		}
 		if fit[ki] { // the model's verdict: the peak and the device's need within the GPU
 			out = append(out, c)
@@ -1591,6 +1606,7 @@ func (p *Plan) replay(src Source, c Candidate, model *memory.Report) (PlanRow, e
 	// prunes (a configuration it rejects is not replayed).
 	r.PeakMemory, r.Fits = m.PeakMemory, m.Fits
 	r.Headroom = p.GPUMemory - max(r.PeakMemory, res.DeviceNeed)
+	r.allocOOM = res.AllocatorOOM() != nil
 	return r, nil
 }
 

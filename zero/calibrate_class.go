@@ -267,7 +267,7 @@ func ModelledClasses(s *scenarios.Scenario) (StepClasses, float64, error) {
 // rescaled to the model's by CalibratedHeadDimScale, at most 1.
 func AttentionEfficiencyOf(s *scenarios.Scenario) float64 {
 	if a := s.Training.AttentionEfficiency; a > 0 {
-		return min(a*CalibratedHeadDimScale(s), 1)
+		return min(a*CalibratedHeadDimScale(s)*CalibratedAttentionCarry(s), 1)
 	}
 	gpu, k, hd := s.Cluster.GPU, s.Training.AttentionKernel, ModelHeadDim(s)
 	if RunsAs(gpu, k) == scenarios.KernelEager {
@@ -275,6 +275,41 @@ func AttentionEfficiencyOf(s *scenarios.Scenario) float64 {
 	}
 	rate, ceiling, _ := AttentionRateCapped(gpu, k, hd)
 	return min(rate*SeqLenScale(gpu, k, hd, AttentionSeqLen(s)), ceiling)
+}
+
+// CalibratedAttentionCarry is the factor a calibrated attention efficiency
+// fitted on another GPU (Training.AttentionEfficiencyGPU) takes on s's:
+// the kernel's default rate on s's GPU over its default on the fitting
+// one (AttentionCarry), the rule a compute efficiency carries by
+// (scenarios.ComputeEfficiencyCarry). 1 for a rate of the scenario's own,
+// a file that does not say its GPU, or the same GPU.
+func CalibratedAttentionCarry(s *scenarios.Scenario) float64 {
+	t := &s.Training
+	if t.AttentionEfficiencyFrom == "" {
+		return 1
+	}
+	return AttentionCarry(t.AttentionEfficiencyGPU, s.Cluster.GPU, t.AttentionKernel)
+}
+
+// AttentionCarry is the factor an attention efficiency of kernel fitted on
+// GPU from takes on GPU to: the kernel's default rate on to over its
+// default on from, each at head_dim 128 (AttentionEfficiency, with the
+// GPUs' own GEMM ceilings), so that a fit keeps its shortfall from the
+// published rate and the new GPU runs the kernel's published rate on it
+// that much below (zero/testdata/attention: cuDNN's 0.557 of the GB200's
+// peak beside the GB300's 0.614). 1 when either GPU is unnamed, both are
+// one, or the kernel runs eager (its matmuls run at the GEMM efficiency,
+// carried already).
+func AttentionCarry(from, to string, kernel scenarios.AttentionKernel) float64 {
+	if from == "" || to == "" || from == to || RunsAs(from, kernel) == scenarios.KernelEager || RunsAs(to, kernel) == scenarios.KernelEager {
+		return 1
+	}
+	a := AttentionEfficiency(from, kernel, GEMMCeiling(from))
+	b := AttentionEfficiency(to, kernel, GEMMCeiling(to))
+	if a <= 0 || b <= 0 {
+		return 1
+	}
+	return b / a
 }
 
 // CalibratedHeadDimScale is the factor a calibrated attention efficiency

@@ -8,9 +8,11 @@
 // inter-group all-reduce, parameter all-gather), each starting its tasks in
 // issue order. Stage 0 all-reduces gradient buckets as backward fills them;
 // stages 1 and 2 reduce-scatter them, run the sharded optimizer and
-// all-gather the parameters (after the optimizer, or at the start of the step
-// with overlap_param_gather; FSDP's stage 2, memory.FSDPStage2, in the
-// forward of its first micro-step); stage 3 gathers, computes and flushes every
+// all-gather the parameters (after the optimizer, or with
+// overlap_param_gather in the forward of the step's first micro-step, each
+// bucket dispatched by the pre-hook of the module before it as
+// Megatron-Core does, paramgather.go; FSDP's stage 2, memory.FSDPStage2, in
+// the forward of its first micro-step); stage 3 gathers, computes and flushes every
 // unit in forward and again in backward with prefetch, and reduce-scatters
 // each unit's gradients. The buffers and buckets come from
 // memory.BufferLayouts, the layout the memory model and numerics use.

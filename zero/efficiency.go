@@ -107,12 +107,25 @@ func OnGPU(gpu string, fp8 scenarios.FP8Recipe) string {
 	return "on " + gpu + " (all " + strings.Join(kind, " ") + " runs)"
 }
 
+// OnOtherGPUs is where PublishedRange's fits are from when none ran on
+// gpu, as run and calibrate quote them: "on other GPUs (carried to B200)"
+// (each carried by the GPUs' default efficiencies), or "on other GPUs"
+// for an unnamed GPU, to which none is carried.
+func OnOtherGPUs(gpu string) string {
+	if gpu == "" {
+		return "on other GPUs"
+	}
+	return "on other GPUs (carried to " + gpu + ")"
+}
+
 // PublishedRange is the least and the greatest efficiency fitted to the
 // published runs on gpu with the same fp8 recipe family (SameFP8Family:
 // none for bf16; Transformer Engine's te and te_current; torchao), and how
 // many there are; when none ran on gpu, it is over every GPU and onGPU is
 // false (n is 0 when no run has that family: an fp8 run of another stack's
-// recipe is not compared).
+// recipe is not compared). A fit on another GPU is carried to gpu as a
+// calibration file is (scenarios.CarryComputeEfficiency: × gpu's default
+// over its GPU's), so that the range is of efficiencies on gpu's peak.
 func PublishedRange(gpu string, fp8 scenarios.FP8Recipe) (lo, hi float64, n int, onGPU bool) {
 	for _, same := range []bool{true, false} {
 		lo, hi, n = 0, 0, 0
@@ -120,10 +133,11 @@ func PublishedRange(gpu string, fp8 scenarios.FP8Recipe) (lo, hi float64, n int,
 			if !SameFP8Family(p.FP8, fp8) || (same && p.GPU != gpu) {
 				continue
 			}
-			if n == 0 || p.Efficiency < lo {
-				lo = p.Efficiency
+			e := scenarios.CarryComputeEfficiency(p.Efficiency, p.GPU, gpu)
+			if n == 0 || e < lo {
+				lo = e
 			}
-			hi = max(hi, p.Efficiency)
+			hi = max(hi, e)
 			n++
 		}
 		if n > 0 {

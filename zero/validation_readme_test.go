@@ -54,4 +54,13 @@ func TestValidationREADMEFits(t *testing.T) {
 		fmt.Sprintf("the A100 column fits a compute efficiency of %.4f, above the default %g, as %d compiled runs' fits are, and no eager run's.", ac, scenarios.DefaultComputeEfficiency, above),
 		fmt.Sprintf("fit %s and %s more than the eager table of the same team (A100 %.4f → %.4f, H100 %.4f → %.4f", pct(ac/a), pct(hc/h), a, ac, h, hc),
 		fmt.Sprintf("(+%s and +%s tokens/s on the 7b row)", pct(tps7b("fms-fsdp-llama2-a100-compile")/tps7b("fms-fsdp-llama2-a100")), pct(tps7b("fms-fsdp-llama2-h100-compile")/tps7b("fms-fsdp-llama2-h100"))))
+	// The README's account of the default against the fits says the same
+	// count in words.
+	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+	if above >= len(words) {
+		t.Fatalf("%d compiled fits above the default: reword the README's count", above)
+	}
+	runs := map[bool]string{true: "run", false: "runs"}[above == 1]
+	golden.CheckQuotes(t, "../README.md", "TestValidationREADMEFits (publishedEfficiencies)",
+		fmt.Sprintf("only %s %s under torch.compile fitted above it", words[above], runs))
 }

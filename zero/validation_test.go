@@ -876,13 +876,16 @@ func TestValidation(t *testing.T) {
 	b.WriteString("the compute efficiency is calibrated on the first row without gradient accumulation of each source (marked *;\n")
 	b.WriteString("the first row when every row accumulates)\n")
 	b.WriteString("and every other row is predicted with it. Rows with gradient accumulation run with training.grad_accum as published.\n")
+	b.WriteString("A row on another GPU than the calibration row's (its `gpu`) takes the fit carried as a calibration file carries it:\n")
+	b.WriteString("× its GPU's default efficiency over the calibration GPU's (docs/calibration.md, \"Carrying a fit to another GPU\").\n")
 	b.WriteString("Throughput is tokens per second per GPU; memory is the peak a profiler reports\n")
 	b.WriteString("(torchtitan: max reserved) against zerosim's reserved peak: under PyTorch FSDP at stage 3 the step's allocations replayed through\n")
 	b.WriteString("a simulation of PyTorch's caching allocator (memory/allocator.go; memory.expandable_segments as the run's launcher set it),\n")
 	b.WriteString("elsewhere allocated × (1 + memory.allocator_overhead),\n")
 	b.WriteString("or, where the source gives what nvidia-smi shows (FlagPerf), against zerosim's device peak (reserved + CUDA context + NCCL buffers),\n")
 	b.WriteString("or, where it gives torch.cuda.max_memory_allocated (KempnerForge), against zerosim's allocated peak;\n")
-	b.WriteString("a source that also gives the allocator's peak active bytes (torchtitan 83c879f) has them compared with zerosim's allocated peak in a table of their own,\n")
+	b.WriteString("a source that also gives the allocator's peak active bytes (torchtitan's memory monitor) has them compared with zerosim's active peak in a table of their own\n")
+	b.WriteString("(the simulated allocator's, freed blocks still waiting on a stream included, where the reserve is simulated; the allocated peak elsewhere),\n")
 	b.WriteString("and one that gives the allocated memory after the step (DeepSpeedExamples) has it compared with zerosim's allocated at rest likewise.\n")
 	b.WriteString("A throughput published as a range is compared at its midpoint (the range in parentheses).\n")
 	b.WriteString("Every row ran, so each must be predicted to fit: the last column is zerosim's verdict (the allocated peak within the GPU's memory,\n")
@@ -1057,7 +1060,7 @@ func TestValidation(t *testing.T) {
 		}
 		writeAllocated(b, cases, activeTable)
 		writeAllocated(b, cases, restTable)
-		writeOOM(t, b, filepath.Base(base), src, tmpl, eff)
+		writeOOM(t, b, filepath.Base(base), src, tmpl, eff, cases[slices.IndexFunc(cases, func(c validationCase) bool { return c.calibrated })].gpu)
 		if filepath.Base(base) == seqSpreadSource {
 			spreadCheck(t, b, cases)
 		}
@@ -1201,7 +1204,7 @@ func summarize(source string, eff float64, cases []validationCase, memoryOnly, u
 // writeOOM predicts, at the source's fitted efficiency eff, each run the
 // source publishes as out of memory (OOMRows), asserts that zerosim says
 // it does not fit and lists it with what it needs.
-func writeOOM(t *testing.T, b *strings.Builder, name string, src validationSource, tmpl []byte, eff float64) {
+func writeOOM(t *testing.T, b *strings.Builder, name string, src validationSource, tmpl []byte, eff float64, calGPU string) {
 	t.Helper()
 	if len(src.OOMRows) == 0 {
 		return
@@ -1212,7 +1215,7 @@ func writeOOM(t *testing.T, b *strings.Builder, name string, src validationSourc
 		if err != nil {
 			t.Fatalf("%s OOM row %s: %v", name, r.name(), err)
 		}
-		s.Training.ComputeEfficiency = eff
+		s.Training.ComputeEfficiency = scenarios.CarryComputeEfficiency(eff, calGPU, s.Cluster.GPU)
 		res, err := Replay(s, Options{})
 		if err != nil {
 			t.Fatalf("%s OOM row %s: %v", name, r.name(), err)
@@ -1540,9 +1543,12 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 		}
 	}
 	var out []validationCase
+	calGPU := s.Cluster.GPU
 	for i, r := range src.Rows {
 		s := load(i)
-		s.Training.ComputeEfficiency = eff
+		// A row on another GPU takes the fit as a calibration file
+		// carries it there (scenarios.CarryComputeEfficiency).
+		s.Training.ComputeEfficiency = scenarios.CarryComputeEfficiency(eff, calGPU, s.Cluster.GPU)
 		res, err := Replay(s, opt)
 		if err != nil {
 			t.Fatalf("%s row %d: %v", name, i, err)

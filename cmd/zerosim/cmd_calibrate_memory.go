@@ -86,7 +86,7 @@ func runCalibrateMemory(a *app, o *calibrateOpts, cmd *cobra.Command, arg string
 	}
 	before := memory.AllocatorOverheadOf(s)
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured,
-		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
+		Allocated: fit.Allocated, Pool: fit.Pool, PoolName: s.GatherPoolName(), Outside: fit.Outside,
 		Before:      reports.MemoryPoint{Overhead: before, Reserved: r.ReservedPeak, Device: r.DevicePeak, Simulated: r.MemoryModel.AllocSim != nil},
 		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: old != nil && old.Compute != nil}
@@ -140,7 +140,7 @@ func unfittable(err error, s *scenarios.Scenario, flag string) string {
 	f := b.Fit
 	least, parts := f.Floor, "the allocated peak "+size(f.Allocated)+" in 2 MiB segments"
 	if f.Pool > 0 {
-		parts += fmt.Sprintf(" + DeepSpeed's gather pool %s", size(f.Pool))
+		parts += fmt.Sprintf(" + %s %s", s.GatherPoolName(), size(f.Pool))
 	}
 	fix := "check that it is torch.cuda.max_memory_reserved of one step of this scenario's run (model, micro_batch, recompute), or give what nvidia-smi shows with --device"
 	if b.Device {

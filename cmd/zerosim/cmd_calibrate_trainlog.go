@@ -250,7 +250,7 @@ func fitTrainLogMemory(a *app, o *calibrateOpts, s *scenarios.Scenario, old *sce
 	}
 	cm := &scenarios.CalMemory{AllocatorOverhead: fit.Overhead, Method: scenarios.CalMethodReserved, MeasuredBytes: ss.Reserved, Scenario: s.Name, GPU: s.Cluster.GPU, CalModel: scenarios.CalModelOf(&s.Model), CalSetup: scenarios.CalSetupOf(s)}
 	rep := &reports.MemoryCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodReserved, Measured: ss.Reserved,
-		Allocated: fit.Allocated, Pool: fit.Pool, Outside: fit.Outside,
+		Allocated: fit.Allocated, Pool: fit.Pool, PoolName: s.GatherPoolName(), Outside: fit.Outside,
 		Before:      reports.MemoryPoint{Overhead: memory.AllocatorOverheadOf(s), Reserved: r.ReservedPeak, Device: r.DevicePeak, Simulated: r.MemoryModel.AllocSim != nil},
 		After:       reports.MemoryPoint{Overhead: fit.Overhead, Reserved: fit.Reserved, Device: fit.Device},
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptCompute: true, NoHeader: true}
