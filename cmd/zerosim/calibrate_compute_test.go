@@ -791,13 +791,13 @@ func TestCalibrateOutsidePublishedFP8Peak(t *testing.T) {
 // words run's headline sets a typed efficiency beside it (one source:
 // reports.PublishedFit), and the warning says what such a fit distorts.
 // On a B200, where no published run quoted is (torchao's power-limited
-// B200 run is outside_range), the range is the 29 bf16 runs on other
+// B200 run is outside_range), the range is the 33 bf16 runs on other
 // GPUs, each carried to the B200 by the GPUs' default efficiencies
 // (scenarios.CarryComputeEfficiency: 0.29–0.85 as fitted, 0.35–0.82 on the
 // B200): 520 ms fits 0.2019 (warned), 250 ms 0.7670 (within, not), each
 // held to its meaning by fittedEfficiency.
 func TestCalibrateOutsidePublished(t *testing.T) {
-	const rng = "below the 0.35–0.82 that 29 published bf16 runs on other GPUs (carried to B200) fitted (docs/validation.md)"
+	const rng = "below the 0.35–0.82 that 33 published bf16 runs on other GPUs (carried to B200) fitted (docs/validation.md)"
 	golden.CheckQuotes(t, "../../docs/calibration.md", "TestCalibrateOutsidePublished", "the range of every GPU's, each carried to this GPU: 0.35–0.82 for bf16 on a B200")
 	for _, tc := range []struct {
 		step string
