@@ -30,4 +30,9 @@ func TestPlanSmallestAllocOOM(t *testing.T) {
 		t.Errorf("smallest %v: peak %d, need %d of %d, allocator out of memory %v; want both within the GPU and out of memory",
 			p.Smallest.Sets(), p.SmallestPeak, p.SmallestNeed, p.GPUMemory, p.SmallestAllocOOM)
 	}
+	// The device needs the peak plus the CUDA context and NCCL's buffers,
+	// both positive (memory.Report.Need): strictly more than the peak.
+	if p.SmallestNeed <= p.SmallestPeak {
+		t.Errorf("smallest %v: need %d B, peak %d B; want the need above the peak (CUDA context and NCCL buffers)", p.Smallest.Sets(), p.SmallestNeed, p.SmallestPeak)
+	}
 }
