@@ -57,3 +57,58 @@ func TestFSDP1DeferredFrees(t *testing.T) {
 		t.Errorf("room for one segment: reserved %d after %d retries; want %d after some", a.PeakReserved, a.Retries, S)
 	}
 }
+
+// TestFSDP1DeferredGradient follows one unit's unsharded gradient through
+// _post_backward_hook as deferred.go describes it: record_streamed on the
+// post-backward stream, it is reusable only once its unit's
+// reduce-scatter is done and a reshard's free event recorded after that
+// has been waited on. By hand, with max_inflight_allgathers 1 and blocks
+// of S (unit 0's gradient and fp32 copy, units 1 and 2's flat
+// parameters):
+//
+//  1. unit 0's gradient freed (deferred: its reduce-scatter runs): S pending;
+//  2. unit 1 reshards (free event 1), the next all-gather waits on event 1:
+//     unit 1's block returns, the gradient does not (its reduce-scatter is
+//     not done, event 1 tells nothing of it): S pending;
+//  3. unit 0's reduce-scatter ends: its fp32 copy joins, 2·S pending;
+//  4. unit 2 reshards (free event 2), the next all-gather waits on event 2:
+//     the gradient, the copy and unit 2's block all return: 0 pending.
+//
+// Unit 0 on purpose: a gradient's unit index must not be mistaken for
+// "done" (rs < 0).
+func TestFSDP1DeferredGradient(t *testing.T) {
+	const S = 100 << 20
+	a, err := NewAllocator(SegmentsDefault, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scenarios.Scenario{}
+	s.Communication.MaxInflightAllGathers = 1
+	st := &simState{a: a, s: s, live: map[simKey]*simTensors{}}
+	a.syncEvents = func() { st.release(-1) }
+	st.alloc("grad", 0, StreamCompute, S)
+	st.alloc("rsin", 0, StreamReduce, S)
+	st.deferFree("grad", 0, 0, 0)
+	if st.def.bytes != S {
+		t.Fatalf("step 1: %d B pending, want %d", st.def.bytes, S)
+	}
+	st.alloc("gathered", 1, StreamGather, S)
+	st.reshardFSDP1(1)
+	st.unshardFSDP1()
+	if st.def.bytes != S {
+		t.Errorf("step 2: %d B pending, want %d (the gradient, its reduce-scatter running)", st.def.bytes, S)
+	}
+	st.reduceDoneFSDP1(0)
+	if st.def.bytes != 2*S {
+		t.Errorf("step 3: %d B pending, want %d (gradient and fp32 copy)", st.def.bytes, 2*S)
+	}
+	st.alloc("gathered", 2, StreamGather, S)
+	st.reshardFSDP1(2)
+	st.unshardFSDP1()
+	if st.err != nil {
+		t.Fatal(st.err)
+	}
+	if st.def.bytes != 0 || len(st.def.pending) != 0 || a.Allocated != 0 {
+		t.Errorf("step 4: %d B pending in %d frees, %d B allocated; want 0, 0, 0", st.def.bytes, len(st.def.pending), a.Allocated)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 )
@@ -173,7 +174,10 @@ func TestOverlapParamGatherExposure(t *testing.T) {
 	if st.ExposedAllGather < first || 2*st.ExposedAllGather >= st.AllGather {
 		t.Errorf("exposed all-gather %v of %v in all, want at least the embedding's gather %v and under half the total", st.ExposedAllGather, st.AllGather, first)
 	}
-	if res.MemoryModel != nil && len(res.PeakMemory) > 0 && res.PeakMemory[0] != res.MemoryModel.Peak {
+	if res.MemoryModel == nil || len(res.PeakMemory) == 0 {
+		t.Fatalf("no memory model (%v) or replay peak (%d ranks) to compare", res.MemoryModel != nil, len(res.PeakMemory))
+	}
+	if res.PeakMemory[0] != res.MemoryModel.Peak {
 		t.Errorf("replay peak %d B, memory model's %d B", res.PeakMemory[0], res.MemoryModel.Peak)
 	}
 }
@@ -207,6 +211,100 @@ func TestLastPiece(t *testing.T) {
 		case task.Kind != Forward || task.Micro == 1:
 			if got != int32(i) {
 				t.Errorf("task %d (%v micro-step %d): lastPiece = %d, want itself", i, task.Kind, task.Micro, got)
+			}
+		}
+	}
+}
+
+// TestHookAt holds hookAt to the arithmetic its comment states, worked by
+// hand: a block of linear_qkv 30, linear_proj 10, linear_fc1 40 and
+// linear_fc2 20 elements (100 in all) whose forward is 1,100 ps, 100 of
+// them the core attention. The other 1,000 ps are spread by parameters:
+// qkv at 0; proj after qkv's 300 and the attention, 400; fc1 at
+// 100 + 1000·40/100 = 500; fc2 at 100 + 1000·80/100 = 900. A unit that
+// also holds a tensor of no block module (an embedding), or has no
+// linear_qkv, is all at 0.
+func TestHookAt(t *testing.T) {
+	block := func(u int, extra ...string) []memory.ParamRange {
+		var ps []memory.ParamRange
+		for _, p := range []struct {
+			name  string
+			numel int64
+		}{{"self_attention.linear_qkv.weight", 30}, {"self_attention.linear_proj.weight", 10}, {"mlp.linear_fc1.weight", 40}, {"mlp.linear_fc2.weight", 20}} {
+			ps = append(ps, memory.ParamRange{Param: memory.Param{Name: "decoder.layers.0." + p.name, Numel: p.numel, Unit: u}})
+		}
+		for _, n := range extra {
+			ps = append(ps, memory.ParamRange{Param: memory.Param{Name: n, Numel: 50, Unit: u}})
+		}
+		return ps
+	}
+	l := &memory.Layout{}
+	l.Params = append(l.Params, block(0)...)
+	l.Params = append(l.Params, block(1, "embedding.word_embeddings.weight")...)
+	l.Params = append(l.Params, memory.ParamRange{Param: memory.Param{Name: "decoder.layers.2.mlp.linear_fc2.weight", Numel: 20, Unit: 2}})
+	c := LayerCost{Fwd: 1100, FwdAttn: 100}
+	got := hookAt([]LayerCost{c, c, c}, l)
+	want := []units.Duration{0, 400, 500, 900, 0, 0, 0, 0, 0, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("hookAt = %v, want %v", got, want)
+	}
+}
+
+// TestOverlapParamGatherSmallBuckets runs llama8bOPG with 8 MB buckets
+// (4 M bf16 parameters): the embedding (525 M parameters) spans many
+// buckets, all first used at its forward's start, so one hook enters many
+// buckets at once. Megatron still issues them in reverse buffer order
+// (the chain, distributed_data_parallel.py:211-218), and every gather is
+// waited on by the first-micro-step forward of the unit that first uses
+// it (finish_param_sync waits for the group's handle). With a
+// context-parallel ring (cp 2) the replay runs each first forward as one
+// task (paramChain.forward).
+func TestOverlapParamGatherSmallBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		sets   []string
+		pieces int // first-micro-step forward tasks of a block
+	}{
+		{[]string{"communication.bucket_size=8MB"}, 0},
+		{[]string{"parallelism.cp=2", "parallelism.dp=32"}, 1},
+	} {
+		sc, err := Build(loadOPG(t, tc.sets...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited := map[int32]bool{}
+		forwards := map[int]int{}
+		for _, task := range sc.Tasks {
+			if task.Kind == Forward && task.Micro == 0 {
+				forwards[task.Unit]++
+				for _, d := range task.After {
+					waited[d] = true
+				}
+			}
+		}
+		var prev = -1
+		n := 0
+		for _, i := range sc.Order[ParamComm] {
+			task := sc.Tasks[i]
+			if task.Kind != AllGather {
+				continue
+			}
+			n++
+			if prev >= 0 && task.Bucket != prev-1 {
+				t.Errorf("%v: all-gather of bucket %d after bucket %d, want reverse buffer order", tc.sets, task.Bucket, prev)
+			}
+			prev = task.Bucket
+			if !waited[i] {
+				t.Errorf("%v: no first-micro-step forward waits for the all-gather of bucket %d", tc.sets, task.Bucket)
+			}
+		}
+		if n != len(sc.Buckets) {
+			t.Errorf("%v: %d all-gathers for %d buckets", tc.sets, n, len(sc.Buckets))
+		}
+		if tc.pieces > 0 {
+			for u, c := range sc.Costs {
+				if forwards[u] != tc.pieces {
+					t.Errorf("%v: %s: %d first-micro-step forward tasks, want %d", tc.sets, c.Name, forwards[u], tc.pieces)
+				}
 			}
 		}
 	}
