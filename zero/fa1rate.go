@@ -24,7 +24,7 @@ import (
 // 2.5× the forward: benchmarks/benchmark_flash_attention.py's flops()).
 // Causal panels, (c) head_dim 64 and (d) head_dim 128, by sequence length
 // (the bar labels; copied with the figure's name to
-// zero/testdata/attention/headdim.csv, which TestFA1RatesMeasured reads
+// zero/testdata/attention/fa1.csv, which TestFA1RatesMeasured reads
 // back):
 //
 //	seq          512  1k  2k  4k  8k  16k

@@ -72,6 +72,15 @@ func TestFA1RatesMeasured(t *testing.T) {
 	if r := rate("A100-80GB", 96, 2048); !(r < bar("fa1", 64, 2048)/312 && r > bar("fa1", 128, 2048)/312) {
 		t.Errorf("A100 fa1 at head_dim 96: %.4f, not between the 64 and 128 bars", r)
 	}
+	// and exactly where fa1rate.go says: linear in log2(seq) between
+	// lengths (3,000 tokens is 0.55 of the way from 2k to 4k in log2,
+	// 0.46 linearly) and linear in head_dim (80 is a quarter of the way
+	// from 64 to 128; 96, the midpoint, cannot tell the ends apart).
+	x := math.Log2(3000.0 / 2048)
+	near("A100 fa1 at 3,000 tokens", rate("A100-80GB", 128, 3000), (bar("fa1", 128, 2048)+x*(bar("fa1", 128, 4096)-bar("fa1", 128, 2048)))/312)
+	near("A100 fa1 at head_dim 80, 2k", rate("A100-80GB", 80, 2048), (0.75*bar("fa1", 64, 2048)+0.25*bar("fa1", 128, 2048))/312)
+	near("A100 fa1 at head_dim 80, 3,000 tokens", rate("A100-80GB", 80, 3000), (0.75*(bar("fa1", 64, 2048)+x*(bar("fa1", 64, 4096)-bar("fa1", 64, 2048)))+
+		0.25*(bar("fa1", 128, 2048)+x*(bar("fa1", 128, 4096)-bar("fa1", 128, 2048))))/312)
 	// FlashAttention-1 is its own kernel: slower than FlashAttention-2
 	// and, on this figure, below the rate zerosim gives the Triton kernel.
 	for _, gpu := range []string{"A100-80GB", "H100-80GB"} {
