@@ -104,7 +104,11 @@ func VoltaGPU(gpu string) bool { return gpu == "V100-16GB" || gpu == "V100-32GB"
 func AttentionKernelRuns(kernel AttentionKernel, c *Cluster) bool {
 	switch kernel {
 	case KernelFA1:
-		return !c.AMD() && !VoltaGPU(c.GPU) && !BlackwellGPU(c.GPU)
+		// The RTX 5090 is Blackwell too (sm120), outside BlackwellGPU's
+		// data-centre parts: flash-attn 1.x's TORCH_CHECK(is_sm90 ||
+		// is_sm8x || is_sm75) refuses it (csrc/flash_attn/fmha_api.cpp
+		// l.211 at v1.0.9, 6d48e14a).
+		return !c.AMD() && !VoltaGPU(c.GPU) && !BlackwellGPU(c.GPU) && c.GPU != "RTX5090"
 	case KernelFA3:
 		return c.GPU == "" && !c.AMD() || HopperGPU(c.GPU)
 	case KernelCuDNN:

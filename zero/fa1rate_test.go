@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -136,9 +137,20 @@ training:
 			t.Errorf("seq %d: attention at %.4f, want %.4f", c.seq, got, c.want)
 		}
 	}
-	for _, gpu := range []string{"B200", "MI300X", "V100-32GB"} {
-		if _, err := load(gpu, 2048); err == nil {
+	for _, gpu := range []string{"B200", "MI300X", "V100-32GB", "RTX5090"} {
+		_, err := load(gpu, 2048)
+		if err == nil {
 			t.Errorf("%s: fa1 loaded, want it refused", gpu)
+			continue
+		}
+		// One line naming the key's file:line:column, why, and the fix.
+		if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "fa1.yaml:19:3: ") || !strings.Contains(msg, "attention_kernel=fa1 does not run on "+gpu) || !strings.Contains(msg, "(use attention_kernel: fa2 or triton)") {
+			t.Errorf("%s: refusal %q, want one line at fa1.yaml:19:3 naming the GPU and the fix", gpu, msg)
+		}
+	}
+	for _, gpu := range []string{"A100-40GB", "A800-80GB", "H100-80GB", "L40S", "A10G", "L4", "RTX4090"} {
+		if _, err := load(gpu, 2048); err != nil {
+			t.Errorf("%s: fa1 refused (%v), want it loaded (sm8x and sm90 run it)", gpu, err)
 		}
 	}
 }
