@@ -593,7 +593,48 @@ func (l *loader) resolveAttentionKernel(s *Scenario) *Error {
 		}
 		return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa3 runs on Hopper GPUs only, not on %s (use cudnn or fa2)", gpu))
 	}
+	if t.AttentionKernel == KernelFA1 {
+		return l.checkFA1HeadDim(s)
+	}
 	return nil
+}
+
+// checkFA1HeadDim refuses FlashAttention-1 at a head_dim flash-attn 1.x
+// does not train: it takes head dims that are multiples of 8 up to 128
+// (TORCH_CHECK((head_size % 8 == 0) && (head_size <= 128)) in forward and
+// backward, csrc/flash_attn/fmha_api.cpp l.246 and l.415 at v1.0.9,
+// 6d48e14a; l.245 and l.408 at v0.2.8, 33e0860c), and its backward above
+// 64 runs on sm80 and sm90 only ("FlashAttention backward for head dim >
+// 64 requires A100 or H100 GPUs as the implementation needs a large amount
+// of shared memory", l.417 at v1.0.9): not on the sm86 and sm89 presets
+// (A10G, L4, L40S, RTX4090).
+func (l *loader) checkFA1HeadDim(s *Scenario) *Error {
+	hd, gpu := ModelHeadDim(s), s.Cluster.GPU
+	switch {
+	case hd <= 0:
+		return nil
+	case hd%8 != 0 || hd > 128:
+		return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa1 does not run at head_dim %d: flash-attn 1.x takes head dims that are multiples of 8 up to 128 (csrc/flash_attn/fmha_api.cpp at v1.0.9) (use attention_kernel: fa2)", hd))
+	case hd > 64 && gpu != "" && !HopperGPU(gpu) && gpu != "A100-40GB" && gpu != "A100-80GB" && gpu != "A800-80GB":
+		return l.errPath("training.attention_kernel", fmt.Sprintf("attention_kernel=fa1 does not train at head_dim %d on %s: flash-attn 1.x's backward above head_dim 64 needs an A100 or H100 (sm80 or sm90; csrc/flash_attn/fmha_api.cpp at v1.0.9) (use attention_kernel: fa2, or heads of 64 or less)", hd, gpu))
+	}
+	return nil
+}
+
+// ModelHeadDim is the head_dim (the q·k width) attention runs at in s:
+// its first softmax-attention block's dims.head_dim, else model.hidden /
+// model.heads; 0 when neither is known. A model whose blocks differ in
+// head_dim is rated at the first one's.
+func ModelHeadDim(s *Scenario) int64 {
+	for _, l := range s.Model.LayerList {
+		if x := l.Dims; x != nil && x.HeadDim > 0 && x.Heads > 0 && x.LinearAttention == "" {
+			return x.HeadDim
+		}
+	}
+	if m := &s.Model; m.Heads > 0 && m.Hidden > 0 {
+		return m.Hidden / m.Heads
+	}
+	return 0
 }
 
 // calibrationName names the calibration file s read: communication.

@@ -148,9 +148,31 @@ training:
 			t.Errorf("%s: refusal %q, want one line at fa1.yaml:19:3 naming the GPU and the fix", gpu, msg)
 		}
 	}
-	for _, gpu := range []string{"A100-40GB", "A800-80GB", "H100-80GB", "L40S", "A10G", "L4", "RTX4090"} {
-		if _, err := load(gpu, 2048); err != nil {
-			t.Errorf("%s: fa1 refused (%v), want it loaded (sm8x and sm90 run it)", gpu, err)
+	// flash-attn 1.x trains head dims up to 128 on sm80 and sm90, up to
+	// 64 on sm86 and sm89 (fmha_api.cpp at v1.0.9; scenarios'
+	// checkFA1HeadDim).
+	loadHeads := func(gpu string, heads int) error {
+		_, err := scenarios.Load("fa1.yaml", []byte(fmt.Sprintf(doc, gpu, 2048)), []string{fmt.Sprintf("model.heads=%d", heads)})
+		return err
+	}
+	for _, c := range []struct {
+		gpu   string
+		heads int // head_dim 2048/heads
+		ok    bool
+	}{
+		{"A100-40GB", 16, true}, {"A800-80GB", 16, true}, {"H100-80GB", 16, true},
+		{"A100-80GB", 8, false}, {"A100-80GB", 512, false}, // head_dim 256, 4
+		{"L40S", 32, true}, {"A10G", 32, true}, {"L4", 32, true}, {"RTX4090", 32, true},
+		{"L40S", 16, false}, {"RTX4090", 16, false},
+	} {
+		err := loadHeads(c.gpu, c.heads)
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%s, head_dim %d: fa1 refused (%v), want it loaded", c.gpu, 2048/c.heads, err)
+		case !c.ok && err == nil:
+			t.Errorf("%s, head_dim %d: fa1 loaded, want it refused", c.gpu, 2048/c.heads)
+		case !c.ok && (!strings.HasPrefix(err.Error(), "fa1.yaml:19:3: attention_kernel=fa1 does not ") || !strings.Contains(err.Error(), "(use attention_kernel: fa2")):
+			t.Errorf("%s, head_dim %d: refusal %q, want one line at fa1.yaml:19:3 with its fix", c.gpu, 2048/c.heads, err)
 		}
 	}
 }

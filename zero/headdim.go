@@ -165,18 +165,6 @@ func HeadDimScale(gpu string, kernel scenarios.AttentionKernel, headDim int64) f
 	return pts[len(pts)-1].Ratio
 }
 
-// ModelHeadDim is the head_dim (the q·k width) attention runs at in s:
-// its first softmax-attention block's dims.head_dim, else model.hidden /
-// model.heads; 0 when neither is known. A model whose blocks differ in
-// head_dim is rated at the first one's.
-func ModelHeadDim(s *scenarios.Scenario) int64 {
-	for _, l := range s.Model.LayerList {
-		if x := l.Dims; x != nil && x.HeadDim > 0 && x.Heads > 0 && x.LinearAttention == "" {
-			return x.HeadDim
-		}
-	}
-	if m := &s.Model; m.Heads > 0 && m.Hidden > 0 {
-		return m.Hidden / m.Heads
-	}
-	return 0
-}
+// ModelHeadDim is the head_dim (the q·k width) attention runs at in s
+// (scenarios.ModelHeadDim, which the loader checks fa1 against).
+func ModelHeadDim(s *scenarios.Scenario) int64 { return scenarios.ModelHeadDim(s) }
