@@ -64,3 +64,17 @@ func TestValidationREADMEFits(t *testing.T) {
 	golden.CheckQuotes(t, "../README.md", "TestValidationREADMEFits (publishedEfficiencies)",
 		fmt.Sprintf("only %s %s under torch.compile fitted above it", words[above], runs))
 }
+
+// TestValidationREADMEMosaicFA1Rows holds testdata/validation/README.md's
+// row counts of the four mosaicml/examples FlashAttention-1 sources to
+// their JSON files.
+func TestValidationREADMEMosaicFA1Rows(t *testing.T) {
+	rows := func(name string) int {
+		t.Helper()
+		src, _ := loadValidation(t, "../testdata/validation/mosaicml-examples-gpt-"+name)
+		return len(src.Rows)
+	}
+	golden.CheckQuotes(t, "../testdata/validation/README.md", "TestValidationREADMEMosaicFA1Rows (the sources' rows)",
+		fmt.Sprintf("`mosaicml-examples-gpt-a100-40gb-d14a7c94.json`: every row (%d and %d) of", rows("a100-80gb-d14a7c94"), rows("a100-40gb-d14a7c94")),
+		fmt.Sprintf("`mosaicml-examples-gpt-a100-80gb-22d724c8.json`: every row (%d and %d) of", rows("a100-40gb-22d724c8"), rows("a100-80gb-22d724c8")))
+}
