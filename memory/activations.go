@@ -292,16 +292,6 @@ func headLogits(s *scenarios.Scenario) (head int, kept, afterLogits, lossLogits,
 	return head, kept, afterLogits, lossLogits, upcast, nil
 }
 
-// elem16or32 is the element size of a tensor in dtype d: 4 for fp32,
-// else 2 (a 16-bit dtype: the only others a Liger head tensor or a KV
-// cache can have).
-func elem16or32(d scenarios.DType) int64 {
-	if d == scenarios.FP32 {
-		return 4
-	}
-	return 2
-}
-
 // baseDims are the dimensions of a transformer scenario's blocks as the
 // activation model sees them on one rank: its ceil(s/cp) tokens. The
 // final norm is of the blocks' kind: Norms is the first block's
@@ -327,7 +317,7 @@ func baseDims(s *scenarios.Scenario) BlockDims {
 		// Liger's RMSNorm keeps what torchtitan's fused one does
 		// (scenarios/liger.go).
 		NormFused: s.Training.NormImpl == scenarios.NormFused || s.Training.Liger,
-		Liger:     s.Training.Liger, LigerWeightElem: elem16or32(s.Training.ParamDType), LigerLogitsElem: elem16or32(s.Training.LogitsDType()),
+		Liger:     s.Training.Liger, LigerWeightElem: s.Training.ParamDType.Bytes16or32(), LigerLogitsElem: s.Training.LogitsDType().Bytes16or32(),
 		LossFused: s.Training.CrossEntropy == scenarios.CrossEntropyFused, LossSavesUpcast: s.Stack == "megatron",
 		LossChunks: s.Training.LossChunks,
 		// torch.autocast's op policies apply over 16-bit parameters

@@ -85,10 +85,7 @@ func ReduceScatterLags(s *scenarios.Scenario) []int {
 	}
 	// DeepSpeed: reduce_bucket_size elements (communication.bucket_size
 	// over the gradients' element size, as import deepspeed sets it).
-	elem := int64(2)
-	if s.Training.ParamDType == scenarios.FP32 {
-		elem = 4
-	}
+	elem := s.Training.ParamDType.Bytes16or32()
 	inFlight, err := units.Mul(deepSpeedMaxParamReduceEvents+1, max(int64(s.Communication.BucketSize)/elem, 1))
 	if err != nil {
 		inFlight = math.MaxInt64 // more than any model holds: every unit may lag

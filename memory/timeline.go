@@ -224,7 +224,7 @@ func unitKVCache(s *scenarios.Scenario, base BlockDims, l scenarios.Layer) (int6
 	if l.Dims != nil && l.Dims.Heads == 0 && l.Dims.LinearAttention == "" && l.Dims.ExpertsOnly() {
 		return 0, nil
 	}
-	return KVCache(blockDims(base, l), elem16or32(s.Training.LogitsDType()))
+	return KVCache(blockDims(base, l), s.Training.LogitsDType().Bytes16or32())
 }
 
 // unitInfos computes the per-unit allocation sizes.

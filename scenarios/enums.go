@@ -81,6 +81,16 @@ const (
 	FP8  DType = "fp8"
 )
 
+// Bytes16or32 is the element size of a tensor in d where d is fp32 or a
+// 16-bit format (parameters, gradients, logits, a KV cache): 4 for fp32,
+// else 2. Not for fp8 storage.
+func (d DType) Bytes16or32() int64 {
+	if d == FP32 {
+		return 4
+	}
+	return 2
+}
+
 // Optimizer is training.optimizer.
 type Optimizer string
 

@@ -914,7 +914,7 @@ func fsdp2CopyBytes(s *scenarios.Scenario, u int, kept []bool) (fwd, bwd int64, 
 	if elems == 0 {
 		return 0, 0, nil
 	}
-	grad := paramBytes(s.Training.ParamDType)
+	grad := s.Training.ParamDType.Bytes16or32()
 	gathered := grad
 	if s.GathersFP8(u) {
 		gathered = 1

@@ -216,7 +216,7 @@ func noMasterBytesPerElem(s *scenarios.Scenario) int64 {
 	if t.GradClip == scenarios.GradClipNorm {
 		n += 1 + 2
 	}
-	return n * paramBytes(t.ParamDType)
+	return n * t.ParamDType.Bytes16or32()
 }
 
 // masterBF16BytesPerElem is OptimizerBytesPerElem under training.master_dtype
@@ -261,14 +261,6 @@ func masterBF16BytesPerElem(s *scenarios.Scenario) int64 {
 		n += 2 + 4
 	}
 	return n
-}
-
-// paramBytes is the element size of param_dtype d.
-func paramBytes(d scenarios.DType) int64 {
-	if d == scenarios.FP32 {
-		return 4
-	}
-	return 2
 }
 
 // Costs derives per-layer forward and backward times. The blocks, output

@@ -203,12 +203,14 @@ func blockModule(name string) int {
 // are taken in the same proportion).
 func hookAt(costs []LayerCost, l *memory.Layout) []units.Duration {
 	pos := make([]units.Duration, len(l.Params))
+	mod := make([]int, len(l.Params)) // each parameter's blockModule
 	for i := 0; i < len(l.Params); {
 		u := l.Params[i].Unit
 		j := i
 		var numel [moduleOther + 1]int64
 		for ; j < len(l.Params) && l.Params[j].Unit == u; j++ {
-			numel[blockModule(l.Params[j].Name)] += l.Params[j].Numel
+			mod[j] = blockModule(l.Params[j].Name)
+			numel[mod[j]] += l.Params[j].Numel
 		}
 		if u >= 0 && u < len(costs) && numel[moduleOther] == 0 && numel[moduleQKV] > 0 {
 			c := costs[u]
@@ -229,7 +231,7 @@ func hookAt(costs []LayerCost, l *memory.Layout) []units.Duration {
 				sum += numel[m]
 			}
 			for p := i; p < j; p++ {
-				pos[p] = before[blockModule(l.Params[p].Name)]
+				pos[p] = before[mod[p]]
 			}
 		}
 		i = j

@@ -503,7 +503,7 @@ func init() {
 				n += int64(l.Params)
 			}
 		}
-		return n * paramBytes(a.s.Training.ParamDType)
+		return n * a.s.Training.ParamDType.Bytes16or32()
 	}
 	for _, q := range qMemory {
 		propExceptions = append(propExceptions, propException{subject: "torchtitan-qwen3-32b-h100", key: "model.layers", quantity: q.name,
