@@ -1213,8 +1213,14 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	replayed := map[Candidate]int64{}
-	replayedNeed := map[Candidate]int64{} // what the device needs at the replayed peak
-	replayedOOM := map[Candidate]bool{}   // the simulated allocator out of memory in the replay
+	// shortOf says, for a replayed candidate that does not fit, what the
+	// device needs at its replayed peak and whether the simulated
+	// allocator ran out of memory (plan's nothing-fits line).
+	type shortfall struct {
+		need int64
+		oom  bool
+	}
+	shortOf := map[Candidate]shortfall{}
 	var tooLongAt Candidate
 	tooLongN := 0
 	for i, r := range rows {
@@ -1230,9 +1236,9 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 		case r.Fits && (!opt.RequireDeviceFit || r.DeviceFit):
 			p.Rows = append(p.Rows, r)
 		case opt.RequireDeviceFit: // judged by what the device needs
-			replayed[fits[i]], replayedNeed[fits[i]], replayedOOM[fits[i]] = r.DevicePeak, r.DevicePeak, r.allocOOM
+			replayed[fits[i]], shortOf[fits[i]] = r.DevicePeak, shortfall{r.DevicePeak, r.allocOOM}
 		default: // the model let it through; the replayed step does not fit
-			replayed[fits[i]], replayedNeed[fits[i]], replayedOOM[fits[i]] = r.PeakMemory, p.GPUMemory-r.Headroom, r.allocOOM
+			replayed[fits[i]], shortOf[fits[i]] = r.PeakMemory, shortfall{p.GPUMemory - r.Headroom, r.allocOOM}
 		}
 	}
 	p.Closest = closestPerStage(cands, p.BestPerStage(), replayed, modelPeak)
@@ -1248,8 +1254,8 @@ func PlanSearch(ctx context.Context, src Source, opt PlanOptions) (*Plan, error)
 			}
 			if p.SmallestPeak < 0 || peak < p.SmallestPeak {
 				p.Smallest, p.SmallestPeak = c, peak
-				if need, ok := replayedNeed[c]; ok {
-					p.SmallestNeed, p.SmallestAllocOOM = need, replayedOOM[c]
+				if sf, ok := shortOf[c]; ok {
+					p.SmallestNeed, p.SmallestAllocOOM = sf.need, sf.oom
 				} else {
 					p.SmallestNeed, p.SmallestAllocOOM = p.modelNeed(c)
 				}
