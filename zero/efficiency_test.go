@@ -465,7 +465,8 @@ func TestSameFP8Family(t *testing.T) {
 // Llama 3 8B row (compiled blocks, 0.621); and the default 0.8 is above every eager bf16 run (README, "How
 // accurate is it?": the default "is at the top of what those runs
 // reached"; two compiled runs, fms-fsdp's A100 column and KempnerForge's
-// one-GPU row, fitted above it).
+// one-GPU row, fitted above it; TestValidationREADMEFits holds that count
+// and that no eager run is above).
 //
 // The table's figures are regression pins of the generated table
 // publishedEfficiencies (zero/published_efficiency.go, written with
@@ -528,22 +529,6 @@ func TestPublishedRange(t *testing.T) {
 		if math.Abs(lo-tc.lo) > tol || math.Abs(hi-tc.hi) > tol || n != tc.n || onGPU != tc.onGPU {
 			t.Errorf("PublishedRange(%q, %q) = %g, %g, %d, %t; want %g, %g, %d, %t", tc.gpu, tc.fp8, lo, hi, n, onGPU, tc.lo, tc.hi, tc.n, tc.onGPU)
 		}
-	}
-	// README ("How accurate is it?"): the default is at the top of what
-	// the eager runs fitted; only compiled runs (torch.compile's fusion,
-	// which the fit absorbs) fitted above it, two of them.
-	above := 0
-	for _, p := range publishedEfficiencies {
-		if p.FP8 != scenarios.FP8None || p.Efficiency <= scenarios.DefaultComputeEfficiency {
-			continue
-		}
-		above++
-		if !p.Compiled {
-			t.Errorf("%s, an eager run, fitted %g, above the default efficiency %g", p.Source, p.Efficiency, scenarios.DefaultComputeEfficiency)
-		}
-	}
-	if above != 2 {
-		t.Errorf("%d published bf16 runs fitted above the default %g; README says two compiled runs do", above, scenarios.DefaultComputeEfficiency)
 	}
 }
 
