@@ -13,7 +13,7 @@ import (
 
 func actOffStep(t *testing.T, stage, n int, overlap bool, host string) (*Result, *scenarios.Scenario) {
 	t.Helper()
-	s, err := scenarios.Load("actoff.yaml", []byte(fmt.Sprintf(`version: 1
+	return loadReplay(t, "actoff.yaml", []byte(fmt.Sprintf(`version: 1
 stack: megatron
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB%s}
 model: {preset: llama3.2-1b, seq_len: 4096}
@@ -21,14 +21,6 @@ parallelism: {dp: 8, zero_stage: %d}
 training: {micro_batch: 2, grad_accum: 2, param_dtype: bf16, recompute: none, activation_offload_layers: %d}
 communication: {overlap: %t}
 `, host, stage, n, overlap)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Replay(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, s
 }
 
 // TestActivationOffloadStep: the offloaded blocks' saved tensors go down
@@ -105,20 +97,13 @@ func TestActivationOffloadDocFigures(t *testing.T) {
 	ns := []int{0, 8, 16, 24, 31}
 	steps := make([]string, len(ns))
 	for i, n := range ns {
-		s, err := scenarios.Load("actoff-doc.yaml", []byte(fmt.Sprintf(`version: 1
+		res, _ := loadReplay(t, "actoff-doc.yaml", []byte(fmt.Sprintf(`version: 1
 stack: megatron
 cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-80GB}
 model: {preset: llama3.1-8b, seq_len: 8192}
 parallelism: {dp: 8, zero_stage: 1}
 training: {micro_batch: 1, grad_accum: 2, param_dtype: bf16, recompute: none, activation_offload_layers: %d}
 `, n)), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Replay(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		steps[i] = fmt.Sprintf("%.3f", res.StepTime.Seconds())
 	}
 	golden.CheckQuotes(t, "../docs/compute-model.md", "TestActivationOffloadDocFigures (Replay of Llama-3.1-8B, micro-batch 1, GA 2, seq 8192, 8 H100, stage 1)",

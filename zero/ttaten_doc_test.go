@@ -7,7 +7,6 @@ import (
 
 	"github.com/zerosim/zerosim/internal/golden"
 	"github.com/zerosim/zerosim/memory"
-	"github.com/zerosim/zerosim/scenarios"
 )
 
 // TestTorchtitanATenNormStacksDoc holds what docs/stacks.md says
@@ -24,14 +23,7 @@ func TestTorchtitanATenNormStacksDoc(t *testing.T) {
 	var act, peak [2]string
 	var step [2]string
 	for i, n := range []string{"fp32", "aten_fused"} {
-		s, err := scenarios.Load("tt.yaml", data, []string{"stack=torchtitan", "training.recompute=none", "training.micro_batch=1", "training.norm_impl=" + n})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Replay(s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, _ := loadReplay(t, "tt.yaml", data, []string{"stack=torchtitan", "training.recompute=none", "training.micro_batch=1", "training.norm_impl=" + n})
 		p, _ := res.Peak()
 		gib := func(b int64) string { return fmt.Sprintf("%.2f", float64(b)/(1<<30)) }
 		act[i], peak[i], step[i] = gib(res.MemoryModel.Component(memory.CompActivations).Peak), gib(p), docDuration(res.StepTime)

@@ -25,8 +25,8 @@ func TestValidationREADMEFits(t *testing.T) {
 		t.Fatalf("no fitted efficiency for %s", source)
 		return 0
 	}
-	// Every bf16 fit above the default is of a compiled run (the README
-	// says so; TestPublishedRange holds the eager ones below it).
+	// Every bf16 fit above the default is of a compiled run: the README
+	// says so, and says how many (below).
 	above := 0
 	for _, p := range publishedEfficiencies {
 		if p.FP8 == scenarios.FP8None && p.Efficiency > scenarios.DefaultComputeEfficiency {
