@@ -28,8 +28,8 @@ type LayerCost struct {
 	// only the ring's kernels, never its communication.
 	RingFwd, RingBwd units.Duration
 	// FwdAttn is the part of Fwd that is the block's core attention (its
-	// attention class, ClassSeconds.Attention); zero outside blocks and
-	// for units with their own time.
+	// attention class, ClassSeconds.Attention), at most Fwd (fwdAttn);
+	// zero outside blocks and for units with their own time.
 	FwdAttn units.Duration
 }
 

@@ -214,7 +214,7 @@ func hookAt(costs []LayerCost, l *memory.Layout) []units.Duration {
 		}
 		if u >= 0 && u < len(costs) && numel[moduleOther] == 0 && numel[moduleQKV] > 0 {
 			c := costs[u]
-			attn := min(c.FwdAttn, c.Fwd)
+			attn := c.FwdAttn // at most c.Fwd (fwdAttn clamps it)
 			rest := c.Fwd - attn
 			total := numel[moduleQKV] + numel[moduleProj] + numel[moduleFC1] + numel[moduleFC2]
 			var before [moduleOther]units.Duration
