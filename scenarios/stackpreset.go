@@ -20,9 +20,8 @@ import (
 // Parallelism (stage, dp, k, cp) stays the user's.
 
 // stackKey is one key a stack preset fills in: its dotted path and YAML
-// value (stackParamDType: param_dtype's name), and the ZeRO stages it
-// applies at (nil: every stage), for a stack whose default depends on the
-// stage.
+// value, and the ZeRO stages it applies at (nil: every stage), for a stack
+// whose default depends on the stage.
 type stackKey struct {
 	path, value string
 	stages      []int
@@ -30,6 +29,14 @@ type stackKey struct {
 	// one unset too: the keys that describe one precision together
 	// (param_dtype with autocast under DDP).
 	unless []string
+	// notWithEP leaves the key unset under expert parallelism
+	// (parallelism.ep > 1): autocast does not go with it
+	// (resolveAutocast: which routed experts a rank casts is not
+	// modelled), so there the precision stays the loader's default.
+	notWithEP bool
+	// valueOf, when set, is the value the file's (or --set's) other keys
+	// make of value; "" leaves the key unset.
+	valueOf func(root *yaml.Node, value string) string
 }
 
 // applies reports whether k fills in its key at ZeRO stage stage (-1: the
@@ -57,20 +64,20 @@ var stackPresets = map[string][]stackKey{
 		// MixedPrecisionPolicy(param_dtype, reduce_dtype) over fp32
 		// parameters; --training.mixed_precision_reduce defaults to
 		// float32 (torchtitan/config_manager.py:389-391).
-		{"communication.boundary", "fsdp2", nil, nil},
-		{"training.shard_dtype", "fp32", nil, nil},
-		{"training.reduce_dtype", "fp32", nil, nil},
+		{path: "communication.boundary", value: "fsdp2"},
+		{path: "training.shard_dtype", value: "fp32"},
+		{path: "training.reduce_dtype", value: "fp32"},
 		// build_optimizers: torch.optim.AdamW with "fused": fused,
 		// "foreach": not fused (torchtitan/optimizer.py:132-138), and
 		// --optimizer.fused a store_true flag, off by default
 		// (config_manager.py:194).
-		{"training.optimizer", "adamw", nil, nil},
-		{"training.optimizer_impl", "foreach", nil, nil},
+		{path: "training.optimizer", value: "adamw"},
+		{path: "training.optimizer_impl", value: "foreach"},
 		// build_optimizers' weight_decay 0.1 (torchtitan/optimizer.py:136).
-		{"training.weight_decay", "0.1", nil, nil},
+		{path: "training.weight_decay", value: "0.1"},
 		// utils.clip_grad_norm_ every step (train.py:311), --training.
 		// max_norm 1.0 (config_manager.py:231-234).
-		{"training.grad_clip", "norm", nil, nil},
+		{path: "training.grad_clip", value: "norm"},
 		// F.scaled_dot_product_attention(xq, xk, xv, is_causal=True)
 		// (torchtitan/models/llama/model.py:209): its flash backend,
 		// FlashAttention-2. Kept with the preset's other 9dec370 keys:
@@ -79,29 +86,29 @@ var stackPresets = map[string][]stackKey{
 		// (2026-06-09) run FlexAttention (attention_kernel: flex)
 		// (docs/stacks.md, "Attention by torchtitan era"; run's attention
 		// line and compare's attention note say which).
-		{"training.attention", "sdpa", nil, nil},
-		{"training.attention_kernel", "fa2", nil, nil},
+		{path: "training.attention", value: "sdpa"},
+		{path: "training.attention_kernel", value: "fa2"},
 		// ptd_checkpoint_wrapper(module, preserve_rng_state=False)
 		// (parallelize_llama.py:234, 272-283): torch's non-reentrant
 		// checkpoint_wrapper, whose early stop zero/computeplan.go cites.
-		{"training.recompute_early_stop", "true", nil, nil},
+		{path: "training.recompute_early_stop", value: "true"},
 		// The op policy's _save_list holds torch.ops.aten.abs.default
 		// (parallelize_llama.py:214-223), from 87e2c09c4 (2024-11-26) to
 		// 88247277c (2025-02-06): under eager torchao float8 it keeps
 		// the 16-bit abs of every tensor the Float8Linears cast
 		// (Training.OpSaveAbs; nothing otherwise).
-		{"training.op_save_abs", "true", nil, nil},
+		{path: "training.op_save_abs", value: "true"},
 		// torchtitan's launcher sets PYTORCH_CUDA_ALLOC_CONF=
 		// "expandable_segments:True" since a5e57e4a9 (pytorch/torchtitan#643,
 		// run_llama_train.sh at 9dec370, run_train.sh at e7c0cae934df).
-		{"memory.expandable_segments", "true", nil, nil},
+		{path: "memory.expandable_segments", value: "true"},
 		// Stage 0 is DDP: torchtitan's apply_ddp calls replicate(model,
 		// device_mesh=dp_mesh, bucket_cap_mb=100)
 		// (torchtitan/models/llama3/infra/parallelize.py:372 at
 		// 238fa9953e4aec2a62582121564273d7cbb1e9f1): 100 MiB buckets.
 		// FSDP2 (stages 2 and 3) reduces one parameter group per
 		// post-backward and has no bucket size.
-		{"communication.bucket_size", "100MiB", []int{0}, nil},
+		{path: "communication.bucket_size", value: "100MiB", stages: []int{0}},
 		// DDP's mixed precision is torch.autocast over the fp32 model:
 		// maybe_enable_amp returns torch.autocast(dtype=
 		// mixed_precision_param) when FSDP is not enabled
@@ -112,8 +119,8 @@ var stackPresets = map[string][]stackKey{
 		// left stage 0 at bf16 parameters beside an fp32 master, 2 B a
 		// parameter more at rest). A file that gives the precision itself
 		// (training.dtype bfloat16 is master_dtype: none) keeps it.
-		{"training.param_dtype", "fp32", []int{0}, ddpPrecisionKeys},
-		{"training.autocast", "bf16", []int{0}, ddpPrecisionKeys},
+		{path: "training.param_dtype", value: "fp32", stages: []int{0}, unless: ddpPrecisionKeys, notWithEP: true},
+		{path: "training.autocast", value: "bf16", stages: []int{0}, unless: ddpPrecisionKeys, notWithEP: true},
 	},
 	// PyTorch FSDP1 under Composer, llm-foundry's trainer, on torch 2.1 or
 	// later (testdata/validation/llm-foundry-mpt-a100-80gb.yaml: the
@@ -123,34 +130,34 @@ var stackPresets = map[string][]stackKey{
 	"llm-foundry": {
 		// composer/trainer/dist_strategy.py at 784f50be: prepare_fsdp_module
 		// wraps each block in torch's FullyShardedDataParallel (FSDP1).
-		{"communication.boundary", "fsdp1", nil, nil},
+		{path: "communication.boundary", value: "fsdp1"},
 		// Composer's FSDPConfig defaults backward_prefetch 'BACKWARD_POST'
 		// and forward_prefetch False (composer/utils/parallelism.py:21,26
 		// at 008dac709c5da87a4d3e425fea6743c992fc5331; setdefault of the
 		// same in dist_strategy.py:131,134 at 784f50be): one block gathered
 		// ahead in forward, none issued early in backward.
-		{"communication.prefetch_depth", "1", nil, nil},
-		{"communication.backward_prefetch_depth", "0", nil, nil},
+		{path: "communication.prefetch_depth", value: "1"},
+		{path: "communication.backward_prefetch_depth", value: "0"},
 		// get_mixed_precision DEFAULT (composer/trainer/mosaic_fsdp.py:85 at
 		// 784f50be): the flat parameter stays in the model's fp32.
-		{"training.shard_dtype", "fp32", nil, nil},
+		{path: "training.shard_dtype", value: "fp32"},
 		// decoupled_adamw (composer/optim/decoupled_weight_decay.py at
 		// 784f50be) with the gradient_clipping algorithm, clipping_type norm
 		// (composer/algorithms/gradient_clipping/gradient_clipping.py at
 		// 784f50be), as the yamls scripts/train/yamls/pretrain/mpt-*.yaml
 		// at 061f2c7c set them.
-		{"training.optimizer_impl", "composer", nil, nil},
-		{"training.grad_clip", "norm", nil, nil},
+		{path: "training.optimizer_impl", value: "composer"},
+		{path: "training.grad_clip", value: "norm"},
 		// FSDP1's FlatParameter: each unit's parameters are views of it.
-		{"training.flat_param_views", "true", nil, nil},
+		{path: "training.flat_param_views", value: "true"},
 		// ComposerMPTCausalLM's loss_fn default 'fused_crossentropy'
 		// (llmfoundry/models/mpt/modeling_mpt.py:723 at 061f2c7c).
-		{"training.cross_entropy", "fused", nil, nil},
+		{path: "training.cross_entropy", value: "fused"},
 		// checkpoint_wrapper with CheckpointImpl.NO_REENTRANT when
 		// activation_checkpointing_reentrant is false
 		// (dist_strategy.py:491-499 at 784f50be), non-reentrant
 		// checkpointing, whose early stop zero/computeplan.go cites.
-		{"training.recompute_early_stop", "true", nil, nil},
+		{path: "training.recompute_early_stop", value: "true"},
 		// Composer keeps the model's outputs (the logits) through the
 		// backward: _train_microbatch assigns self.state.outputs =
 		// self.state.model(self.state.batch) before
@@ -161,9 +168,9 @@ var stackPresets = map[string][]stackKey{
 		// 784f50be; 2286, 2336, 2343 at v0.13.4, d80c37dc; 2403, 2468,
 		// 2475 at v0.16.3, c82da77f; 2927, 2991, 3006 at v0.32.1,
 		// 4bfb5fc4, and at 6405188805a0054b4551ec49e4919c54c971d0e8,
-		// 2026-04-29). The model returns them in param_dtype:
-		// stackParamDType.
-		{"training.keep_logits", stackParamDType, nil, nil},
+		// 2026-04-29). The model returns them in param_dtype: bf16 by
+		// default, the file's 16-bit dtype by logitsDType.
+		{path: "training.keep_logits", value: "bf16", valueOf: logitsDType},
 	},
 	// PyTorch FSDP1 as IBM's fms-fsdp runs it
 	// (testdata/validation/fms-fsdp-llama2-a100.yaml). Files are
@@ -178,40 +185,40 @@ var stackPresets = map[string][]stackKey{
 		// unit ahead in forward); limit_all_gathers' rate limiter allows
 		// two all-gathers in flight (DefaultPrefetchDepth and
 		// DefaultMaxInflightAllGathers cite torch's lines).
-		{"communication.boundary", "fsdp1", nil, nil},
-		{"communication.prefetch_depth", "1", nil, nil},
-		{"communication.backward_prefetch_depth", "1", nil, nil},
-		{"communication.max_inflight_allgathers", "2", nil, nil},
+		{path: "communication.boundary", value: "fsdp1"},
+		{path: "communication.prefetch_depth", value: "1"},
+		{path: "communication.backward_prefetch_depth", value: "1"},
+		{path: "communication.max_inflight_allgathers", value: "2"},
 		// The model is built in fp32 (main_training.py:58-64) and
 		// get_policies picks bfSixteen (fms_fsdp/utils/train_utils.py:172;
 		// fms_fsdp/policies/mixed_precision.py:11-15): the flat parameter
 		// stays fp32, gathered in bf16.
-		{"training.shard_dtype", "fp32", nil, nil},
+		{path: "training.shard_dtype", value: "fp32"},
 		// optim.AdamW(..., betas=(0.9, 0.95), weight_decay=0.1) with no
 		// foreach or fused argument (main_training.py:118-120; the same
 		// in main_training_llama.py at 5a296afe42f9, the latest read):
 		// torch's foreach implementation on CUDA, weight decay 0.1 on
 		// every run.
-		{"training.optimizer", "adamw", nil, nil},
-		{"training.optimizer_impl", "foreach", nil, nil},
-		{"training.weight_decay", "0.1", nil, nil},
+		{path: "training.optimizer", value: "adamw"},
+		{path: "training.optimizer_impl", value: "foreach"},
+		{path: "training.weight_decay", value: "0.1"},
 		// model.clip_grad_norm_(cfg.grad_clip_thresh) every step
 		// (fms_fsdp/utils/train_utils.py:73; grad_clip_thresh 1.0,
 		// fms_fsdp/config/training.py:32).
-		{"training.grad_clip", "norm", nil, nil},
-		{"training.flat_param_views", "true", nil, nil},
+		{path: "training.grad_clip", value: "norm"},
+		{path: "training.flat_param_views", value: "true"},
 		// README.md:5: "SDPA implementation of Flash attention v2" (ibm-fms'
 		// MultiHeadAttention calls F.scaled_dot_product_attention, whose
 		// flash backend is FlashAttention-2).
-		{"training.attention", "sdpa", nil, nil},
-		{"training.attention_kernel", "fa2", nil, nil},
+		{path: "training.attention", value: "sdpa"},
+		{path: "training.attention_kernel", value: "fa2"},
 		// ibm-fms v0.0.3's RotaryEmbedding.adjusted_qk (fms/modules/
 		// positions.py at 47bc1850; fms_fsdp/requirements.txt asks for
 		// ibm-fms>=0.0.3): the template says more.
-		{"training.rope_impl", "rotation", nil, nil},
+		{path: "training.rope_impl", value: "rotation"},
 		// fms_fsdp/policies/ac_handler.py:11-14: checkpoint_wrapper with
 		// CheckpointImpl.NO_REENTRANT.
-		{"training.recompute_early_stop", "true", nil, nil},
+		{path: "training.recompute_early_stop", value: "true"},
 	},
 	// DeepSpeed's ZeRO-3 engine as FlagPerf ran it
 	// (testdata/validation/flagperf-llama2-7b-deepspeed-a800.yaml): the
@@ -222,26 +229,26 @@ var stackPresets = map[string][]stackKey{
 	// run's own ds_config.json with DeepSpeed's defaults for what it leaves
 	// out (deepspeed.go).
 	"deepspeed": {
-		{"communication.boundary", "deepspeed", nil, nil},
+		{path: "communication.boundary", value: "deepspeed"},
 		// reduce_bucket_size 1e7 elements (ds_config.json:26), 2e7 bytes of
 		// bf16 gradients. DeepSpeed's own default is 5e8 elements
 		// (DeepSpeedZeroConfig.reduce_bucket_size, deepspeed/runtime/zero/
 		// config.py:113 at edaa7221267243c7be7fb49c5d5f5c4fb97b4641): 1 GB
 		// of bf16 gradients.
-		{"communication.bucket_size", "20MB", nil, nil},
+		{path: "communication.bucket_size", value: "20MB"},
 		// stage3_prefetch_bucket_size 1e7 elements (ds_config.json:22;
 		// DeepSpeed's default 5e7, zero/config.py:215 at edaa7221): at
 		// least the next parameter, a whole block here (the template
 		// says why one unit ahead is the nearest depth).
-		{"communication.prefetch_depth", "1", nil, nil},
+		{path: "communication.prefetch_depth", value: "1"},
 		// optimizer AdamW (ds_config.json:6-17), which DeepSpeed builds as
 		// FusedAdam with adam_w_mode (engine.py _configure_basic_optimizer,
 		// 2085-2135 at edaa7221); gradient_clipping 1.0
 		// (ds_config.json:31), DeepSpeed's default too (runtime/
 		// constants.py:261 GRADIENT_CLIPPING_DEFAULT at edaa7221 is 1.0).
-		{"training.optimizer", "adamw", nil, nil},
-		{"training.optimizer_impl", "fused", nil, nil},
-		{"training.grad_clip", "norm", nil, nil},
+		{path: "training.optimizer", value: "adamw"},
+		{path: "training.optimizer_impl", value: "fused"},
+		{path: "training.grad_clip", value: "norm"},
 		// zero_optimization.overlap_comm defaults to true at stage 3
 		// only (DeepSpeedZeroConfig.overlap_comm_valid, "self.overlap_comm
 		// = self.stage == ZeroStageEnum.weights", deepspeed/runtime/zero/
@@ -250,14 +257,14 @@ var stackPresets = map[string][]stackKey{
 		// (engine.py allreduce_gradients): what `zerosim import deepspeed`
 		// writes (deepspeed.go). qa27 M1: the preset left zerosim's
 		// overlap on at stages 0-2.
-		{"communication.overlap", "false", []int{0, 1, 2}, nil},
+		{path: "communication.overlap", value: "false", stages: []int{0, 1, 2}},
 	},
 	// Megatron-LM's DDP and distributed optimizer with its defaults
 	// (NVIDIA/Megatron-LM core_v0.12.0, d580efc6: docs/stacks.md).
 	"megatron": {
-		{"communication.padding", "megatron", nil, nil},
-		{"communication.overlap", "false", nil, nil},
-		{"training.reduce_dtype", "fp32", nil, nil},
+		{path: "communication.padding", value: "megatron"},
+		{path: "communication.overlap", value: "false"},
+		{path: "training.reduce_dtype", value: "fp32"},
 		// --optimizer adam is Transformer Engine's (or Apex's) FusedAdam
 		// with its default adam_w_mode=True, decoupled weight decay, at
 		// --weight-decay 0.01, and --clip-grad 1.0 clips the global norm
@@ -266,13 +273,14 @@ var stackPresets = map[string][]stackKey{
 		// megatron` writes (readOptimizer). qa20 L6: the preset left
 		// zerosim's adam with weight decay 0, so verify checked another
 		// optimizer than Megatron's.
-		{"training.optimizer", "adamw", nil, nil},
-		{"training.weight_decay", "0.01", nil, nil},
-		{"training.grad_clip", "norm", nil, nil},
+		{path: "training.optimizer", value: "adamw"},
+		{path: "training.weight_decay", value: "0.01"},
+		{path: "training.grad_clip", value: "norm"},
 		// --transformer-impl transformer_engine and --attention-backend
 		// auto by default (megatron/training/arguments.py at d580efc6):
-		// Transformer Engine's choice (zero.RunsAs).
-		{"training.attention_kernel", "te", nil, nil},
+		// Transformer Engine's choice (zero.RunsAs); under
+		// transformer_impl: local, local's kernel (localAttentionOr).
+		{path: "training.attention_kernel", value: "te", valueOf: localAttentionOr},
 	},
 }
 
@@ -325,25 +333,15 @@ func (l *loader) applyStack(root *yaml.Node) error {
 			given[p] = hasPath(root, p)
 		}
 	}
-	// Expert parallelism does not go with autocast (resolveAutocast: which
-	// routed experts a rank casts is not modelled): there the precision
-	// stays the loader's default.
 	ep := presetInt(root, "parallelism", "ep")
 	for _, k := range keys {
-		if given[k.path] || !k.applies(stage) || slices.ContainsFunc(k.unless, func(p string) bool { return given[p] }) || k.unless != nil && ep > 1 {
+		if given[k.path] || !k.applies(stage) || slices.ContainsFunc(k.unless, func(p string) bool { return given[p] }) || k.notWithEP && ep > 1 {
 			continue
 		}
 		value := k.value
-		if value == stackParamDType {
-			if value = presetParamDType(root); value == "" {
+		if k.valueOf != nil {
+			if value = k.valueOf(root, value); value == "" {
 				continue
-			}
-		}
-		if k.path == "training.attention_kernel" && v.Value == "megatron" {
-			// transformer_impl: local never runs Transformer Engine's
-			// attention (resolveTransformerImpl notes what it runs).
-			if lk, ok := presetLocalAttention(root); ok {
-				value = string(lk)
 			}
 		}
 		if err := l.applySet(root, k.path+"="+value); err != nil {
@@ -362,13 +360,24 @@ func (l *loader) applyStack(root *yaml.Node) error {
 var ddpPrecisionKeys = []string{"training.param_dtype", "training.autocast", "training.master_dtype", "training.fp8",
 	"model.groups", "training.norm_impl", "training.liger"}
 
-// stackParamDType is a preset value that stands for the 16-bit
-// training.param_dtype's name (the dtype the model returns its logits in):
-// presetParamDType.
-const stackParamDType = "\x00param_dtype"
+// logitsDType is the stackKey.valueOf of training.keep_logits: the
+// dtype the model returns its logits in, presetParamDType (value, the
+// default param_dtype's bf16, aside).
+func logitsDType(root *yaml.Node, _ string) string { return presetParamDType(root) }
 
-// presetParamDType is the file's (or --set's) training.param_dtype for a
-// stackParamDType value, bf16 when unset (the loader's default), or
+// localAttentionOr is the stackKey.valueOf of megatron's
+// training.attention_kernel: under transformer_impl: local, which never
+// runs Transformer Engine's attention (resolveTransformerImpl notes what
+// it runs), presetLocalAttention's kernel; value otherwise.
+func localAttentionOr(root *yaml.Node, value string) string {
+	if k, ok := presetLocalAttention(root); ok {
+		return string(k)
+	}
+	return value
+}
+
+// presetParamDType is the file's (or --set's) training.param_dtype for
+// logitsDType, bf16 when unset (the loader's default), or
 // training.autocast's bf16 or fp16 over fp32 parameters (the dtype the
 // model returns its logits in: Training.LogitsDType); "" for fp32 without
 // autocast or a value the loader refuses, where the preset leaves the key

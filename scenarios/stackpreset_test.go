@@ -38,11 +38,7 @@ func TestStackPresets(t *testing.T) {
 			if !k.applies(3) {
 				continue // stackYAML is at stage 3 (TestStackPresetStages)
 			}
-			v := k.value
-			if v == stackParamDType {
-				v = string(BF16) // stackYAML's param_dtype, the default
-			}
-			sets = append(sets, k.path+"="+v)
+			sets = append(sets, k.path+"="+k.value) // stackYAML's param_dtype is the default bf16
 		}
 		want, err := Load("s.yaml", []byte(stackYAML), sets)
 		if err != nil {
