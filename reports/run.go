@@ -2,7 +2,6 @@ package reports
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -78,30 +77,23 @@ func NewRun(s *scenarios.Scenario, r *zero.Result, at func(stage int) *scenarios
 	return &Run{Scenario: s, Result: r, Stages: st}, nil
 }
 
-// runStages is memory.Stages of s for the memory plot, without another
-// stage whose groups s's bucket size cuts into more than memory.MaxBuckets
-// buckets: stage 3 lays out a bucket per unit whatever the size, so a
-// ZeRO-3 step that validates and replays may have a bucket size stages
-// 0–2 cannot lay out (default example at stage 3 with 30KB buckets: run
-// refused the replayed step, "default: communication.bucket_size 30000 B
-// cuts group \"dense\" …", and validate said ok). The plot leaves that
-// stage's bar out.
+// runStages is memory.EstimateStages of s at stages 0–3 for the memory
+// plot, without another stage that has no figures (NotLaidOut): one the
+// stack does not run (qauser32 L10), one the stack refuses, or one whose
+// groups s's bucket size cuts into more than memory.MaxBuckets buckets.
+// Stage 3 lays out a bucket per unit whatever the size, so a ZeRO-3 step
+// that validates and replays may have a bucket size stages 0–2 cannot lay
+// out (default example at stage 3 with 30KB buckets: run refused the
+// replayed step, "default: communication.bucket_size 30000 B cuts group
+// \"dense\" …", and validate said ok). The plot leaves that stage's bar
+// out.
 func runStages(s *scenarios.Scenario, at func(int) *scenarios.Scenario) ([]*memory.Report, error) {
-	var out []*memory.Report
-	for st := 0; st <= 3; st++ {
-		if memory.StackRefusal(s, st) != nil {
-			continue // a stage the stack does not run (qauser32 L10)
-		}
-		r, err := memory.Analyze(memory.AtStage(s, st, at), memory.Options{Reserve: memory.ReserveNone})
-		if st != s.Parallelism.Stage && (errors.As(err, new(*memory.TooManyBucketsError)) || errors.As(err, new(*memory.StageRefusedError))) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	noReason := func(int, error) string { return "" } // the bar is left out, with no note
+	rs, err := memory.EstimateStages(s, []int{0, 1, 2, 3}, []memory.Estimator{memory.EstimatorZerosim}, memory.Options{Reserve: memory.ReserveNone}, noReason, at)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return slices.DeleteFunc(rs, func(r *memory.Report) bool { return r.NotLaidOut }), nil
 }
 
 // runTableRows is the cap on per-rank rows: above it the time table shows
