@@ -840,10 +840,22 @@ func windowText(s *scenarios.Scenario) string {
 	return fmt.Sprintf("; %d of %d blocks attend %s, %s", n, s.Model.BlockCount(), what, how)
 }
 
+// attentionFindingShare and attentionFindingGain are when attentionFinding
+// names a faster attention kernel: attention at least attentionFindingShare
+// (a tenth) of a rank's compute, and the other kernel's rate at least
+// attentionFindingGain (a quarter more) times the current one. Both are
+// display choices (fef8250a, which added the finding), not published or
+// measured figures: below them the finding is left out as not worth a line.
+const (
+	attentionFindingShare = 0.1
+	attentionFindingGain  = 1.25
+)
+
 // attentionFinding says how much of a rank's compute attention takes, when
 // it is a tenth or more and another kernel that runs on this GPU reaches a
 // rate at least a quarter higher by its published default
-// (zero.AttentionEfficiency; docs/compute-model.md): which, and how much
+// (attentionFindingShare, attentionFindingGain;
+// zero.AttentionEfficiency; docs/compute-model.md): which, and how much
 // compute a step that would save in the model (attention's time scales
 // with the inverse of its rate). "" otherwise, and when the scenario sets
 // its own attention efficiency.
@@ -866,7 +878,7 @@ func attentionFinding(s *scenarios.Scenario) string {
 		return ""
 	}
 	cls, err := zero.ComputeClasses(s)
-	if err != nil || !cls.Separate || cls.Total() <= 0 || cls.Attention < 0.1*cls.Total() {
+	if err != nil || !cls.Separate || cls.Total() <= 0 || cls.Attention < attentionFindingShare*cls.Total() {
 		return ""
 	}
 	gpu, cur := s.Cluster.GPU, zero.AttentionEfficiencyOf(s)
@@ -892,10 +904,10 @@ func attentionFinding(s *scenarios.Scenario) string {
 		}
 	}
 	fa3 := ""
-	if e := rate(scenarios.KernelFA3); !local && sdpa && e > bestEff && e >= 1.25*cur && t.AttentionKernel != scenarios.KernelFA3 {
+	if e := rate(scenarios.KernelFA3); !local && sdpa && e > bestEff && e >= attentionFindingGain*cur && t.AttentionKernel != scenarios.KernelFA3 {
 		fa3 = fmt.Sprintf(" fa3 reaches %s where a model calls FlashAttention-3 directly, not through SDPA.", fmtEff(e))
 	}
-	if best == "" || bestEff < 1.25*cur {
+	if best == "" || bestEff < attentionFindingGain*cur {
 		if fa3 == "" {
 			return ""
 		}
