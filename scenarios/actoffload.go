@@ -34,12 +34,7 @@ func (l *loader) resolveActivationOffload(s *Scenario) *Error {
 	if n == 0 {
 		return nil
 	}
-	var blocks int64
-	for _, ly := range s.Model.LayerList {
-		if ly.Block {
-			blocks++
-		}
-	}
+	blocks := int64(s.Model.BlockCount())
 	switch {
 	case n < 0:
 		return l.errPath(key, fmt.Sprintf("activation_offload_layers=%d is out of range (use 0 for none, or 1 to the block count − 1)", n))
