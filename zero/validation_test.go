@@ -46,6 +46,12 @@ type validationSource struct {
 	// "power limited" B200, at 750 W), so the fit measures the
 	// cap as much as the stack. Empty: the fit is quoted.
 	OutsideRange string `json:"outside_range"`
+	// ActiveAllocated says why the source's active peaks (active_gib) are
+	// compared with zerosim's allocated peak: a setup where the two are
+	// one figure and memory simulates no caching allocator (it does for
+	// FSDP1 and FSDP2 at stage 3). Empty: a published active peak must
+	// meet a simulated one; given, it must not.
+	ActiveAllocated string `json:"active_allocated"`
 	// MemoryOnly says why the source's throughput is no evidence (a
 	// host-side step time, an unnamed GPU): its rows still calibrate the
 	// replay, and their predicted throughput is shown, but none is in the
@@ -1603,10 +1609,22 @@ func runValidation(t *testing.T, name string, src validationSource, tmpl []byte,
 			c.memoryErr = c.peakGiB/r.MemoryGiB - 1
 		}
 		c.activeGiB = c.allocGiB
-		if m := res.MemoryModel; m != nil && m.AllocSim != nil && m.AllocSim.OOM == nil {
+		m := res.MemoryModel
+		simulated := m != nil && m.AllocSim != nil && m.AllocSim.OOM == nil
+		if simulated {
 			c.activeGiB = float64(m.AllocSim.PeakActive) / float64(units.GiB)
 		}
 		if r.ActiveGiB > 0 {
+			// A published active peak (active_bytes.all.peak) is the
+			// simulated allocator's to match; the allocated peak only
+			// where the source states why it is the same figure
+			// (active_allocated).
+			switch {
+			case !simulated && src.ActiveAllocated == "":
+				t.Errorf("%s row %d (%s): publishes an active peak (active_gib) but the replay has no simulated active peak (no allocator simulation, or one out of memory), and the source gives no active_allocated: it would be compared with the allocated peak", name, i, r.name())
+			case simulated && src.ActiveAllocated != "":
+				t.Errorf("%s row %d (%s): active_allocated says the active peak is compared with the allocated one, but the replay simulates the allocator's active peak: drop active_allocated", name, i, r.name())
+			}
 			c.activeErr = c.activeGiB/r.ActiveGiB - 1
 		}
 		c.restGiB = float64(res.MemoryModel.AtRest) / float64(units.GiB)
