@@ -15,8 +15,7 @@ import (
 // as TestValidation writes docs/validation.md).
 func TestDLRoverDocFigures(t *testing.T) {
 	const name = "dlrover-atorch-fsdp-llama2-7b"
-	src, tmpl := loadValidation(t, "../testdata/validation/"+name)
-	cases, _ := runValidation(t, name, src, tmpl, validationVariant{})
+	cases, _, _ := replayValidation(t, name)
 	if len(cases) != 4 {
 		t.Fatalf("%d rows, want the README's 4 (8, 16, 32 and 64 GPUs)", len(cases))
 	}

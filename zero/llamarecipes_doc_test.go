@@ -18,22 +18,21 @@ import (
 // (the rate limiter off) and with the limiter's two in flight.
 func TestLlamaRecipesLimiterDocFigures(t *testing.T) {
 	const name = "llamarecipes-llama2-13b-a100-40gb"
-	src, tmpl := loadValidation(t, "../testdata/validation/"+name)
+	cases, src, tmpl := replayValidation(t, name)
 	const off = "limit_all_gathers: false"
 	if !bytes.Contains(tmpl, []byte(off)) {
 		t.Fatalf("%s.yaml no longer says %q: reword the docs' account of the rate limiter", name, off)
 	}
-	on := bytes.Replace(tmpl, []byte(off), []byte("limit_all_gathers: true"), 1)
-	figure := func(tmpl []byte) (gib, pct string) {
+	figure := func(cases []validationCase) (gib, pct string) {
 		t.Helper()
-		cases, _ := runValidation(t, name, src, tmpl, validationVariant{})
 		if len(cases) != 1 || math.IsNaN(cases[0].memoryErr) {
 			t.Fatalf("%s: want one row with a memory error, got %d", name, len(cases))
 		}
 		c := cases[0]
 		return fmt.Sprintf("%.1f", c.peakGiB), strings.Replace(fmt.Sprintf("%+.1f %%", 100*c.memoryErr), "-", "−", 1)
 	}
-	poolGiB, poolPct := figure(tmpl)
+	poolGiB, poolPct := figure(cases)
+	on, _ := runValidation(t, name, src, bytes.Replace(tmpl, []byte(off), []byte("limit_all_gathers: true"), 1), validationVariant{})
 	limGiB, limPct := figure(on)
 	from := "TestLlamaRecipesLimiterDocFigures (runValidation of " + name + ")"
 	golden.CheckQuotes(t, "../docs/memory-model.md", from,

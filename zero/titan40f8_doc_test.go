@@ -24,8 +24,7 @@ import (
 // and not held.
 func TestTorchtitan40f8fd007DocFigures(t *testing.T) {
 	const name = "torchtitan-llama3-8b-a100"
-	src, tmpl := loadValidation(t, "../testdata/validation/"+name)
-	cases, _ := runValidation(t, name, src, tmpl, validationVariant{})
+	cases, src, tmpl := replayValidation(t, name)
 	if len(cases) != 2 || cases[0].row.OptimizerImpl != "foreach" || cases[1].row.OptimizerImpl != "fused" {
 		t.Fatalf("%d rows; want foreach then fused", len(cases))
 	}

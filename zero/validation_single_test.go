@@ -15,8 +15,7 @@ import (
 // scenarios.Scenario.GradsFreedEachStep) misses the band on both rows.
 func TestValidationSingleDevice(t *testing.T) {
 	const name = "torchtune-llama3.2-3b-a100"
-	src, tmpl := loadValidation(t, "../testdata/validation/"+name)
-	cases, _ := runValidation(t, name, src, tmpl, validationVariant{})
+	cases, _, _ := replayValidation(t, name)
 	if len(cases) != 2 {
 		t.Fatalf("%d rows, want the table's 2", len(cases))
 	}

@@ -828,6 +828,17 @@ func mpt13bMissReason(c validationCase, v validationResults) string {
 // (s² per sequence) is costed right relative to the matmuls.
 const seqSpreadSource = "llm-foundry-mpt-a100-40gb-seq"
 
+// replayValidation loads the suite's source name from
+// ../testdata/validation (loadValidation) and replays it as TestValidation
+// does (runValidation, no variant): what the tests that hold a document's
+// figures to the validation's own replay share.
+func replayValidation(t *testing.T, name string) ([]validationCase, validationSource, []byte) {
+	t.Helper()
+	src, tmpl := loadValidation(t, "../testdata/validation/"+name)
+	cases, _ := runValidation(t, name, src, tmpl, validationVariant{})
+	return cases, src, tmpl
+}
+
 // loadValidation loads a source and its template.
 func loadValidation(t *testing.T, base string) (validationSource, []byte) {
 	t.Helper()
