@@ -702,6 +702,15 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 			case st.fsdp2:
 				st.free("unsharded", u)
 			default:
+				if in, last := fsdp1RootFlat(st.s, r); last >= 0 && u == last && e.Phase == PhaseBackward {
+					// FSDP1's root flat parameter, resharded as one
+					// (rootflat.go): every root unit's.
+					for v, ok := range in {
+						if ok && v != u {
+							st.reshardFSDP1(v)
+						}
+					}
+				}
 				st.reshardFSDP1(u)
 			}
 		case CompActivations:
@@ -800,6 +809,24 @@ func (st *simState) microStep(step int, first, last bool, params []simUnit) {
 				st.alloc("tiedgrad", -1, StreamCompute, e.Delta)
 			case e.Op == OpTiedGrad:
 				st.free("tiedgrad", -1)
+			case e.Op == OpRootCat && e.Delta > 0:
+				// FSDP1's root cat (rootflat.go), on the compute stream.
+				st.alloc("rootcat", u, StreamCompute, e.Delta)
+			case e.Op == OpRootViews:
+				// The root views' gradients go; the cat is the unit's
+				// gradient from now on, which its reduce-scatter takes.
+				in, _ := fsdp1RootFlat(st.s, r)
+				for v, ok := range in {
+					if ok {
+						st.free("grad", v)
+					}
+				}
+				t, g := st.tensors(key("rootcat", u)), st.tensors(key("grad", u))
+				g.hs, g.sizes = append(g.hs, t.hs...), append(g.sizes, t.sizes...)
+				t.hs, t.sizes = t.hs[:0], t.sizes[:0]
+			case e.Op == OpRootCat:
+				// Under no_sync: added into the held gradient, freed.
+				st.free("grad", u)
 			case st.lossHeld(e):
 				// The chunked loss's lm_head gradient, summed over the
 				// chunks before the last in reduce_dtype (UnitInfo.

@@ -147,6 +147,14 @@ const (
 	// embedding unit's backward compute ends, where autograd sums it
 	// with the embedding's own gradient.
 	OpTiedGrad Op = "tied head gradient"
+	// OpRootCat and OpRootViews are FSDP1's root FlatParameter's split
+	// backward (rootflat.go): the cat of every root view's gradient,
+	// allocated as the last root unit's backward compute ends (and under
+	// no_sync freed there too, added into the held gradient), and the free
+	// of the views' gradients, every root unit's, right after it. Both are
+	// applied when that unit's backward compute ends.
+	OpRootCat   Op = "root flat-parameter gradient cat"
+	OpRootViews Op = "root flat-parameter view gradients"
 	// OpActOffload and OpActReload are activation CPU offloading's
 	// (actoffload.go): the free of an offloaded block's saved tensors,
 	// applied as the forward compute of its ActOffload.Release unit
@@ -1066,6 +1074,13 @@ func (m *model) buildEvents() {
 	// forward, released and reduced as one after the lead's backward.
 	r.root, r.rootLead = fsdp2RootGroup(m.s, r)
 	root, lead, inRoot := r.root, r.rootLead, r.inRoot
+	// FSDP1's root FlatParameter (rootflat.go): one flat parameter, whose
+	// post-backward hook (on its AccumulateGrad, after the split
+	// backward's cat at the last root unit) reshards it: every root unit's
+	// unsharded parameters stay to that unit's backward end.
+	flatRoot, flatLast := fsdp1RootFlat(m.s, r)
+	flatCat := rootCatBytes(r, flatRoot)
+	inFlatRoot := func(u int) bool { return u >= 0 && u < len(flatRoot) && flatRoot[u] }
 	// The whole KV cache (training.hf_use_cache), freed as the head's
 	// forward returns (the last unit's where no unit derives the head).
 	kvHead := headUnit(m.s)
@@ -1139,6 +1154,27 @@ func (m *model) buildEvents() {
 		if m.fsdpStage2 && gathered[u] {
 			gathered[u] = false
 			m.ev(ph, u, OpRelease, CompGathered, -units[u].Gather)
+			return
+		}
+		if r.Stage == 3 && ph == PhaseBackward && inFlatRoot(u) {
+			// FSDP1's root: resharded as one after its last unit's
+			// backward (_post_backward_reshard in the flat parameter's
+			// post-backward hook; FULL_SHARD frees in backward,
+			// _should_free_in_backward, torch/distributed/fsdp/
+			// _runtime_utils.py at pytorch/pytorch
+			// 00ae0bc91ac2c1718d1baa193d9d299e2b82776c).
+			if u != flatLast {
+				return
+			}
+			var g int64
+			for w, ok := range flatRoot {
+				if ok && gathered[w] {
+					gathered[w] = false
+					g = c.Add(g, units[w].Gather)
+					m.ev(ph, u, OpRelease, CompFP8, -m.fp8Unit[w])
+				}
+			}
+			m.ev(ph, u, OpRelease, CompGathered, -g)
 			return
 		}
 		if r.Stage == 3 && gathered[u] {
@@ -1373,9 +1409,20 @@ func (m *model) buildEvents() {
 	// the group's lead (the other root units reduce nothing of their own).
 	// Under no_sync the gradient reduced is the held one, into which the
 	// unit's backward added its own: the reduce-scatter frees that.
+	// FSDP1's root FlatParameter (rootflat.go): its units' gradients wait
+	// for the last root unit's backward, whose split backward cats them
+	// into one root-sized gradient; that, not the views, is what a
+	// reduce-scatter takes outside no_sync: the last root unit's takes
+	// the cat, the others' take nothing of their own.
 	unreduced := func(w int) int64 {
 		if units[w].HeldGrad > 0 {
 			return units[w].HeldGrad
+		}
+		if inFlatRoot(w) {
+			if w == flatLast {
+				return flatCat
+			}
+			return 0
 		}
 		if units[w].LossHeldGrad > 0 {
 			return units[w].LossHeldGrad
@@ -1453,6 +1500,9 @@ func (m *model) buildEvents() {
 	if tied > 0 {
 		m.notes[componentIndex(CompGrads)] += "; in backward also the tied output projection's weight gradient, which autograd holds from the head's backward to the embedding's"
 	}
+	if flatLast >= 0 {
+		m.notes[componentIndex(CompGrads)] += "; in backward also FSDP1's root flat parameter's view gradients, which autograd holds to its split backward at the embedding's, and that backward's cat of them"
+	}
 	for u := L - 1; u >= 0; u-- {
 		for v := u; v >= u-m.prefetchBwd; v-- {
 			gather(PhaseBackward, v)
@@ -1482,8 +1532,9 @@ func (m *model) buildEvents() {
 		}
 		if !headGrad {
 			m.ev(PhaseBackward, u, OpCompute, CompGrads, units[u].Grad)
-			if units[u].HeldGrad > 0 {
-				// Added into the held gradient as the backward ends.
+			if units[u].HeldGrad > 0 && !inFlatRoot(u) {
+				// Added into the held gradient as the backward ends
+				// (FSDP1's root views' wait for the root's cat below).
 				m.ev(PhaseBackward, u, OpCompute, CompGrads, -units[u].Grad)
 			}
 		}
@@ -1512,7 +1563,7 @@ func (m *model) buildEvents() {
 				m.ev(PhaseBackward, u, OpTiedGrad, CompGrads, tied)
 			}
 			m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, units[u].OneGraphGrad)
-			if units[u].HeldGrad > 0 || units[u].LossHeldGrad > 0 {
+			if units[u].HeldGrad > 0 && !inFlatRoot(u) || units[u].LossHeldGrad > 0 {
 				m.ev(PhaseBackward, u, OpHeadGrad, CompGrads, -units[u].Grad)
 			}
 			m.ev(PhaseBackward, u, OpHeadGrad, CompActivations, -mm)
@@ -1533,6 +1584,24 @@ func (m *model) buildEvents() {
 			// Summed with the embedding's gradient, beside the unit's
 			// own (+Grad(u) above), as its backward ends.
 			m.ev(PhaseBackward, u, OpTiedGrad, CompGrads, -tied)
+		}
+		if u == flatLast {
+			// FSDP1's root split backward: every root view's gradient
+			// is in (a tied head's summed into the embedding's view
+			// above), the cat allocates the root's, the views go; the
+			// cat is the gradient the unit's reduce-scatter takes, or
+			// under no_sync is added into the held one and goes.
+			m.ev(PhaseBackward, u, OpRootCat, CompGrads, flatCat)
+			var views int64
+			for w, ok := range flatRoot {
+				if ok {
+					views = c.Add(views, units[w].Grad)
+				}
+			}
+			m.ev(PhaseBackward, u, OpRootViews, CompGrads, -views)
+			if units[u].HeldGrad > 0 {
+				m.ev(PhaseBackward, u, OpRootCat, CompGrads, -flatCat)
+			}
 		}
 		m.ev(PhaseBackward, u, OpCompute, CompRing, -units[u].RingBackward)
 		// Each linear's backward node releases its saved weight view.

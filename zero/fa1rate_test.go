@@ -241,8 +241,11 @@ training:
 // every block (memory's unpadSync), so FSDP1's deferred frees complete
 // there even without a rate limiter. MosaicGPT-1B at 4,096 tokens,
 // micro-batch 8, GA 32, on 8 A100-40GB (a row of 22d724c8's table, which ran):
-// the simulated caching allocator runs out of room for the 6.13 GiB fp32
-// loss input when the frees stay pending, and not with the block's sync.
+// the simulated caching allocator runs short of room for the 6.13 GiB fp32
+// loss input when the frees stay pending (since FSDP1's root holds its view
+// gradients and parameters to the embedding's backward, memory/rootflat.go,
+// it releases its cache and retries every step where it ran out before),
+// and not with the block's sync.
 func TestUnpadHostSync(t *testing.T) {
 	tmpl, err := os.ReadFile("../testdata/validation/mosaicml-examples-gpt-a100-40gb-22d724c8.yaml")
 	if err != nil {
@@ -250,7 +253,7 @@ func TestUnpadHostSync(t *testing.T) {
 	}
 	row := []string{"parallelism.dp=8", "training.micro_batch=8", "training.grad_accum=32", "model.hidden=2048", "model.layers=24",
 		"model.heads=16", "model.seq_len=4096", "training.recompute=full"}
-	oom := func(sets ...string) bool {
+	short := func(sets ...string) (oom bool, retries int) {
 		s, err := scenarios.Load("t.yaml", tmpl, append(row, sets...))
 		if err != nil {
 			t.Fatal(err)
@@ -259,12 +262,12 @@ func TestUnpadHostSync(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r.AllocatorOOM() != nil
+		return r.AllocatorOOM() != nil, r.AllocRetries()
 	}
-	if oom() {
-		t.Error("with attention_unpad's per-block sync: the simulated allocator runs out of memory, want it to fit (the row ran)")
+	if oom, retries := short(); oom || retries > 0 {
+		t.Errorf("with attention_unpad's per-block sync: the simulated allocator runs out of memory (%v) or retries %d times a step, want it to fit without (the row ran)", oom, retries)
 	}
-	if !oom("training.attention_unpad=false") {
-		t.Error("without the sync: the row fits; the test no longer shows what the sync releases")
+	if oom, retries := short("training.attention_unpad=false"); !oom && retries == 0 {
+		t.Error("without the sync: the row fits without releasing the cache; the test no longer shows what the sync releases")
 	}
 }

@@ -216,6 +216,11 @@ func bindMemory(sc *Schedule, rep *memory.Report) ([]memEvent, []string, []int64
 			// head's backward end to the embedding's (memory's
 			// tiedHeadGrad).
 			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
+		case ev.Op == memory.OpRootCat || ev.Op == memory.OpRootViews:
+			// FSDP1's root flat parameter's split backward: the cat of
+			// its views' gradients and their free, as the last root
+			// unit's backward ends (memory's rootflat.go).
+			task, atEnd = find(Backward, PhaseCompute, ev.Unit), true
 		case ev.Op == memory.OpRebind:
 			// The previous step's kept logits, freed as the head's
 			// forward returns the new ones, before the loss's tensors

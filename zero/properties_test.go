@@ -358,9 +358,11 @@ func init() {
 		// block each request finds moves with the sizes (MPT's 70B
 		// under llm-foundry's FSDP1).
 		{"llm-foundry-mpt-a100-80gb-70b", "training.dropout", "0", "0.1"},
-		// MosaicGPT under Composer 0.12.1 (fp32 parameters gathered in
-		// fp32, autocast): 7b on 8 A100-40GB, its table's first row.
-		{"mosaicml-examples-gpt-a100-40gb-d14a7c94", "training.micro_batch", "6", "7"},
+		// The same under llm-foundry's FSDP1 for MPT-70B on A100-40GB,
+		// since the root flat parameter's cat and its one reshard after
+		// the embedding's backward (memory/rootflat.go) moved the
+		// blocks cached at the backward's end.
+		{"llm-foundry-mpt-a100-40gb-large", "training.dropout", "0", "0.1"},
 	} {
 		for _, q := range []string{qReserved.name, qDevice.name} {
 			propExceptions = append(propExceptions, propException{subject: e.subject, key: e.key, quantity: q,
@@ -509,6 +511,26 @@ func init() {
 		propExceptions = append(propExceptions, propException{subject: "torchtitan-qwen3-32b-h100", key: "model.layers", quantity: q.name,
 			lo: "32", hi: "64", defect: true, excess: unmarked,
 			reason: "model.layers beside an explicit layer_list of 64 blocks marks only the first 32 as blocks (markBlocks), and fsdp2_head keeps the other 32 gathered as units after the last block; Load should refuse the disagreement"})
+	}
+	// The same defect under FSDP1 (boundary fsdp1): litgpt's StableLM-Alpha
+	// 3B lists its 16 blocks (layer_list, as zerosim import hf writes a
+	// GPT-NeoX block with an untied head, which arch gpt alone ties); at
+	// model.layers 8 blocks 8-15 are units outside the blocks, so FSDP1
+	// keeps them gathered across the boundary as root units, and the root
+	// flat parameter (memory/rootflat.go) also holds their gradients to
+	// the embedding's backward and cats them there: at most three times
+	// their parameters in param_dtype (gathered, held, cat), under the
+	// reserve's allocator overhead for the reserved and device peaks.
+	for _, q := range qMemory {
+		excess := func(a, b propPoint) int64 { return 3 * unmarked(a, b) }
+		if q.name != qAlloc.name && q.name != qActs.name {
+			excess = func(a, b propPoint) int64 {
+				return int64(math.Ceil(float64(3*unmarked(a, b))*(1+memory.AllocatorOverheadOf(a.s)))) + 2<<20
+			}
+		}
+		propExceptions = append(propExceptions, propException{subject: "litgpt-stablelm-3b-fsdp1-a10g", key: "model.layers", quantity: q.name,
+			lo: "8", hi: "16", defect: true, excess: excess,
+			reason: "model.layers beside an explicit layer_list of 16 blocks marks only the first 8 as blocks (markBlocks), and FSDP1 keeps the other 8 in its root: gathered across the boundary, their gradients held to the root's cat; Load should refuse the disagreement"})
 	}
 	// The MI300X template (torchtitan 2c8b5947) keeps fewer activations the
 	// same way; its allocated peak does not fall with them. (The B200's,
@@ -1204,8 +1226,16 @@ var gaStepsSeen = map[string]bool{}
 // are equal, with the reason.
 var gaReserveSteps = map[string]string{
 	"llm-foundry-mpt-a100-40gb-large": gaKeptLogits,
-	"llm-foundry-mpt-a100-40gb":       gaPendingFrees,
-	"llm-foundry-mpt-a100-40gb-seq":   gaPendingFrees,
+	// These FSDP1 subjects since the root flat parameter's cat and its
+	// one reshard after the embedding's backward (memory/rootflat.go);
+	// llm-foundry-mpt-a100-40gb and -seq, listed here before, no longer
+	// differ.
+	"llm-foundry-mpt-a100-80gb":     gaPendingFrees,
+	"fms-fsdp-llama2-a100":          gaPendingFrees,
+	"fms-fsdp-llama2-a100-compile":  gaPendingFrees,
+	"fms-fsdp-llama2-h100":          gaPendingFrees,
+	"fms-fsdp-llama2-h100-compile":  gaPendingFrees,
+	"dlrover-atorch-fsdp-llama2-7b": gaPendingFrees,
 }
 
 // gaPendingFrees: FSDP1's record_stream frees still pending at a
