@@ -536,6 +536,9 @@ type Report struct {
 	// syncs in every attention layer (scenarios.HostSyncEachLayer), not
 	// memory.host_lead of the forward's.
 	GatherPoolOneLayer bool
+	// GatherPoolOneLayerWhy names what syncs the host when
+	// GatherPoolOneLayer (scenarios.HostSyncWhy).
+	GatherPoolOneLayerWhy string
 	// GatherPoolName names the pool (scenarios.GatherPoolName) when
 	// GatherPool is not 0.
 	GatherPoolName string
@@ -813,6 +816,9 @@ func analyze(s *scenarios.Scenario, opt Options) (*Report, error) {
 			return nil, err
 		}
 		r.GatherPoolOneLayer = r.GatherPool > 0 && s.HostSyncEachLayer()
+		if r.GatherPoolOneLayer {
+			r.GatherPoolOneLayerWhy = s.HostSyncWhy()
+		}
 		if r.GatherPool > 0 {
 			r.GatherPoolName = s.GatherPoolName()
 		}

@@ -278,8 +278,10 @@ func Reserved(allocated int64, overhead float64) (int64, error) {
 // Unless the model's own code makes the host wait: under
 // scenarios.HostSyncEachLayer (packed documents under transformers'
 // FlashAttention-2, which copies a test of the position_ids to the host in
-// every attention layer) the host stops at each layer's attention until the
-// GPU has reached it. A unit the host releases after its forward is then
+// every attention layer; flash-attn's unpad_input under
+// training.attention_unpad, which reads the longest sequence to the host
+// with .item() in every block) the host stops at each layer's attention
+// until the GPU has reached it. A unit the host releases after its forward is then
 // reused once the GPU reaches the next layer's attention, which it must
 // before the host gets past that layer: only the gathers the host issues in
 // between (the next layer's prefetch) find it still pending and take new

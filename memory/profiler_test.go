@@ -114,6 +114,16 @@ communication: {boundary: deepspeed}
 		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "communication.overlap=false"}, 0},
 		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "parallelism.zero_stage=2"}, 0},
 		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "model.document_len=1024"}, oneBlock},
+		// flash-attn's padding wrapper (training.attention_unpad) reads
+		// the longest sequence to the host in every block
+		// (bert_padding.py unpad_input lines 107-109 at
+		// Dao-AILab/flash-attention v0.2.8, 33e0860c): one block, as for
+		// packed documents; not under eager attention (refused there),
+		// nor where the rate limiter already holds the host.
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "training.attention_unpad=true"}, oneBlock},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "training.attention_unpad=true", "memory.host_lead=1"}, 32 * oneBlock},
+		{[]string{"communication.boundary=fsdp1", "training.attention_unpad=true"}, 0},
+		{[]string{"training.attention_unpad=true"}, oneBlock},
 	} {
 		s := load(c.sets...)
 		r := mustAnalyze(t, s, Options{})

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zerosim/zerosim/scenarios"
 	"github.com/zerosim/zerosim/units"
 	"github.com/zerosim/zerosim/zero"
 )
@@ -34,6 +35,11 @@ type ComputeCalibration struct {
 	// NoHeader leaves out the "# zerosim calibrate" line (calibrate
 	// --train-log prints one of its own before).
 	NoHeader bool
+	// Setup is the scenario the points were replayed under (nil: not
+	// given): under an fp8 recipe its peaks give the utilization line the
+	// note run's gives (fp8Utilization), MFU over the bf16 peak passing
+	// 100 % at the default efficiency.
+	Setup *scenarios.Scenario
 }
 
 // ClassCalibration is calibrate --trace's fit per operation class: the
@@ -144,7 +150,7 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 		}
 	}
 	row("step time", "%v before, %v after", r.Before.Step, afterStep(r))
-	row("utilization", "before %s; after %s", utilizationShort(r.Before.Utilization), utilizationShort(r.After.Utilization))
+	row("utilization", "before %s; after %s%s", utilizationShort(r.Before.Utilization), utilizationShort(r.After.Utilization), fp8CalibrationNote(r))
 	kept := ""
 	if r.KeptNetwork {
 		kept = "; its network part kept"
@@ -161,6 +167,19 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 	row("wrote", "%s (compute part%s); scenarios use it as communication.calibration", r.File, kept)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fp8CalibrationNote is run's fp8 note (fp8Utilization) for calibrate's
+// two points: under an fp8 recipe MFU and HFU are over the bf16 peak, and
+// over peak_fp8 before and after. "" otherwise.
+func fp8CalibrationNote(r *ComputeCalibration) string {
+	ratio, ok := fp8PeakRatio(r.Setup)
+	b, a := r.Before.Utilization, r.After.Utilization
+	if !ok || b.MFU == 0 || a.MFU == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s; over peak_fp8 they are before %.1f %% and %.1f %%, after %.1f %% and %.1f %%", fp8UtilizationWhy,
+		100*b.MFU*ratio, 100*b.HFU*ratio, 100*a.MFU*ratio, 100*a.HFU*ratio)
 }
 
 // utilizationShort is MFU and HFU without the convention note.

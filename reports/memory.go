@@ -232,7 +232,7 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor, profiler bool) []str
 		if r.GatherPoolHeld > 0 {
 			pool = fmt.Sprintf("; %s of it %s, memory.host_lead", u.format(r.GatherPoolHeld), r.GatherPoolName)
 			if r.GatherPoolOneLayer {
-				pool = fmt.Sprintf("; %s of it %s, one layer: the host syncs in every attention layer (packed flash attention)", u.format(r.GatherPoolHeld), r.GatherPoolName)
+				pool = fmt.Sprintf("; %s of it %s, one layer: the host syncs in every attention layer (%s)", u.format(r.GatherPoolHeld), r.GatherPoolName, r.GatherPoolOneLayerWhy)
 			}
 		}
 		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers%s)",

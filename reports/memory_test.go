@@ -229,7 +229,10 @@ communication: {boundary: deepspeed}
 		// FSDP1 without its rate limiter holds the same kind of pool,
 		// named as FSDP1's.
 		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false"}, "of it FSDP1's all-gather pool (limit_all_gathers false), memory.host_lead", "DeepSpeed"},
-		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "model.document_len=1024"}, "of it FSDP1's all-gather pool (limit_all_gathers false), one layer", "DeepSpeed"},
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "model.document_len=1024"}, "of it FSDP1's all-gather pool (limit_all_gathers false), one layer: the host syncs in every attention layer (packed flash attention)", "DeepSpeed"},
+		// flash-attn's padding wrapper syncs the host in every block
+		// (scenarios.HostSyncWhy): named as such, not as packing.
+		{[]string{"communication.boundary=fsdp1", "communication.limit_all_gathers=false", "training.attention_unpad=true"}, "of it FSDP1's all-gather pool (limit_all_gathers false), one layer: the host syncs in every attention layer (flash-attn's unpad_input)", "packed"},
 	} {
 		s, err := scenarios.Load("ds.yaml", []byte(yml), c.sets)
 		if err != nil {

@@ -1083,12 +1083,26 @@ func windowUtilization(s *scenarios.Scenario, u zero.Utilization) string {
 // HFU is over the same peak as MFU (QA24 L6: HFU 113.9 % on an MI300X
 // under fp8 read as an error), on every vendor. "" otherwise.
 func fp8Utilization(s *scenarios.Scenario, u zero.Utilization) string {
-	c := s.Cluster
-	if s.Training.FP8 == scenarios.FP8None || c.PeakFP8 <= 0 || c.PeakBF16 <= 0 || u.MFU == 0 {
+	r, ok := fp8PeakRatio(s)
+	if !ok || u.MFU == 0 {
 		return ""
 	}
-	r := float64(c.PeakBF16) / float64(c.PeakFP8)
-	return fmt.Sprintf("; with fp8 GEMMs MFU and HFU are over the bf16 peak, as torchtitan reports MFU; over peak_fp8 they are %.1f %% and %.1f %%", 100*u.MFU*r, 100*u.HFU*r)
+	return fmt.Sprintf("; %s; over peak_fp8 they are %.1f %% and %.1f %%", fp8UtilizationWhy, 100*u.MFU*r, 100*u.HFU*r)
+}
+
+// fp8UtilizationWhy says what MFU and HFU are over under an fp8 recipe:
+// run's utilization line and calibrate's (fp8CalibrationNote) give it in
+// the same words.
+const fp8UtilizationWhy = "with fp8 GEMMs MFU and HFU are over the bf16 peak, as torchtitan reports MFU"
+
+// fp8PeakRatio is the bf16 peak over peak_fp8, the factor that takes MFU
+// and HFU from the bf16 peak to the fp8 one, when s runs an fp8 recipe on
+// a GPU that gives both peaks (fp8Utilization).
+func fp8PeakRatio(s *scenarios.Scenario) (float64, bool) {
+	if s == nil || s.Training.FP8 == scenarios.FP8None || s.Cluster.PeakFP8 <= 0 || s.Cluster.PeakBF16 <= 0 {
+		return 0, false
+	}
+	return float64(s.Cluster.PeakBF16) / float64(s.Cluster.PeakFP8), true
 }
 
 // table is a header and rows of cells, rendered as a terminal table or as

@@ -43,11 +43,46 @@ package scenarios
 // (`max_length_q is not None or ...` at 7713be1e), and memory.host_lead: 1
 // describes such a run. memory.host_lead, when given, overrides this.
 //
+// Also under training.attention_unpad (flash-attn's padding wrapper in
+// every block, MosaicGPT's attn_impl: flash in mosaicml/examples):
+// FlashAttention.forward, handed a key_padding_mask, calls
+// bert_padding.unpad_input, which runs `indices =
+// torch.nonzero(attention_mask.flatten(), as_tuple=False).flatten()` (an
+// output sized on the host) and `max_seqlen_in_batch =
+// seqlens_in_batch.max().item()` (flash_attn/bert_padding.py lines 107-109
+// at Dao-AILab/flash-attention v0.2.8,
+// 33e0860c9c5667fded5af674882e731909096a7f; flash_attention.py line 55
+// calls it; the same at v0.2.2, d95ee1a95da2b138073b5eef0f09ce4de615ba5e):
+// in every block's forward the host waits for the compute stream, with no
+// flag to skip it. The replay of FSDP1's deferred frees takes the same
+// sync (memory's unpadSync).
+//
 // The sync is the model's, not the engine's: it holds FSDP1's host alike
 // when its rate limiter is off (HostRunsAhead).
 func (s *Scenario) HostSyncEachLayer() bool {
-	return s.Memory.HostLead == nil && s.Model.DocumentLen > 0 &&
-		s.Training.Attention == AttentionFlash && s.HostRunsAhead()
+	return s.HostSyncWhy() != ""
+}
+
+// The reasons HostSyncWhy gives.
+const (
+	HostSyncPacked = "packed flash attention"
+	HostSyncUnpad  = "flash-attn's unpad_input"
+)
+
+// HostSyncWhy names what syncs the host in every attention layer
+// (HostSyncEachLayer): HostSyncPacked, HostSyncUnpad, or "" when nothing
+// does (or memory.host_lead is given, which overrides it).
+func (s *Scenario) HostSyncWhy() string {
+	if s.Memory.HostLead != nil || s.Training.Attention != AttentionFlash || !s.HostRunsAhead() {
+		return ""
+	}
+	switch {
+	case s.Model.DocumentLen > 0:
+		return HostSyncPacked
+	case s.Training.AttentionUnpad:
+		return HostSyncUnpad
+	}
+	return ""
 }
 
 // HostRunsAhead reports whether, at ZeRO-3 with overlap on, nothing in the
@@ -119,9 +154,11 @@ const (
 
 // noteHostSync says, on load, that DeepSpeed's gather pool is held to one
 // layer because the host syncs in every attention layer
-// (HostSyncEachLayer), and how to undo it.
+// (HostSyncEachLayer), and how to undo it: for packed documents only,
+// where a collator can skip the test (flash-attn's unpad_input always
+// syncs, and the report names it).
 func (l *loader) noteHostSync(s *Scenario) {
-	if !s.HostSyncEachLayer() {
+	if s.HostSyncWhy() != HostSyncPacked {
 		return
 	}
 	l.warn(s, "model.document_len", "packed documents under flash attention: transformers' FlashAttention-2 path tests the packed position_ids on the host in every attention layer (modeling_flash_attention_utils.py), so "+s.GatherPoolName()+" holds at most one layer's parameters, not memory.host_lead's default whole forward (set memory.host_lead: 1 if the collator passes cu_seq_lens and max_length, which skips the test)")

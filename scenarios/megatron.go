@@ -1653,20 +1653,25 @@ func (m *Megatron) readComm(a *mgArgs) error {
 		} else if nbGiven {
 			bs = max(m.Params/nb, 1)
 			from = fmt.Sprintf("--ddp-num-buckets %d: %d parameters // %d × %d bytes (training.py)", nb, m.Params, nb, m.ParamBytes)
-		} else if m.DP > 0 {
-			bs = max(40_000_000, 1_000_000*int64(m.DP))
-			from = fmt.Sprintf("--ddp-bucket-size unset: max(40,000,000, 1,000,000 × dp %d) parameters × %d bytes (distributed_data_parallel.py)", m.DP, m.ParamBytes)
+		} else {
+			// Left unset: stack megatron derives Megatron-Core's default
+			// from the dp the scenario runs at (MegatronDefaultBucket),
+			// so a user who changes dp gets Megatron's bucket for it,
+			// not the one for the dp imported here.
+			at := "the scenario's dp"
+			if m.DP > 0 {
+				if b, over := mulChecked(max(int64(MegatronBucketParams), MegatronBucketParamsPerDP*int64(m.DP)), m.ParamBytes); !over {
+					at = fmt.Sprintf("the scenario's dp (%s at dp %d)", bucketYAML(b), m.DP)
+				}
+			}
+			m.set("communication.bucket_size", "", fmt.Sprintf("--ddp-bucket-size unset: stack megatron takes Megatron-Core's max(40,000,000, 1,000,000 × dp) parameters × %d bytes at %s (distributed_data_parallel.py)", m.ParamBytes, at))
 		}
 		if bs > 0 {
 			b, over := mulChecked(bs, m.ParamBytes)
 			if over {
 				return a.errAt(a.flags["ddp-bucket-size"].at, "--ddp-bucket-size %d overflows a byte count (fix it)", bs)
 			}
-			v := strconv.FormatInt(b, 10) + "B"
-			if b%1_000_000 == 0 {
-				v = strconv.FormatInt(b/1_000_000, 10) + "MB"
-			}
-			m.set("communication.bucket_size", v, from)
+			m.set("communication.bucket_size", bucketYAML(b), from)
 		}
 	} else {
 		m.set("communication.overlap", "false", "no --overlap-grad-reduce: the whole gradient buffer is reduced after backward (bucket_size None, distributed_data_parallel.py)")
@@ -1867,6 +1872,12 @@ func (m *Megatron) Scenario() []byte {
 				w("  dp: SET_DP  # nodes × gpus_per_node / cp\n")
 			}
 		}
+		if s.Value == "" {
+			// A key the import leaves to the stack preset: its rule
+			// as a comment.
+			w("  # %s: %s\n", key, oneLine(s.From))
+			continue
+		}
 		w("  %s: %s  # %s\n", key, s.Value, oneLine(s.From))
 		if s.Key == "training.micro_batch" && m.GradAccum == 0 {
 			w("  grad_accum: SET_GRAD_ACCUM  # --global-batch-size %d / (micro-batch %d × dp)\n", m.GlobalBatch, m.MicroBatch)
@@ -1889,4 +1900,13 @@ func mgUnclosed(name, src string) error {
 		return fmt.Errorf("%s:%d:%d: this quote runs to line %d, and the %c at %d:%d is never closed (%s): close the quote where it belongs", name, o.span[0], o.span[1], o.span[2], o.q, o.line, o.col, bash)
 	}
 	return fmt.Errorf("%s:%d:%d: the %c quote opened here is never closed (%s): close it", name, o.line, o.col, o.q, bash)
+}
+
+// bucketYAML writes a byte count as communication.bucket_size's value: in
+// MB when whole, else in bytes.
+func bucketYAML(b int64) string {
+	if b%1_000_000 == 0 {
+		return strconv.FormatInt(b/1_000_000, 10) + "MB"
+	}
+	return strconv.FormatInt(b, 10) + "B"
 }

@@ -21,6 +21,7 @@ func TestImportMegatron(t *testing.T) {
 		arch             string
 		note             string
 		alsoNote         string
+		bucket           int64 // the loaded communication.bucket_size in bytes; 0: not checked
 	}{
 		// GPT-3 175B (TP/PP edited to 1): 174.6 B (Narayanan et al. 2021,
 		// table 1) with GPT-2's 50,257 tokens padded to 50,304.
@@ -37,8 +38,11 @@ func TestImportMegatron(t *testing.T) {
 		// 8,030,261,248 + 2 × 128 × 4096.
 		{name: "llama3-8b", file: "testdata/megatron/train_llama3_8b_h100_fp8.sh", o: MegatronOptions{GPU: "H100-80GB"},
 			params: 8_030_261_248 + 2*128*4096, dp: 8, k: 1, ga: 16, arch: ArchLlama,
-			want: map[string]string{"kv_heads": "8", "ffn": "14336", "zero_stage": "1", "overlap_param_gather": "true", "reduce_dtype": "param_dtype", "attention_kernel": "cudnn", "bucket_size": "80MB",
+			want: map[string]string{"kv_heads": "8", "ffn": "14336", "zero_stage": "1", "overlap_param_gather": "true", "reduce_dtype": "param_dtype", "attention_kernel": "cudnn", "bucket_size": "",
 				"vocab": "128384", "fp8": "te", "fp8_params": "true"},
+			// No --ddp-bucket-size: left to the stack, Megatron-Core's
+			// max(40,000,000, 1,000,000 × 8) parameters × 2 bytes.
+			bucket: 80_000_000,
 			// Review s18 B1: the branch at line 135 rests on $3 and $4
 			// being absent, which the import says.
 			alsoNote: `the if at testdata/megatron/train_llama3_8b_h100_fp8.sh:135 takes its branch as the script runs without argument 3 (TOKENIZER_ARG=${3:-"MOCK"} at line 14 gives "MOCK"); a run launched with other values may take another branch: write them in the script in place of the defaults and import again`},
@@ -57,7 +61,7 @@ func TestImportMegatron(t *testing.T) {
 		// NullTokenizer adds its EOD token: 128,257 padded to 128,384.
 		{name: "null tokenizer", args: llamaArgs + "--tokenizer-type NullTokenizer --vocab-size 128256 --num-distributed-optimizer-instances 4 --ddp-bucket-size 50000000",
 			o: MegatronOptions{Nodes: 4, GPUsPerNode: 8}, params: 8_030_261_248 + 2*128*4096, dp: 32, k: 4, ga: 16, arch: ArchLlama,
-			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}},
+			want: map[string]string{"vocab": "128384", "k": "4", "bucket_size": "100MB", "reduce_dtype": "fp32"}, bucket: 100_000_000},
 		// --ddp-num-buckets 4: bucket_size = num_parameters // 4
 		// (training.py:1004-1009 at d580efc6): (8,030,261,248 + 2 × 128 ×
 		// 4096) // 4 = 2,007,827,456 parameters, × 2 bytes: zerosim
@@ -83,8 +87,11 @@ func TestImportMegatron(t *testing.T) {
 			note: "--qk-layernorm: the norms on queries and keys (512 parameters per block) are counted"},
 		{name: "recompute block", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --recompute-granularity full --recompute-method block --recompute-num-layers 8 --context-parallel-size 2 --fp8-format hybrid",
 			o: MegatronOptions{Nodes: 2, GPUsPerNode: 8, GPU: "H100-80GB"}, params: 8_030_261_248, dp: 8, k: 1, ga: 64, arch: ArchLlama,
-			want: map[string]string{"recompute": "full", "recompute_every": "4", "cp": "2", "fp8": "te", "bucket_size": "80MB"},
-			note: "--recompute-method block recomputes the first 8 blocks; zerosim recomputes every 4-th block, the same count"},
+			want: map[string]string{"recompute": "full", "recompute_every": "4", "cp": "2", "fp8": "te", "bucket_size": ""},
+			// Megatron's dp without cp (get_data_parallel_world_size's
+			// with_context_parallel False): dp 8, not dp·cp 16.
+			bucket: 80_000_000,
+			note:   "--recompute-method block recomputes the first 8 blocks; zerosim recomputes every 4-th block, the same count"},
 		// --fp8-recipe tensorwise is TE's Float8CurrentScaling
 		// (arguments.py at d580efc6: choices tensorwise, delayed, mxfp8).
 		{name: "fp8 current scaling", args: llamaArgs + "--tokenizer-type TikTokenizer --vocab-size 128256 --fp8-format hybrid --fp8-recipe tensorwise",
@@ -167,6 +174,9 @@ func TestImportMegatron(t *testing.T) {
 			}
 			if int64(s.Model.Params) != tc.params || s.Parallelism.DP != tc.dp || s.Parallelism.K != tc.k || s.Training.GradAccum != int64(tc.ga) || s.Model.Arch != tc.arch {
 				t.Errorf("loaded params %d dp %d k %d ga %d arch %s, want %d %d %d %d %s", int64(s.Model.Params), s.Parallelism.DP, s.Parallelism.K, s.Training.GradAccum, s.Model.Arch, tc.params, tc.dp, tc.k, tc.ga, tc.arch)
+			}
+			if tc.bucket != 0 && int64(s.Communication.BucketSize) != tc.bucket {
+				t.Errorf("loaded bucket_size %d B, want %d", int64(s.Communication.BucketSize), tc.bucket)
 			}
 			got := map[string]string{}
 			for _, l := range strings.Split(string(out), "\n") {
@@ -585,5 +595,48 @@ func TestImportMegatronFusedSoftmax(t *testing.T) {
 		if strings.Contains(n, "torch.softmax") {
 			t.Errorf("note %q at seq 4096 with fusion", n)
 		}
+	}
+}
+
+// TestImportMegatronBucketFollowsDP: a run imported without
+// --ddp-bucket-size gets Megatron-Core's default bucket for the dp it is
+// run at, not for the dp it was imported at: max(40,000,000, 1,000,000 ×
+// dp) parameters (megatron/core/distributed/distributed_data_parallel.py
+// lines 56-59 at NVIDIA/Megatron-LM core_v0.12.0, d580efc6), × 2 bytes of
+// bf16 gradient. Imported at dp 16 (2 nodes): 40,000,000 × 2 = 80 MB; run
+// at dp 64: 64,000,000 × 2 = 128 MB; at dp 48 with --bf16 dropped (fp32
+// parameters): 48,000,000 × 4 = 192 MB. The file wrote 80MB before, at
+// every dp.
+func TestImportMegatronBucketFollowsDP(t *testing.T) {
+	args := "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 64 --tokenizer-type NullTokenizer --vocab-size 32000 --use-distributed-optimizer --overlap-grad-reduce "
+	for _, c := range []struct {
+		name, args string
+		sets       []string
+		want       int64
+	}{
+		{"imported dp", args + "--bf16", nil, 80_000_000},
+		{"dp 64", args + "--bf16", []string{"cluster.nodes=8", "parallelism.dp=64", "training.grad_accum=1"}, 128_000_000},
+		{"dp 48 fp32", args, []string{"cluster.nodes=6", "parallelism.dp=48", "training.grad_accum=1"}, 192_000_000},
+		// A smaller dp keeps the 40,000,000-parameter floor.
+		{"dp 8", args + "--bf16", []string{"cluster.nodes=1", "parallelism.dp=8", "training.grad_accum=8"}, 80_000_000},
+		// Without --overlap-grad-reduce Megatron has one bucket, which
+		// zerosim does not lay out: its own default stays.
+		{"no overlap", strings.Replace(args, "--overlap-grad-reduce ", "", 1) + "--bf16", []string{"cluster.nodes=8", "parallelism.dp=64", "training.grad_accum=1"}, int64(DefaultBucketSize)},
+		// A bucket the file gives is kept whatever dp.
+		{"given", args + "--bf16 --ddp-bucket-size 10000000", []string{"cluster.nodes=8", "parallelism.dp=64", "training.grad_accum=1"}, 20_000_000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := ImportMegatron("args.txt", []byte(c.args), MegatronOptions{Nodes: 2, GPUsPerNode: 8, GPU: "H100-80GB"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Load("s.yaml", m.Scenario(), c.sets)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, m.Scenario())
+			}
+			if got := int64(s.Communication.BucketSize); got != c.want {
+				t.Errorf("bucket_size %d B, want %d\n%s", got, c.want, m.Scenario())
+			}
+		})
 	}
 }

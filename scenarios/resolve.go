@@ -27,6 +27,19 @@ const (
 	// to dp 40; docs/stacks.md says how to match it. Kept at 40 MB so the
 	// seeds' figures and every earlier result stay as they were.
 	DefaultBucketSize = 40 * units.MB
+	// MegatronBucketParams and MegatronBucketParamsPerDP are Megatron-Core's
+	// default bucket rule: with --overlap-grad-reduce and no
+	// --ddp-bucket-size, "ddp_config.bucket_size = max(40000000, 1000000 *
+	// parallel_state.get_data_parallel_world_size())" parameters
+	// (megatron/core/distributed/distributed_data_parallel.py lines 56-59
+	// at NVIDIA/Megatron-LM core_v0.12.0,
+	// d580efc68a9f0dbf1945f834f6f6200cd01d3343; "If unspecified, MCore uses
+	// a default value of max(40000000, 1000000 * dp_size) parameters",
+	// distributed_data_parallel_config.py lines 41-44): the data-parallel
+	// size without context parallelism (get_data_parallel_world_size's
+	// with_context_parallel defaults to False), zerosim's parallelism.dp.
+	MegatronBucketParams      = 40_000_000
+	MegatronBucketParamsPerDP = 1_000_000
 	// DefaultSteps is how many training steps zerosim verify runs on its
 	// toy data (training.steps): a choice, not a published figure, enough
 	// for the sharded and unsharded runs to be compared over several
@@ -1129,6 +1142,9 @@ func (l *loader) resolveCommunication(s *Scenario) *Error {
 	c := &s.Communication
 	if !l.has("communication.bucket_size") {
 		c.BucketSize = DefaultBucketSize
+		if b, ok := MegatronDefaultBucket(s); ok {
+			c.BucketSize = b
+		}
 	}
 	if c.BucketSize <= 0 {
 		return l.errAlone("communication.bucket_size", "bucket_size=0 is out of range (use a size > 0 such as 40MB)")
@@ -1378,4 +1394,26 @@ func (l *loader) resolveGFX(c *Cluster) *Error {
 		return l.errPath("cluster.gfx", fmt.Sprintf("gfx: %s is not the %s's target, %s (delete gfx: the preset gives it)", c.GFX, c.GPU, t))
 	}
 	return nil
+}
+
+// MegatronDefaultBucket is Megatron-Core's default bucket for the scenario
+// (MegatronBucketParams), in bytes of param_dtype's gradient (the element
+// size memory divides communication.bucket_size by), when it applies:
+// stack: megatron with communication.overlap on (--overlap-grad-reduce;
+// without it Megatron sets bucket_size None, one bucket, which zerosim
+// does not lay out). It follows parallelism.dp, so a file that leaves
+// bucket_size unset (as zerosim import megatron writes a run without
+// --ddp-bucket-size or --ddp-num-buckets) gets Megatron's bucket at
+// whatever dp it is run at; ok is false elsewhere, and on overflow.
+func MegatronDefaultBucket(s *Scenario) (units.Bytes, bool) {
+	c := &s.Communication
+	if s.Stack != "megatron" || c.Overlap == nil || !*c.Overlap || s.Parallelism.DP <= 0 {
+		return 0, false
+	}
+	params := max(int64(MegatronBucketParams), MegatronBucketParamsPerDP*int64(s.Parallelism.DP))
+	b, over := mulChecked(params, s.Training.ParamDType.Bytes16or32())
+	if over {
+		return 0, false
+	}
+	return units.Bytes(b), true
 }

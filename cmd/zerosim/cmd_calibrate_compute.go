@@ -221,7 +221,7 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	for _, w := range fitWarnings(s, cc) {
 		a.warnf("%s: %s", measuredFlag(o, trace != nil, measured), w)
 	}
-	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: method, Measured: measured, Before: before, After: after,
+	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Setup: s, Method: method, Measured: measured, Before: before, After: after,
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes, Carried: carry.notes}
 	if trace != nil {
 		rep.Trace = &reports.TraceSummary{File: o.trace, Step: trace.Step, Steps: trace.Steps, Kernels: trace.Kernels, Passes: trace.Passes,

@@ -95,7 +95,7 @@ func runCalibrateTrainLog(a *app, o *calibrateOpts, cmd *cobra.Command, arg stri
 		a.warnf("%s: %s: %s of the log's format not read (this is the first); the steady state is of the %d read",
 			log.UnreadAt, log.UnreadWhy, unreadCount(log.Unread), len(log.Steps))
 	}
-	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
+	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Setup: s, Method: scenarios.CalMethodStepTime, Measured: ss.Median, Before: before, After: after,
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: cm == nil && old != nil && old.Memory != nil, NoHeader: true, Carried: carry.notes}
 	return writeTrainLogReport(a, w, o.file, sum, rep, memRep)
 }
