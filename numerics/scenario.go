@@ -250,7 +250,10 @@ var verifyKeys = map[string]keyRule{
 	// assembles each token's hidden-state gradient from its own chunk
 	// (torchtitan/components/loss.py lines 676-711 at b5bcd76c6): the
 	// same per-token terms, in the exact sums order does not change.
-	"training.loss_chunks":      noChange(),
+	"training.loss_chunks": noChange(),
+	// Composer's train metrics read the logits under torch.no_grad()
+	// (scenarios/trainmetrics.go): time only.
+	"training.train_metrics":    noChange(),
 	"training.flat_param_views": noChange(),
 
 	// Exact sums depend on no order or grouping: the bucket size, the

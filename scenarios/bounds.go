@@ -72,6 +72,7 @@ var ownBounds = func() map[string]intBounds {
 		"training.steps":                        {lo: 1, hi: maxSteps},
 		"training.recompute_every":              {lo: 1, hi: maxRecomputeEvery},
 		"training.loss_chunks":                  {lo: 1, hi: maxLossChunks},
+		"training.train_metrics":                {lo: 0, hi: maxTrainMetrics},
 		"communication.prefetch_depth":          {lo: 0, hi: maxPrefetch},
 		"communication.backward_prefetch_depth": {lo: 0, hi: maxPrefetch},
 		"communication.max_inflight_allgathers": {lo: 1, hi: maxInflight},

@@ -154,7 +154,7 @@ func (l *loader) resolve(s *Scenario) *Error {
 	}
 	steps := []func(*Scenario) *Error{l.resolveCluster, l.resolveModel, l.resolveParallelism,
 		l.resolveOverrides, l.resolveTraining, l.resolveCommunication, l.resolveCompute, l.resolveMemory,
-		l.resolveZeroPP, l.resolveMemoryEfficientLinear, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveFP8Params, l.resolveMaster, l.resolveParamRemainders, l.resolveAutocast, l.resolveGradSync, l.resolveNormImpl, l.resolveLiger, l.resolveTransformerImpl, l.resolveCPAttention, l.resolveDocumentLen, l.resolveOpForce, l.resolveOpAttention, l.resolveOpA2A, l.resolveLossChunks, l.resolveActivationOffload}
+		l.resolveZeroPP, l.resolveMemoryEfficientLinear, l.resolveOffload, l.resolveEP, l.resolveFP8, l.resolveCompile, l.resolveRoPE, l.resolveStack, l.resolveFP8Params, l.resolveMaster, l.resolveParamRemainders, l.resolveAutocast, l.resolveGradSync, l.resolveNormImpl, l.resolveLiger, l.resolveTransformerImpl, l.resolveCPAttention, l.resolveDocumentLen, l.resolveOpForce, l.resolveOpAttention, l.resolveOpA2A, l.resolveLossChunks, l.resolveTrainMetrics, l.resolveActivationOffload}
 	for _, f := range steps {
 		if err := f(s); err != nil {
 			return err

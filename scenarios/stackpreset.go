@@ -171,6 +171,15 @@ var stackPresets = map[string][]stackKey{
 		// 2026-04-29). The model returns them in param_dtype: bf16 by
 		// default, the file's 16-bit dtype by logitsDType.
 		{path: "training.keep_logits", value: "bf16", valueOf: logitsDType},
+		// Composer updates the model's train metrics on every micro-batch
+		// after its backward (_train_microbatch → _eval_train_metrics,
+		// composer/trainer/trainer.py lines 2157-2169 and 2470 at
+		// 784f50be), and ComposerMPTCausalLM has two,
+		// LanguageCrossEntropy and LanguagePerplexity, unless
+		// use_train_metrics is false (llmfoundry/models/mpt/
+		// modeling_mpt.py lines 697-699 at 061f2c7c): two cross-entropies
+		// over the logits (scenarios/trainmetrics.go).
+		{path: "training.train_metrics", value: "2"},
 	},
 	// PyTorch FSDP1 as IBM's fms-fsdp runs it
 	// (testdata/validation/fms-fsdp-llama2-a100.yaml). Files are

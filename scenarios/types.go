@@ -448,6 +448,11 @@ type Training struct {
 	// dtype the model returns them in, torchtitan at 83c879f18763: fp32);
 	// scenarios/stack.go.
 	KeepLogits KeepLogits `yaml:"keep_logits,omitempty"`
+	// TrainMetrics is the number of train metrics the training loop
+	// updates on every micro-batch by a cross-entropy of its own over the
+	// logits, outside the graph (unset or 0: none; Composer's language
+	// models: 2); scenarios/trainmetrics.go.
+	TrainMetrics int64 `yaml:"train_metrics,omitempty"`
 	// HFUseCache is whether a Hugging Face model checkpointed by torch's
 	// checkpoint wrapper (not HF's own gradient checkpointing, which turns
 	// use_cache off) builds its KV cache in training, and how long the

@@ -315,7 +315,7 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 			// log_softmax's read and write, 4 B.
 			// DeepSeek-V3's MTP modules each add one more pass through
 			// the shared head and a loss (scenarios.Model.MTPModules).
-			perLogit := int64(14)
+			perLogit, perLogitBwd := int64(14), int64(0)
 			switch {
 			case s.Training.Loss16():
 				perLogit = 4
@@ -324,9 +324,21 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 				// fp32 copy for nll_loss reads 2 and writes 4
 				// (scenarios.CrossEntropyAutocast): 10 B.
 				perLogit = 10
+			case s.Training.CrossEntropy == scenarios.CrossEntropyFused:
+				// flash-attn's xentropy (csrc/xentropy/xentropy_kernel.cu
+				// at Dao-AILab/flash-attention v0.2.8, 33e0860c):
+				// cunn_SoftMaxXEntropyForward reads each 16-bit logit
+				// twice (ilpReduce for the max and sum, lines 452-457,
+				// then for the sum of exponentials, line 466) and writes
+				// one fp32 loss and log-sum-exp per token, 4 B;
+				// cunn_SoftMaxXEntropyBackward reads the logit and writes
+				// its 16-bit gradient (lines 596-621), 4 B.
+				perLogit, perLogitBwd = 4, 4
 			}
+			logits := base.Seq * base.Batch * base.Vocab
 			spec := ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * base.Seq * base.Batch * base.Vocab}
+				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * logits,
+				HeadElementwiseBwd: perLogitBwd * logits, HeadMetrics: trainMetricBytes(s, logits)}
 			if s.Training.Liger {
 				ligerHead(&spec)
 			}
@@ -1013,4 +1025,23 @@ func ligerHead(spec *ComputeSpec) {
 	spec.HeadLiger = true
 	spec.HeadElementwise = 6 * t * spec.Dims.Vocab
 	spec.HeadLigerBwd = 4 * (t*spec.Dims.Hidden + spec.Dims.Vocab*spec.Dims.Hidden)
+}
+
+// trainMetricBytes is the HBM traffic of the train metrics' cross-entropies
+// over one micro-step's logits (scenarios/trainmetrics.go cites
+// Composer's loop and metrics): each runs F.cross_entropy on the 16-bit
+// logits inside the trainer's torch.autocast, the loss
+// scenarios.CrossEntropyAutocast describes: log_softmax reads and writes
+// the 16-bit logits (4 B) and nll_loss, on autocast's fp32 list, reads
+// autocast's fp32 copy of them (2 B read, 4 B written), 10 B per logit,
+// as the head's loss under training.cross_entropy: autocast. On fp32
+// logits (param_dtype fp32 without autocast: Composer's precision fp32)
+// log_softmax reads and writes 4 B each and nll_loss reads one logit a
+// token: 8 B. Under torch.no_grad() nothing is saved and no backward runs.
+func trainMetricBytes(s *scenarios.Scenario, logits int64) int64 {
+	perLogit := int64(10)
+	if s.Training.ParamDType == scenarios.FP32 && !s.Training.Autocasts() {
+		perLogit = 8
+	}
+	return perLogit * s.Training.TrainMetrics * logits
 }

@@ -54,6 +54,12 @@ type ComputeSpec struct {
 	// their backward's (0: twice Elementwise); HeadElementwise the loss's
 	// (softmax over the vocabulary).
 	Elementwise, ElementwiseBwd, HeadElementwise int64
+	// HeadElementwiseBwd is the loss's backward traffic when it is not
+	// twice HeadElementwise (0: twice), and HeadMetrics the traffic of
+	// the train metrics' cross-entropies after the backward, once per
+	// micro-step and outside the graph (training.train_metrics): both
+	// timed at the memory-bound rate, HeadMetrics with the forward.
+	HeadElementwiseBwd, HeadMetrics int64
 	// Cast is the part of Elementwise that is the fp8 recipe's casts, and
 	// CastRerun, when > 0, what of them a block's recompute under the op
 	// policy reruns whatever FLOPs it reruns (eager torchao's casts,
@@ -187,6 +193,11 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 		k := float64(chunks)
 		fs, dg, wg = float64(k*fs), float64(k*dg), float64(k*wg)
 		mem := float64(spec.HeadElementwise) / (spec.GPU.HBM * spec.Eff.HBM)
+		bmem := float64(2 * mem)
+		if spec.HeadElementwiseBwd > 0 {
+			bmem = float64(spec.HeadElementwiseBwd) / (spec.GPU.HBM * spec.Eff.HBM)
+		}
+		metrics := float64(spec.HeadMetrics) / (spec.GPU.HBM * spec.Eff.HBM)
 		buf := chunkBufferBytes(t, spec.Dims.Hidden, chunks) / (spec.GPU.HBM * spec.Eff.HBM)
 		// Every pass is the same GEMM and loss: forward 2·t·h·V FLOPs
 		// and the loss's traffic, backward twice both.
@@ -210,11 +221,15 @@ func PlanCompute(spec ComputeSpec) ([]UnitCompute, error) {
 			u.FwdFLOPs = c.Add(u.FwdFLOPs, hf)
 			u.BwdFLOPs = c.Add(u.BwdFLOPs, c.Mul(2, hf))
 			u.Fwd += float64(n * (fs + mem))
-			u.Bwd += float64(n*(dg+wg+float64(2*mem))) + buf
+			u.Bwd += float64(n*(dg+wg+bmem)) + buf
 			u.FwdBy = u.FwdBy.add(ClassSeconds{GEMM: fs, Other: mem}.scale(n))
-			u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: 2 * mem}.scale(n))
+			u.BwdBy = u.BwdBy.add(ClassSeconds{GEMM: dg + wg, Other: bmem}.scale(n))
 			u.BwdBy.Other += buf
 		}
+		// The train metrics read the main head's logits once, whatever
+		// the MTP passes (scenarios/trainmetrics.go).
+		u.Fwd += metrics
+		u.FwdBy.Other += metrics
 	}
 	if c.Err != nil {
 		return nil, fmt.Errorf("zero: FLOPs overflow: %w", c.Err)
