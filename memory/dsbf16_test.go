@@ -65,13 +65,32 @@ func TestDeepSpeedBF16MasterBytes(t *testing.T) {
 			t.Errorf("bf16 master: %s at rest %d, want %d × %d", c.comp, got, c.bf16, shard)
 		}
 	}
-	// The step's gradient copy: fp32 (grad.float()) beside an fp32
-	// master, a bf16 flatten beside a bf16 one.
-	if got := fp32[memory.CompStepTemp][1]; got != 4*shard {
-		t.Errorf("fp32 master: optimizer temporaries %d, want 4 × %d", got, shard)
+	// The step's gradient copy, one DeepSpeed optimizer sub-group at a
+	// time (sub_group_size 1e9, stage3.py _create_fp16_sub_groups and
+	// step at edaa7221): a bf16 flatten and its fp32 copy beside an fp32
+	// master, the bf16 flatten alone beside a bf16 one. By hand, the
+	// rank's partitions (each unit's numel / 4): embedding 51,724,288,
+	// block 50,344,960, lm_head 51,212,500. The first sub-group closes at
+	// the first block that takes it to 1e9: the embedding and 19 blocks,
+	// 51,724,288 + 19 × 50,344,960 = 1,008,278,528 elements; the second
+	// holds the other 13 blocks and the head, 705,696,980. (At parameter
+	// granularity DeepSpeed closes it at the same place: a block's last
+	// parameter, its MLP down-projection, 16.8 M elements of partition,
+	// is the one that crosses 1e9.)
+	const subGroup = 51_724_288 + 19*50_344_960
+	if got := fp32[memory.CompStepTemp][1]; got != (2+4)*subGroup {
+		t.Errorf("fp32 master: optimizer temporaries %d, want (2 + 4) × %d", got, subGroup)
 	}
-	if got := bf16[memory.CompStepTemp][1]; got != 2*shard {
-		t.Errorf("bf16 master: optimizer temporaries %d, want 2 × %d", got, shard)
+	if got := bf16[memory.CompStepTemp][1]; got != 2*subGroup {
+		t.Errorf("bf16 master: optimizer temporaries %d, want 2 × %d", got, subGroup)
+	}
+	// On one GPU the partition is the whole model, 6.86e9 elements: the
+	// embedding and 4 blocks (206,897,152 + 4 × 201,379,840 =
+	// 1,012,416,512) make the first sub-group, then 5 blocks
+	// (1,006,899,200) each: the largest is the first.
+	one := analyze("cluster.gpus_per_node=1", "parallelism.dp=1")
+	if got, want := one[memory.CompStepTemp][1], int64((2+4)*(206_897_152+4*201_379_840)); got != want {
+		t.Errorf("1 GPU: optimizer temporaries %d, want %d", got, want)
 	}
 }
 

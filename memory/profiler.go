@@ -565,3 +565,36 @@ func profilerParts(s *scenarios.Scenario, peak, pool int64, overhead float64, ou
 	}
 	return reserved, nil
 }
+
+// SeenPeaks is what a profiler and nvidia-smi can show of the reserved
+// and device peaks (ProfilerPeaks' reserved and device, the demand)
+// on a GPU of capacity bytes, with need the device's need at the
+// allocated peak (DeviceNeed): the demand where it fits, else, when need
+// fits, the reserve cut to the whole segments the GPU leaves beside the
+// memory outside the allocator (device − reserved), never below the
+// allocated part itself (need − outside); capped says it was cut.
+//
+// PyTorch's caching allocator cannot reserve more than the device
+// holds: when cudaMalloc fails, DeviceCachingAllocator::malloc releases
+// its cached blocks (release_available_cached_blocks, then
+// release_cached_blocks) and tries again, counting num_alloc_retries,
+// and raises OutOfMemoryError only when the request still does not fit
+// (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp at
+// eb42ad6eca0ce61e7c581212b4bf32f991425571). So where the allocated
+// peak fits, torch.cuda.max_memory_reserved and nvidia-smi stay within
+// the GPU, and the reserve above it is paid in retries (VerdictOf's
+// FitsWithRetries, which judges by the demand); where need itself
+// exceeds the GPU the step does not run and the demand is returned as
+// it is. capacity ≤ 0 (unknown) cuts nothing. The simulated allocator
+// (AllocSim) caps its own reserve at its limit already.
+func SeenPeaks(reserved, device, need, capacity int64) (seenReserved, seenDevice int64, capped bool) {
+	if capacity <= 0 || device <= capacity || need > capacity {
+		return reserved, device, false
+	}
+	outside := device - reserved
+	cut := max((capacity-outside)/segment*segment, need-outside)
+	if cut >= reserved {
+		return reserved, device, false
+	}
+	return cut, cut + outside, true
+}

@@ -790,6 +790,64 @@ func tiedHeadGrad(s *scenarios.Scenario, r *Report, groups []*group) (head, emb 
 	return -1, -1, 0
 }
 
+// DefaultSubGroupSize is DeepSpeed's ZeRO-3 sub_group_size default, 1e9
+// elements (deepspeed/runtime/zero/config.py line 175 at deepspeedai/
+// DeepSpeed edaa7221267243c7be7fb49c5d5f5c4fb97b4641). zerosim models the
+// default; scenarios.ImportDeepSpeed notes any other value.
+const DefaultSubGroupSize = 1_000_000_000
+
+// largestSubGroup is the partition elements of the largest optimizer
+// sub-group DeepSpeed's ZeRO-3 cuts group g into (largestSubGroup).
+//
+// DeepSpeedZeroOptimizer_Stage3._create_fp16_sub_groups
+// (runtime/zero/stage3.py lines 1160-1183 at edaa7221) walks a parameter
+// group in order, adding each parameter's partition_numel(), and closes a
+// sub-group once it holds at least sub_group_size elements (or at the
+// group's last parameter); a group under sub_group_size is one sub-group.
+// step (lines 2604-2644) then runs, per sub-group,
+// _prepare_sub_group → _prepare_fp32_grad_for_sub_group (lines
+// 2398-2417: single_grad_partition = self.flatten(
+// self.averaged_gradients[i]).to(fp32), a cat of the sub-group's 16-bit
+// gradient partitions into a new flat tensor, then its fp32 copy, set as
+// the fp32 partition's .grad), unscale_and_clip_grads (in place, .grad
+// .mul_), _optimizer_step (lines 1185-1212: the optimizer's params are
+// that sub-group's fp32 partition alone; DeepSpeed's FusedAdam updates in
+// place), _reassign_or_swap_out_partitioned_parameters (lines 2585-2602:
+// a copy_ into the existing 16-bit partition) and _release_sub_group
+// (lines 2448-2457: fp32 partition .grad = None), before the next
+// sub-group starts. So the step's temporaries are one sub-group's 16-bit
+// flatten and fp32 copy, the flatten freed when the statement ends; the
+// largest sub-group sets the peak.
+//
+// zerosim walks units, not parameters: a sub-group closes at the first
+// unit (a block, the embedding, the head) that takes it to sub_group_size,
+// where DeepSpeed closes it at the first parameter. The largest sub-group
+// overshoots sub_group_size by up to one unit's partition here and one
+// parameter's there: an upper bound, by at most one unit's partition.
+// Each partition is the unit's ceil(numel/shards), as DeepSpeed pads
+// each parameter's partition (partition_numel).
+//
+// ZeRO-1 and 2 have no sub-groups: DeepSpeedZeroOptimizer.step
+// (runtime/zero/stage_1_and_2.py lines 2319-2374 at edaa7221) makes one
+// optimizer parameter group's fp32 gradient (flatten(...).to(fp32), the
+// 16-bit flatten deleted after the cast), steps it and frees it before
+// the next group: the whole partition of the group at once, as the
+// grad.float() temporary counts it (its 16-bit flatten, alive only
+// through the cast, is not counted there).
+func (m *model) largestSubGroup(g *group) int64 {
+	c := m.c
+	n := int64(max(m.r.Shards/g.info.EP, 1))
+	var largest, cur int64
+	for i, u := range g.units {
+		cur = c.Add(cur, (g.perUnit[u]+n-1)/n)
+		if cur >= DefaultSubGroupSize || i == len(g.units)-1 {
+			largest = max(largest, cur)
+			cur = 0
+		}
+	}
+	return largest
+}
+
 // noMasterStepTemp is the optimizer step's temporaries for group g under
 // training.master_dtype none, in elements of the parameters' dtype, and
 // what they are. The gradients are already in that dtype: nothing casts
@@ -1641,7 +1699,8 @@ func (m *model) buildEvents() {
 		reduce(w)
 	}
 	var temp, fp8 int64
-	var notes []string // what the temporaries are, as the model counts them
+	var subGroupTemp int64 // DeepSpeed ZeRO-3's largest sub-group's (largestSubGroup)
+	var notes []string     // what the temporaries are, as the model counts them
 	for _, g := range m.groups {
 		if m.s.Training.NoMaster() {
 			elems, note := m.noMasterStepTemp(g)
@@ -1666,6 +1725,24 @@ func (m *model) buildEvents() {
 		elems := g.info.ShardElems
 		if r.Stage == 0 {
 			elems = g.layout.Numel
+		}
+		if deepSpeedGradPartitions(r, m.s) {
+			// DeepSpeed's ZeRO-3 steps one optimizer sub-group at a
+			// time (largestSubGroup): the largest sub-group's copies
+			// are the peak, whatever the group.
+			sg := m.largestSubGroup(g)
+			b := c.Mul(sg, c.Add(g.info.GradBytes, g.info.MasterBytes))
+			note := fmt.Sprintf("flattened %d-bit copy and fp32 copy of the grads of DeepSpeed's largest optimizer sub-group, %d elements (sub_group_size 1e9; one sub-group at a time)", 8*g.info.GradBytes, sg)
+			if m.s.Training.MasterDType == scenarios.MasterBF16 {
+				// .to(bf16) of the bf16 flatten is a no-op: one copy.
+				b = c.Mul(sg, g.info.MasterBytes)
+				note = fmt.Sprintf("bf16 flattened copy of the grads of DeepSpeed's largest optimizer sub-group, %d elements (flatten(...).to(master dtype), master_dtype: bf16; sub_group_size 1e9, one sub-group at a time)", sg)
+			}
+			subGroupTemp = max(subGroupTemp, b)
+			if sg > 0 && !slices.Contains(notes, note) {
+				notes = append(notes, note)
+			}
+			continue
 		}
 		note := "fp32 copy of the grads the rank updates (grad.float())"
 		if m.s.Training.MasterDType == scenarios.MasterBF16 {
@@ -1747,6 +1824,7 @@ func (m *model) buildEvents() {
 			fp8 = c.Add(fp8, elems)
 		}
 	}
+	temp = c.Add(temp, subGroupTemp)
 	if temp > 0 {
 		// The note follows the model: under an fp32 shard there is no
 		// grad.float() (qa19 L6).

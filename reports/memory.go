@@ -235,8 +235,17 @@ func memoryNotes(r *memory.Report, u MemoryUnits, v Vendor, profiler bool) []str
 				pool = fmt.Sprintf("; %s of it %s, one layer: the host syncs in every attention layer (%s)", u.format(r.GatherPoolHeld), r.GatherPoolName, r.GatherPoolOneLayerWhy)
 			}
 		}
+		// Capped at the GPU when only the reserve exceeds it
+		// (memory.SeenPeaks, qamem33 M1).
+		reserved, device := r.Reserved, r.Device
+		if r.Need > 0 {
+			var capped bool
+			if reserved, device, capped = memory.SeenPeaks(r.Reserved, r.Device, r.Need, r.GPUMemory); capped {
+				pool += fmt.Sprintf("; capped at the GPU: its usual reserve would need %s, so it releases its cache and retries", u.format(r.Reserved))
+			}
+		}
 		l = append(l, fmt.Sprintf("as a profiler sees it: allocated %s, reserved %s (caching allocator%s), device %s (+ %s, %s buffers%s)",
-			u.format(r.Peak), u.format(r.Reserved), pool, u.format(r.Device), v.context(), v.lib(), v.contextSource(r.Component(memory.CompRuntime).AtRest > 0)))
+			u.format(r.Peak), u.format(reserved), pool, u.format(device), v.context(), v.lib(), v.contextSource(r.Component(memory.CompRuntime).AtRest > 0)))
 		if o := overheadLine(r); o != "" {
 			l = append(l, o)
 		}

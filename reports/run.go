@@ -1456,8 +1456,15 @@ func (run *Run) peakText() string {
 		if r.MemoryModel != nil && r.MemoryModel.AllocSim != nil {
 			how = "; " + r.MemoryModel.AllocSim.Describe()
 		}
+		// A reserve the GPU cannot hold is shown at the GPU, as the
+		// allocator keeps it by releasing its cache and retrying
+		// (memory.SeenPeaks, qamem33 M1); the demand is named.
+		reserved, device, capped := r.SeenPeaks(int64(run.Scenario.Cluster.GPUMemory))
+		if capped {
+			how += fmt.Sprintf("; capped at the GPU: its usual reserve would need %s, so it releases its cache and retries", u.format(r.ReservedPeak))
+		}
 		s += fmt.Sprintf("\nbusiest rank as a profiler sees it: reserved %s (caching allocator%s), device %s (%s: + %s, %s buffers%s)",
-			u.format(r.ReservedPeak), how, u.format(r.DevicePeak), v.smi(), v.context(), v.lib(), v.contextSource(run.Scenario.Memory.RuntimeContext > 0))
+			u.format(reserved), how, u.format(device), v.smi(), v.context(), v.lib(), v.contextSource(run.Scenario.Memory.RuntimeContext > 0))
 		if o := overheadLine(r.MemoryModel); o != "" {
 			s += "\n" + o
 		}

@@ -906,7 +906,8 @@ type dsZeroKey struct {
 	stages string
 	// always: a key that sizes memory and is not modelled gets its note
 	// even at DeepSpeed's default, when the config gives it (QA8 F9:
-	// sub_group_size; contiguous_gradients and stage3_max_reuse_distance
+	// sub_group_size until session 33, when its default was modelled;
+	// contiguous_gradients, stage3_max_reuse_distance and sub_group_size
 	// are modelled at their defaults, and noted when they differ).
 	always bool
 }
@@ -935,7 +936,8 @@ var dsZeroKeys = map[string]dsZeroKey{
 	// NVMe offload_optimizer (stage3.py:2420-2426), _optimizer_step runs
 	// the optimizer on that sub-group's fp32 partition alone, on the CPU
 	// under offload_optimizer (1185-1212), _release_sub_group frees its
-	// fp32 gradient or swaps it out (2448-2457).
+	// fp32 gradient or swaps it out (2448-2457). zerosim models the
+	// default (memory.largestSubGroup) and notes another value.
 	// max_reuse_distance (zero/config.py:244 at dsCommit, default 1e9,
 	// passed by parameter_offload.py:187-208 as max_reuse_distance_in_numel):
 	// PartitionedParameterCoordinator.__params_to_release
@@ -947,7 +949,7 @@ var dsZeroKeys = map[string]dsZeroKey{
 	"use_multi_rank_bucket_allreduce":        {true, "zerosim models the default", "12", false},
 	"allgather_partitions":                   {true, "zerosim all-gathers the updated partitions as DeepSpeed's default does", "12", false},
 	"allgather_bucket_size":                  {5e8, "zerosim does not bucket the stage 1–2 parameter all-gather", "12", false},
-	"sub_group_size":                         {1e9, "zerosim does not model the optimizer's sub-groups (DeepSpeed steps the fp32 partition, and under offload_optimizer stages it, in groups of this many elements): the step and its buffers are counted for the whole partition at once", "3", true},
+	"sub_group_size":                         {1e9, "zerosim steps DeepSpeed's default sub-groups of 1e9 partition elements (memory.DefaultSubGroupSize: the step's gradient copies are one sub-group's), not this size's", "3", false},
 	"param_persistence_threshold":            {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3", false},
 	"stage3_param_persistence_threshold":     {1e5, "zerosim partitions every parameter (DeepSpeed keeps parameters under this many elements whole)", "3", false},
 	"model_persistence_threshold":            {nil, "zerosim does not model persistent parameters", "3", false},

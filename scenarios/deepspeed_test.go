@@ -56,9 +56,9 @@ func TestImportDeepSpeed(t *testing.T) {
 			"training.param_dtype": "bf16", "training.optimizer": "adamw", "training.optimizer_impl": "fused",
 			"training.lr": "1e-05", "training.beta1": "0.9", "training.beta2": "0.95", "training.eps": "1e-05",
 			"training.weight_decay": "0.1", "training.grad_clip": "norm", "offload.optimizer": ""},
-			// sub_group_size 1e9 is given at DeepSpeed's default but not
-			// modelled: named (QA8 F9).
-			[]string{"sub_group_size 1e9 (DeepSpeed's default): zerosim does not model the optimizer's sub-groups", "activation_checkpointing: configures deepspeed.checkpointing"}},
+			// sub_group_size 1e9 is DeepSpeed's default, modelled
+			// (memory.largestSubGroup): no note.
+			[]string{"activation_checkpointing: configures deepspeed.checkpointing"}},
 		// Baichuan2 13B at stage 1: no reduce_bucket_size (DeepSpeed's
 		// 5e8 elements, 1 GB of bf16), overlap_comm true, 8 accumulation
 		// steps; no prefetch (stage 3 only).
@@ -83,12 +83,12 @@ func TestImportDeepSpeed(t *testing.T) {
 			"parallelism.zero_stage": "3", "communication.bucket_size": "400MB", "communication.overlap": "true",
 			"communication.prefetch_depth": "1", "training.micro_batch": "2", "training.grad_accum": "4",
 			"training.optimizer": "adamw", "training.optimizer_impl": "", "training.eps": "1e-08", "offload.optimizer": "cpu"},
-			[]string{"sub_group_size 1000000000 (DeepSpeed's default): zerosim does not model the optimizer's sub-groups (DeepSpeed steps the fp32 partition, and under offload_optimizer stages it"}},
+			nil},
 		// The same with blocks of 50M parameters: the bucket 2e8 covers a
 		// block, so the look-ahead grows until max_live_parameters 1e9
 		// binds: 1e9 − 5e7 (the running block) = 9.5e8, 19 blocks.
 		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{Units: dsBlocks(50_000_000)}, map[string]string{
-			"communication.prefetch_depth": "19"}, []string{"sub_group_size"}},
+			"communication.prefetch_depth": "19"}, nil},
 		// DeepSpeedExamples' bf16 master-weight example (516082c6): ZeRO-3
 		// with bf16_master_weights_and_grads and bf16_optimizer_states is
 		// master_dtype bf16 with bf16 moments; the baseline config keeps
@@ -106,14 +106,14 @@ func TestImportDeepSpeed(t *testing.T) {
 			[]string{"stage3_param_persistence_threshold 0", "prefetch_depth 1", "gradient_clipping absent"}},
 		// Without a model the prefetch depth is 1, with a note.
 		{"deepspeedexamples-llama-13b-zero3-offload.json", DeepSpeedOptions{}, map[string]string{
-			"communication.prefetch_depth": "1"}, []string{"sub_group_size", "prefetch_depth 1 stands for DeepSpeed's prefetch of 200000000 elements"}},
+			"communication.prefetch_depth": "1"}, []string{"prefetch_depth 1 stands for DeepSpeed's prefetch of 200000000 elements"}},
 		// LLaVA's Trainer config, "auto" everywhere: the flags and the
 		// model's hidden size 4096 fill it in as the Trainer would
 		// (reduce_bucket_size 4096² elements, prefetch 0.9·4096²).
 		{"flagperf-llava1.5-7b-finetune.json", DeepSpeedOptions{DP: 8, Hidden: 4096, Units: dsBlocks(202_383_360), MicroBatch: 16, GradAccum: 1, ParamDType: BF16}, map[string]string{
 			"parallelism.zero_stage": "3", "communication.bucket_size": "32MiB", "communication.prefetch_depth": "1",
 			"training.micro_batch": "16", "training.grad_accum": "1", "training.param_dtype": "bf16", "training.optimizer": ""},
-			[]string{"stage3_param_persistence_threshold \"auto\"", "sub_group_size 1e9 (DeepSpeed's default): zerosim does not model the optimizer's sub-groups", "no optimizer section", "gradient_clipping absent"}},
+			[]string{"stage3_param_persistence_threshold \"auto\"", "no optimizer section", "gradient_clipping absent"}},
 	} {
 		name := c.file
 		d, err := ReadDeepSpeedConfig(dsDir+c.file, c.o)

@@ -323,3 +323,12 @@ func (r *Result) LatencyBound() bool {
 	}
 	return ExposedShareDenom*int64(exposed) >= int64(r.StepTime)*int64(len(r.Ranks)) && 2*r.Latency.Latency >= r.Latency.Modelled
 }
+
+// SeenPeaks is ReservedPeak and DevicePeak as a profiler and nvidia-smi
+// can show them on a GPU of capacity bytes (memory.SeenPeaks): capped at
+// the GPU when the step fits (DeviceNeed within capacity) with allocator
+// retries; capped says so. ReservedPeak and DevicePeak stay the demand,
+// which Verdict judges by.
+func (r *Result) SeenPeaks(capacity int64) (reserved, device int64, capped bool) {
+	return memory.SeenPeaks(r.ReservedPeak, r.DevicePeak, r.DeviceNeed, capacity)
+}
