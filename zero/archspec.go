@@ -442,8 +442,8 @@ func fsdpCopies(s *scenarios.Scenario, out []unitPlan, opt Options) ([]unitPlan,
 // attention half, a multi-head latent attention, linear-attention or
 // gated-attention block), forward and backward before recompute, under
 // the dense blocks' rule for the same stack (blockElementwise, blockTraffic):
-//   - under stack: megatron a Llama-style block runs Megatron's fused
-//     kernels (megatronChain) for the same parts as below;
+//   - under stack: megatron a Llama-style or GPT block runs Megatron's
+//     fused kernels (megatronChain) for the same parts as below;
 //   - an eager Llama-style block runs the dense chain (llamaChain): its two
 //     RMSNorms, two residual adds and the gradient additions, the SwiGLU of
 //     its dense MLP or shared expert (none: a MoE block without one), q/k
@@ -452,7 +452,7 @@ func fsdpCopies(s *scenarios.Scenario, out []unitPlan, opt Options) ([]unitPlan,
 //     decoupled RoPE (DeepseekV3Attention's q_pe and the one shared k_pe),
 //     none for linear attention (Gated DeltaNet has no RoPE); the KV copies
 //     and ibm-fms's output copy of softmax attention only;
-//   - otherwise (compiled blocks, GPT blocks) each tensor the activation
+//   - otherwise (compiled blocks, GPT blocks of other stacks) each tensor the activation
 //     model keeps for the block (memory.BlockTensors of
 //     memory.UnitBlockDims, which knows MLA's, linear attention's and the
 //     shared expert's) is written once and read once in forward, backward
@@ -722,10 +722,11 @@ func moeBlock(l scenarios.Layer) bool { return l.Dims != nil && l.Dims.Experts >
 
 // blockElementwise is one block's memory-bound HBM traffic, forward and
 // backward, qkNorm when it normalises q and k (Qwen3's q_norm and k_norm).
-// Under stack: megatron a Llama-style block runs Megatron's fused kernels
-// (megatronChain). Otherwise an eager Llama block runs the op chains
+// Under stack: megatron a Llama-style or GPT block runs Megatron's fused
+// kernels (megatronChain), plus, under eager attention, the s² scores'
+// traffic below. Otherwise an eager Llama block runs the op chains
 // llamaChain derives from its code (training.rope_impl picks the RoPE
-// form), plus, under eager attention, the s² scores' traffic below; GPT
+// form), plus, under eager attention, the s² scores' traffic; other GPT
 // blocks, whose LayerNorm and GELU are one kernel each, and compiled
 // blocks, which fuse the chains, write each tensor autograd keeps
 // (blockSaved) once and read it once in forward, and backward moves twice
@@ -749,8 +750,22 @@ func blockElementwise(s *scenarios.Scenario, d FLOPDims, qkNorm bool) (fwd, bwd 
 // the tensors the activation model keeps for it (the saved-tensor rule's,
 // and eager attention's Core ones): blockElementwise's rules.
 func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, saved func() ([]memory.SavedTensor, error)) (fwd, bwd int64, err error) {
-	if s.Stack == "megatron" && d.Arch == "llama" {
-		return megatronChain(d, p, moe, s.Training.Dropout > 0, localComposite(s))
+	if s.Stack == "megatron" && (d.Arch == "llama" || d.Arch == "gpt") {
+		gpt := d.Arch == "gpt"
+		if gpt {
+			// A GPT block's positions are the learned embedding's
+			// (embeddingBytes), no RoPE in the block.
+			p.RoPE = 0
+		}
+		fwd, bwd, err = megatronChain(d, p, moe, s.Training.Dropout > 0, !gpt && localComposite(s), gpt)
+		if err != nil || s.Training.Attention != scenarios.AttentionEager || !p.Attention {
+			return fwd, bwd, err
+		}
+		// Megatron-core's local DotProductAttention and Transformer
+		// Engine's UnfusedDotProductAttention (training.attention: eager)
+		// write and read the s² scores, softmax and dropout tensors as
+		// the eager chains' below (the kept tensors memory marks Core).
+		return addCoreTraffic(fwd, bwd, saved)
 	}
 	if d.Arch != "llama" || s.Training.Compile.Blocks() {
 		ts, err := saved()
@@ -780,20 +795,29 @@ func blockTraffic(s *scenarios.Scenario, d FLOPDims, p llamaParts, moe bool, sav
 	if s.Training.Attention == scenarios.AttentionEager && p.Attention {
 		// The s² scores, softmax and dropout tensors eager attention
 		// writes and reads (the kept tensors memory marks Core).
-		ts, err := saved()
-		if err != nil {
-			return 0, 0, err
-		}
-		core := slices.DeleteFunc(slices.Clone(ts), func(t memory.SavedTensor) bool { return !t.Core })
-		f, b, err := keptTraffic(core, "elementwise")
-		if err != nil {
-			return 0, 0, err
-		}
-		var c flopCalc
-		fwd, bwd = c.Add(fwd, f), c.Add(bwd, b)
-		if c.Err != nil {
-			return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
-		}
+		return addCoreTraffic(fwd, bwd, saved)
+	}
+	return fwd, bwd, nil
+}
+
+// addCoreTraffic adds to a block's fwd and bwd bytes the traffic of the
+// tensors eager attention keeps (saved's Core ones: the s² scores, softmax
+// and dropout tensors), each written and read once forward and twice that
+// backward (keptTraffic).
+func addCoreTraffic(fwd, bwd int64, saved func() ([]memory.SavedTensor, error)) (int64, int64, error) {
+	ts, err := saved()
+	if err != nil {
+		return 0, 0, err
+	}
+	core := slices.DeleteFunc(slices.Clone(ts), func(t memory.SavedTensor) bool { return !t.Core })
+	f, b, err := keptTraffic(core, "elementwise")
+	if err != nil {
+		return 0, 0, err
+	}
+	var c flopCalc
+	fwd, bwd = c.Add(fwd, f), c.Add(bwd, b)
+	if c.Err != nil {
+		return 0, 0, fmt.Errorf("zero: elementwise bytes overflow: %w", c.Err)
 	}
 	return fwd, bwd, nil
 }

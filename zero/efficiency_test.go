@@ -477,10 +477,8 @@ func TestSameFP8Family(t *testing.T) {
 // and is updated by hand with its before → after in the commit. Reading
 // them from the table would recompute PublishedRange itself.
 func TestPublishedRange(t *testing.T) {
-	// The H100's te range, carried by the MAMF fractions (H100 794.5 of
-	// 989, B200 1745 of 2250, B300 1769 of 2250).
-	h100, b200, b300 := 794.5/989, 1745/2250.0, 1769/2250.0
-	teH100Lo, teH100Hi := 0.3804*h100/b200, 0.5849*h100/b300
+	// The H100's and B200's MAMF fractions (794.5 of 989, 1745 of 2250), for the carried ranges.
+	h100, b200 := 794.5/989, 1745/2250.0
 	// torchao's H100 and H200 fits carried to GB200 (1822 of 2500; the
 	// H200 takes the H100's row).
 	gb200 := 1822 / 2500.0
@@ -518,12 +516,12 @@ func TestPublishedRange(t *testing.T) {
 		// Transformer Engine runs, delayed and current scaling alike
 		// (SameFP8Family): NVIDIA's Llama 3 8B tables on GB200 (25.11
 		// 0.4450, 25.04 0.4785), B200 (25.11 0.4918, 25.02's delayed
-		// scaling 0.3804) and GB300 (0.5849); none on H100, which gets
-		// all five, each carried to H100: B200's 0.3804 × (794.5/989) /
-		// (1745/2250) = 0.3940 and GB300's 0.5849 × (794.5/989) /
-		// (1769/2250, the B300's row) = 0.5976 (MAMF fractions).
-		{"H100-80GB", scenarios.FP8TE, teH100Lo, teH100Hi, 5, false},
-		{"H100-80GB", scenarios.FP8TECurrent, teH100Lo, teH100Hi, 5, false},
+		// scaling 0.3804) and GB300 (0.5849); on H100 NeMo 24.07's three
+		// performance-summary snapshots (nemo-24.07-h100-*: 0.5415,
+		// 0.5324, 0.5453; before them H100 had none and got the five
+		// others carried to it, 0.3940–0.5976).
+		{"H100-80GB", scenarios.FP8TE, 0.5324, 0.5453, 3, true},
+		{"H100-80GB", scenarios.FP8TECurrent, 0.5324, 0.5453, 3, true},
 		{"GB200", scenarios.FP8TECurrent, 0.4450, 0.4785, 2, true},
 		{"GB200", scenarios.FP8TE, 0.4450, 0.4785, 2, true},
 		{"B200", scenarios.FP8TE, 0.3804, 0.4918, 2, true},
@@ -545,8 +543,9 @@ func TestPublishedRange(t *testing.T) {
 // TestPublishedWordingByRecipe: the words beside a published range name
 // the runs of the scenario's own recipe. publishedEfficiencies holds two
 // torchao fp8 runs on H100-80GB, both single-node torch.compile runs
-// (torchtitan-llama3.1-8b-h100-cp and -float8), and no Transformer Engine
-// run: OnGPU qualifies the torchao range and says nothing of te's, and
+// (torchtitan-llama3.1-8b-h100-cp and -float8), and three Transformer
+// Engine runs, single-node and not compiled (nemo-24.07-h100-*): OnGPU
+// qualifies each recipe's range by its own runs, and
 // EfficiencyCeiling's range is "fp8" runs' under torchao, bf16 runs'
 // without fp8 (unset or none).
 func TestPublishedWordingByRecipe(t *testing.T) {
@@ -555,8 +554,8 @@ func TestPublishedWordingByRecipe(t *testing.T) {
 		want string
 	}{
 		{scenarios.FP8TorchAO, "on H100-80GB (both single-node torch.compile runs)"},
-		{scenarios.FP8TE, "on H100-80GB"},
-		{scenarios.FP8TECurrent, "on H100-80GB"},
+		{scenarios.FP8TE, "on H100-80GB (all single-node runs)"},
+		{scenarios.FP8TECurrent, "on H100-80GB (all single-node runs)"},
 	} {
 		if got := OnGPU("H100-80GB", c.fp8); got != c.want {
 			t.Errorf("OnGPU(H100-80GB, %s) = %q, want %q", c.fp8, got, c.want)

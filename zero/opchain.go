@@ -164,11 +164,21 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 //     writes q and k once each way, as RoPEFused.
 //   - the attention kernel takes the KV heads as they are (TE's
 //     DotProductAttention handles GQA): no KV copies.
-//   - self_attn_bda and mlp_bda (get_bias_dropout_add) with no bias and no
-//     dropout are the residual add, 6 B per element, and its gradient
-//     passes to both branches, added to the norm's: 6 B (residualAdd).
-//     With dropout, native_dropout's 2 + 2 B and 1 B mask each way, as
-//     llamaChain's.
+//   - self_attn_bda and mlp_bda are get_bias_dropout_add under
+//     bias_dropout_fusion (on unless --no-bias-dropout-fusion, which
+//     zerosim does not model): bias_dropout_add_fused_train, whose
+//     bias add, dropout and residual add are one compiled function
+//     (@jit_fuser, megatron/core/fusions/fused_bias_dropout.py lines 9-52
+//     at NVIDIA/Megatron-LM baf94af3c667248865f23df73b9fb8e2395e6fd0,
+//     core_v0.8.0; jit_fuser is torch.compile from PyTorch 2.2,
+//     megatron/core/jit.py lines 8-11 there): one kernel reading the
+//     branch output and the residual and writing the sum, 6 B per element
+//     (residualAdd), and under dropout the 1 B mask the backward reads
+//     (random ops are not recomputed by the compiled backward, so the
+//     mask is saved); its backward hands the gradient to the residual,
+//     where it is added to the norm's: 6 B (residualAdd), and under
+//     dropout the dropout's backward reads the gradient and the mask and
+//     writes the branch's gradient, 2 + 1 + 2 B.
 //   - the SwiGLU is bias_swiglu_impl under bias_activation_fusion
 //     (megatron/core/fusions/fused_bias_swiglu.py), one fused kernel reading
 //     the gate and up halves and writing the product: 4 + 2 B per element of
@@ -177,6 +187,41 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 //   - linear_qkv and linear_fc1 each read their norm's output once, so
 //     no gradient additions there; in a MoE block the router and the token
 //     dispatcher both read the MLP norm's output: one addition, 6 B.
+//
+// A GPT block (gpt: LayerNorm, GELU MLP, a bias on every linear, learned
+// positions) is built from the same spec: Megatron-core at core_v0.8.0
+// (baf94af3, the Megatron-core of NeMo 24.07) has one
+// get_gpt_layer_with_transformer_engine_spec for both (gpt_layer_specs.py
+// line 46: linear_qkv=TELayerNormColumnParallelLinear line 59,
+// self_attn_bda and mlp_bda=get_bias_dropout_add lines 68 and 71,
+// linear_fc1=TELayerNormColumnParallelLinear line 119), so its chain is
+// the one above but for:
+//   - the norms: TE's layernorm_fwd reads x and writes y (the fp32 mean
+//     and rsigma are per row), its backward reads dy and x and writes dx:
+//     the RMSNorm's 4 and 6 B (teNormFwd, teNormBwd). The local spec's
+//     LNImpl (get_gpt_layer_local_spec, lines 77-107 there), apex's
+//     FusedLayerNorm or torch's LayerNorm (lines 29-42), is one kernel each
+//     way too: the same bytes.
+//   - no RoPE: the positions are the learned embedding's, counted with it
+//     (embeddingBytes, positionBytes).
+//   - the MLP's activation: bias_gelu_impl under bias_activation_fusion
+//     (megatron/core/transformer/mlp.py lines 100-106 there; the local
+//     spec's MLP is the same module), GeLUFunction
+//     (megatron/core/fusions/fused_bias_gelu.py lines 16-50): forward one
+//     compiled kernel, bias_gelu, reading fc1's output and writing the
+//     activation, 2 + 2 B per element of f (biasGELUFwd); backward
+//     bias_gelu_back reads the gradient and fc1's output and writes tmp,
+//     2 + 2 + 2, and returns tmp as the bias's gradient too, which the
+//     autograd engine sums to the bias's shape (validate_outputs'
+//     at::sum_to, torch/csrc/autograd/engine.cpp at pytorch/pytorch
+//     e1253a956f6866469eafd88cc3bfb4627f4b1efc), reading tmp once more: 8
+//     (biasGELUBwd).
+//   - the biases of linear_proj and linear_fc2 (skip_bias_add, handed to
+//     the bias-dropout-add): added inside its one kernel forward (a row
+//     of h, under 1 %), and in backward their gradients are the column
+//     sums of the branch's gradient, read once: 2 B per element each.
+//     linear_qkv's bias is added in TE's GEMM epilogue and its gradient
+//     comes out of TE's cast or GEMM: no bytes here.
 //
 // Left out: the split of the fused qkv output into q, k and v, whose
 // backward concatenates their gradients.
@@ -196,8 +241,10 @@ func llamaChain(d FLOPDims, p llamaParts, rope scenarios.RoPEImpl, kvExpanded, d
 // rms_norm (rms_norm_composite there: the input upcast to fp32, pow,
 // mean, rsqrt and multiplies as separate kernels), timed as the eager
 // chain's rmsNormFwd and rmsNormBwd. Its MLP, bias_swiglu_impl and the
-// bias-dropout-adds are the same modules as the TE block's.
-func megatronChain(d FLOPDims, p llamaParts, moe, dropout, composite bool) (fwd, bwd int64, err error) {
+// bias-dropout-adds are the same modules as the TE block's. Its
+// attention (and TE's unfused one) is eager: blockTraffic adds the
+// scores' traffic.
+func megatronChain(d FLOPDims, p llamaParts, moe, dropout, composite, gpt bool) (fwd, bwd int64, err error) {
 	var c flopCalc
 	t := c.Mul(d.Seq, d.Batch)
 	h, f := d.Hidden, p.FFN
@@ -205,14 +252,23 @@ func megatronChain(d FLOPDims, p llamaParts, moe, dropout, composite bool) (fwd,
 	if composite {
 		normF, normB = rmsNormFwd, rmsNormBwd
 	}
-	perF := c.Add(c.Mul(2, normF, h), c.Mul(4, p.RoPE), c.Mul(normF, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUFwd, f))
-	perB := c.Add(c.Mul(2, normB, h), c.Mul(4, p.RoPE), c.Mul(normB, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(fusedSwiGLUBwd, f))
+	actF, actB := int64(fusedSwiGLUFwd), int64(fusedSwiGLUBwd)
+	if gpt {
+		actF, actB = biasGELUFwd, biasGELUBwd
+	}
+	perF := c.Add(c.Mul(2, normF, h), c.Mul(4, p.RoPE), c.Mul(normF, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(actF, f))
+	perB := c.Add(c.Mul(2, normB, h), c.Mul(4, p.RoPE), c.Mul(normB, p.QKNorm), c.Mul(2, residualAdd, h), c.Mul(actB, f))
 	if moe {
 		perB = c.Add(perB, c.Mul(6, h))
 	}
+	if gpt {
+		// linear_proj's and linear_fc2's bias gradients.
+		perB = c.Add(perB, c.Mul(2, 2, h))
+	}
 	if dropout {
-		x := c.Mul(5, 2, h)
-		perF, perB = c.Add(perF, x), c.Add(perB, x)
+		// The two bias-dropout-adds' masks, and their dropout backward.
+		perF = c.Add(perF, c.Mul(2, 1, h))
+		perB = c.Add(perB, c.Mul(2, 5, h))
 	}
 	fwd, bwd = c.Mul(t, perF), c.Mul(t, perB)
 	if c.Err != nil {
@@ -234,6 +290,8 @@ const (
 	teNormBwd      = 6
 	fusedSwiGLUFwd = 6
 	fusedSwiGLUBwd = 10
+	biasGELUFwd    = 4
+	biasGELUBwd    = 8
 )
 
 // Bytes per element of the eager chains (x is bf16, fp32 where upcast).

@@ -29,6 +29,9 @@ var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "mosaicml-examples-gpt-a100-80gb-22d724c8", GPU: "A100-80GB", FP8: "none", Compiled: false, Nodes: 16, Efficiency: 0.6628},
 	{Source: "mosaicml-examples-gpt-a100-80gb-d14a7c94", GPU: "A100-80GB", FP8: "none", Compiled: false, Nodes: 2, Efficiency: 0.7741},
 	{Source: "mosaicml-examples-mpt-a100-80gb", GPU: "A100-80GB", FP8: "none", Compiled: false, Nodes: 8, Efficiency: 0.7698},
+	{Source: "nemo-24.07-h100-3a8081fe", GPU: "H100-80GB", FP8: "te", Compiled: false, Nodes: 1, Efficiency: 0.5324},
+	{Source: "nemo-24.07-h100-4c73f776", GPU: "H100-80GB", FP8: "te", Compiled: false, Nodes: 1, Efficiency: 0.5415},
+	{Source: "nemo-24.07-h100-8e3d65dc", GPU: "H100-80GB", FP8: "te", Compiled: false, Nodes: 1, Efficiency: 0.5453},
 	{Source: "nemo-25.02-llama3-8b-b200", GPU: "B200", FP8: "te", Compiled: false, Nodes: 1, Efficiency: 0.3804},
 	{Source: "nemo-25.04-llama3-8b-gb200", GPU: "GB200", FP8: "te_current", Compiled: false, Nodes: 1, Efficiency: 0.4785},
 	{Source: "torchao-float8-llama3-8b-h100", GPU: "H100-80GB", FP8: "none", Compiled: true, Nodes: 1, Efficiency: 0.4627},
@@ -51,6 +54,9 @@ var publishedEfficiencies = []PublishedEfficiency{
 // publishedCP are docs/validation.md's predicted rows with context
 // parallelism and their throughput errors.
 var publishedCP = []PublishedCP{
+	{Source: "nemo-24.07-h100-3a8081fe", GPU: "H100-80GB", CP: 2, Error: 0.0246},
+	{Source: "nemo-24.07-h100-4c73f776", GPU: "H100-80GB", CP: 2, Error: 0.0226},
+	{Source: "nemo-24.07-h100-8e3d65dc", GPU: "H100-80GB", CP: 2, Error: 0.0072},
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 2, Error: 0.0299},
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 4, Error: 0.4951},
 	{Source: "torchtitan-llama3.1-8b-h100-cp", GPU: "H100-80GB", CP: 8, Error: 0.6451},

@@ -197,6 +197,12 @@ type validationRow struct {
 	// config.json gives); the template then names its model by a preset
 	// too.
 	ModelPreset string `json:"model_preset"`
+	// Arch and Dropout are model.arch and training.dropout for a row
+	// whose model is of another block layout than its template's, with
+	// its own dropout (NeMo 24.07's GPT3-5B row, a GPT block with
+	// hidden_dropout 0.1, beside the Llama rows it is predicted from).
+	Arch    string `json:"arch"`
+	Dropout string `json:"dropout"`
 	// TokenMiss, on a row whose precision differs from its source's
 	// calibration row, names why it is predicted outside 5 % (what the
 	// stack does that zerosim does not model); TokenBound holds it at the
@@ -330,6 +336,8 @@ func (r validationRow) sets(gpusPerNode int) []string {
 		{"parallelism.zero_stage", given(r.ZeroStage)},
 		{"communication.boundary", r.Boundary},
 		{"model.preset", r.ModelPreset},
+		{"model.arch", r.Arch},
+		{"training.dropout", r.Dropout},
 		{"training.op_save_all_to_all", given(r.OpSaveAllToAll)},
 	} {
 		if o.v != "" {
