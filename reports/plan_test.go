@@ -402,7 +402,7 @@ func TestPlanTableTitle(t *testing.T) {
 		return sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, K: k, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "auto"},
 			StepTime: step * ms, Compute: step * ms, PeakMemory: int64(units.GiB), DeviceFit: room, TokensPerSecPerGPU: 1e6 / float64(step)}
 	}
-	fits := &sweep.PublishedFits{Runs: 2, GPU: "H100-80GB", Default: 0.8}
+	fits := &sweep.PublishedFits{Runs: 2, GPU: "H100-80GB", OnGPU: true, Default: 0.8}
 	for _, c := range []struct {
 		rows []sweep.PlanRow
 		fits *sweep.PublishedFits
