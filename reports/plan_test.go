@@ -497,7 +497,7 @@ func TestPlanGatherPoolFree(t *testing.T) {
 		}
 		legend := strings.Join(pr.planLegend(), "\n")
 		head := strings.Join(strings.Fields(b.String()), " ")
-		if got := strings.Contains(head, "(0.0 GiB free: DeepSpeed ZeRO-3's gather pool holds the rest, up to its size)"); got != tc.want {
+		if got := strings.Contains(head, "(0.0 free: DeepSpeed ZeRO-3's gather pool holds the rest, up to its size), 50.0 allocated"); got != tc.want {
 			t.Errorf("%s: headline says the pool: %v, want %v:\n%s", tc.mode, got, tc.want, b.String())
 		}
 		if got := strings.Contains(legend, "gather pool holds the rest"); got != tc.want {
