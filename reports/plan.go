@@ -364,7 +364,7 @@ func (pr *PlanReport) planTable() *table {
 	t := &table{Title: title,
 		// comm tells apart rows that differ only in bucket size or
 		// prefetch depth (QA7 F9); the short names keep to 120 columns.
-		Header: []string{"#", "ZeRO", "K", "mb×GA", "AC", "comm", "tok/s", "MFU", "step", "peak mem", "free", "exposed", "network"},
+		Header: []string{"#", "ZeRO", "K", "mb×GA", "AC", "comm", "tok/s", "MFU", "step", "allocated", "free", "exposed", "network"},
 		left:   []int{1, 2, 4, 5}}
 	cp := p.SearchedCP != nil
 	if cp { // a cp column after K, in place of free (the GPU's memory less the device peak)
@@ -548,7 +548,7 @@ func (pr *PlanReport) planLegend() []string {
 		// Free is the GPU's memory less the device peak (deviceFree);
 		// "fits" is judged without the reserve (sweep.PlanRow.Headroom).
 		v := VendorOf(p.GPU)
-		free := "GPU memory less the device peak as " + v.smi() + " sees it (peak, reserve, " + v.extras() + ")."
+		free := "GPU memory less the device peak as " + v.smi() + " sees it (allocated, reserve, " + v.extras() + ")."
 		if slices.ContainsFunc(pr.shown(), func(r sweep.PlanRow) bool { return overDevice(r) }) {
 			// The row's device peak (the caching allocator's reserve on
 			// top) exceeds the GPU: run's "expect allocator retries".
@@ -593,7 +593,7 @@ func WritePlanTable(w io.Writer, pr *PlanReport) error {
 		if err := t.render(w); err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintln(w, labelled("front: ", "memory vs tokens/s per GPU, least memory first: "+paretoText(p))); err != nil {
+		if _, err := fmt.Fprintln(w, labelled("front: ", "allocated peak vs tokens/s per GPU, least first: "+paretoText(p))); err != nil {
 			return err
 		}
 	}
@@ -662,9 +662,17 @@ func writePlanSummary(w io.Writer, pr *PlanReport) error {
 		} else if gatherPool(*best) {
 			free += ": " + gatherPoolFree
 		}
-		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: yes, peak %s of %s (%s)",
-			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), atDefault(p.PickAtFits), planAtFits(p.PickAtFits),
-			gib(best.PeakMemory), gib(p.GPUMemory), free)
+		// The figure "free" is taken from leads (qauser33 M4: "peak 66.4
+		// GiB of 79.1 GiB (3.1 GiB free)" was the allocated peak beside
+		// the device's free): the device peak where it fits, then the
+		// allocated peak, each named.
+		fits := fmt.Sprintf("device %s of %s (%s), %s allocated", strings.TrimSuffix(gib(best.DevicePeak), " GiB"), gib(p.GPUMemory),
+			strings.Replace(free, " GiB free", " free", 1), strings.TrimSuffix(gib(best.PeakMemory), " GiB"))
+		if best.DevicePeak > p.GPUMemory || best.DevicePeak <= 0 {
+			fits = fmt.Sprintf("yes, allocated peak %s of %s (%s)", gib(best.PeakMemory), gib(p.GPUMemory), free)
+		}
+		gives := fmt.Sprintf("%s tokens/s per GPU, MFU %.1f %%, step %s%s%s; fits: %s",
+			tps(best.TokensPerSecPerGPU), 100*best.MFU, planDur(best.StepTime), atDefault(p.PickAtFits), planAtFits(p.PickAtFits), fits)
 		if best.DevicePeak > p.GPUMemory {
 			// The warning zerosim run gives the same configuration: it fits
 			// (the device's need without the reserve is within the GPU),

@@ -180,7 +180,7 @@ func paretoImage(p *sweep.Plan) plotImage {
 		// right (drawFigures, as the run's plots): gonum's title at the
 		// canvas's top edge was clipped, and its legend inside the axes
 		// covered the points in its corner.
-		pl := newPlot("", "peak memory per GPU (GiB)", "tokens/s per GPU")
+		pl := newPlot("", "allocated peak per GPU (GiB)", "tokens/s per GPU")
 		byStage := map[int]plotter.XYs{}
 		var front plotter.XYs
 		at := func(r sweep.PlanRow) plotter.XY {

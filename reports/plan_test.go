@@ -402,7 +402,7 @@ func TestPlanTableTitle(t *testing.T) {
 		return sweep.PlanRow{Candidate: sweep.Candidate{Stage: 3, K: k, MicroBatch: 1, GradAccum: 1, Recompute: "full", Prefetch: 1, Algorithm: "auto"},
 			StepTime: step * ms, Compute: step * ms, PeakMemory: int64(units.GiB), DeviceFit: room, TokensPerSecPerGPU: 1e6 / float64(step)}
 	}
-	fits := &sweep.PublishedFits{Runs: 2, GPU: "H100-80GB", Default: 0.8}
+	fits := &sweep.PublishedFits{Runs: 2, GPU: "H100-80GB", OnGPU: true, Default: 0.8}
 	for _, c := range []struct {
 		rows []sweep.PlanRow
 		fits *sweep.PublishedFits
@@ -497,7 +497,7 @@ func TestPlanGatherPoolFree(t *testing.T) {
 		}
 		legend := strings.Join(pr.planLegend(), "\n")
 		head := strings.Join(strings.Fields(b.String()), " ")
-		if got := strings.Contains(head, "(0.0 GiB free: DeepSpeed ZeRO-3's gather pool holds the rest, up to its size)"); got != tc.want {
+		if got := strings.Contains(head, "(0.0 free: DeepSpeed ZeRO-3's gather pool holds the rest, up to its size), 50.0 allocated"); got != tc.want {
 			t.Errorf("%s: headline says the pool: %v, want %v:\n%s", tc.mode, got, tc.want, b.String())
 		}
 		if got := strings.Contains(legend, "gather pool holds the rest"); got != tc.want {

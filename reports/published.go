@@ -42,7 +42,16 @@ func publishedSpread(f *sweep.PublishedFits) spread {
 // fitsWho is the published fits and the runs that fitted them ("the
 // 0.45–0.62 that 8 published bf16 runs on H100-80GB fitted").
 func fitsWho(f *sweep.PublishedFits) string {
-	return zero.FittedBy(f.Low.Efficiency, f.High.Efficiency, f.Runs, f.FP8.FP8(), zero.OnGPU(f.GPU, f.FP8))
+	return zero.FittedBy(f.Low.Efficiency, f.High.Efficiency, f.Runs, f.FP8.FP8(), fitsWhere(f))
+}
+
+// fitsWhere is where the published runs of f ran: on its GPU
+// (zero.OnGPU), or on others, carried to it (zero.OnOtherGPUs).
+func fitsWhere(f *sweep.PublishedFits) string {
+	if !f.OnGPU {
+		return zero.OnOtherGPUs(f.GPU)
+	}
+	return zero.OnGPU(f.GPU, f.FP8)
 }
 
 // fitsUtilization is MFU and HFU at the published fits ("MFU 30.1–38.4 %,
@@ -92,20 +101,27 @@ func planAtFits(f *sweep.PublishedFits) string {
 	if f == nil {
 		return ""
 	}
+	where := ""
+	if !f.OnGPU {
+		where = "on other GPUs, carried" // none ran on the plan's GPU
+	}
 	return fmt.Sprintf("; %s, %s %%, %s at the %s of %s",
 		tokensRange(f), percentRange(f.Low.MFU, f.High.MFU),
 		fitsRange(planDur(f.High.StepTime), planDur(f.Low.StepTime)), zero.FittedRange(f.Low.Efficiency, f.High.Efficiency),
-		strings.TrimSpace(zero.PublishedRuns(f.Runs, f.FP8.FP8(), "")))
+		strings.TrimSpace(zero.PublishedRuns(f.Runs, f.FP8.FP8(), where)))
 }
 
 // publishedFitsJSON is sweep.PublishedFits in run's result.json and
 // plan.json (pick_at_published_fits).
 type publishedFitsJSON struct {
-	Runs int          `json:"runs"`
-	GPU  string       `json:"gpu"`
-	FP8  bool         `json:"fp8"`
-	Low  fitSpeedJSON `json:"low"`
-	High fitSpeedJSON `json:"high"`
+	Runs int    `json:"runs"`
+	GPU  string `json:"gpu"`
+	// OnGPU is false when none of the runs ran on GPU: Runs counts every
+	// GPU's, each fit carried to GPU (added in session 33, qauser33 M2).
+	OnGPU bool         `json:"on_gpu"`
+	FP8   bool         `json:"fp8"`
+	Low   fitSpeedJSON `json:"low"`
+	High  fitSpeedJSON `json:"high"`
 }
 
 // fitSpeedJSON is sweep.FitSpeed: tokens/s per GPU with 3 decimals, as
@@ -125,5 +141,5 @@ func newPublishedFitsJSON(f *sweep.PublishedFits) *publishedFitsJSON {
 	speed := func(s sweep.FitSpeed) fitSpeedJSON {
 		return fitSpeedJSON{Efficiency: s.Efficiency, StepTimePS: s.StepTime, TokensPerSecPerGPU: sweep.TokensPerSec(s.TokensPerSecPerGPU), MFU: s.MFU, HFU: s.HFU}
 	}
-	return &publishedFitsJSON{Runs: f.Runs, GPU: f.GPU, FP8: f.FP8.FP8(), Low: speed(f.Low), High: speed(f.High)}
+	return &publishedFitsJSON{Runs: f.Runs, GPU: f.GPU, OnGPU: f.OnGPU, FP8: f.FP8.FP8(), Low: speed(f.Low), High: speed(f.High)}
 }

@@ -13,7 +13,7 @@ import (
 
 // fitsExample is a step at two published fits, figures chosen so that each
 // reads differently: tokens/s, MFU, HFU and step time at each end.
-var fitsExample = sweep.PublishedFits{Runs: 8, GPU: "H100-80GB", Default: 0.8,
+var fitsExample = sweep.PublishedFits{Runs: 8, GPU: "H100-80GB", OnGPU: true, Default: 0.8,
 	Low:  sweep.FitSpeed{Efficiency: 0.4466, StepTime: int64(2731 * units.Millisecond), TokensPerSecPerGPU: 5999.4, MFU: 0.3514, HFU: 0.3821},
 	High: sweep.FitSpeed{Efficiency: 0.6216, StepTime: int64(2202 * units.Millisecond), TokensPerSecPerGPU: 7441.6, MFU: 0.4358, HFU: 0.4739}}
 
@@ -49,6 +49,14 @@ func TestRunHeadlineAtPublishedFits(t *testing.T) {
 	if got, want := headlineValue(run, "tokens/s per GPU"), "; 5,999 at the 0.45 that the one published bf16 run on H100-80GB fitted"; !strings.Contains(got, want) {
 		t.Errorf("one run: %q, want %q", got, want)
 	}
+	// On a GPU none ran on, the fits are every GPU's carried to it, and
+	// the lines say so (qauser33 M2).
+	carried := fitsExample
+	carried.GPU, carried.OnGPU = "B200", false
+	run.AtFits = &carried
+	if got, want := headlineValue(run, "tokens/s per GPU"), "; 5,999–7,442 at the 0.45–0.62 that 8 published bf16 runs on other GPUs (carried to B200) fitted (calibrate to narrow it)"; !strings.Contains(got, want) {
+		t.Errorf("carried: %q, want %q", got, want)
+	}
 }
 
 // plan's gives line quotes its pick at the published fits after the
@@ -58,6 +66,10 @@ func TestPlanAtFits(t *testing.T) {
 	want := "; 5,999–7,442, 35.1–43.6 %, 2.20–2.73 s at the 0.45–0.62 of 8 published bf16 runs"
 	if got := planAtFits(&f); got != want {
 		t.Errorf("planAtFits:\n got %q\nwant %q", got, want)
+	}
+	f.GPU, f.OnGPU = "B200", false
+	if got, want := planAtFits(&f), want+" on other GPUs, carried"; got != want {
+		t.Errorf("planAtFits carried:\n got %q\nwant %q", got, want)
 	}
 	if got := planAtFits(nil) + atDefault(nil); got != "" {
 		t.Errorf("without fits: %q, want nothing", got)
@@ -89,7 +101,7 @@ func TestComputeModelDocQuotesPublishedFits(t *testing.T) {
 	if !onGPU {
 		t.Fatalf("no published bf16 run on %s", gpu)
 	}
-	f := sweep.PublishedFits{Runs: n, GPU: gpu, Low: sweep.FitSpeed{Efficiency: lo}, High: sweep.FitSpeed{Efficiency: hi}}
+	f := sweep.PublishedFits{Runs: n, GPU: gpu, OnGPU: true, Low: sweep.FitSpeed{Efficiency: lo}, High: sweep.FitSpeed{Efficiency: hi}}
 	goldenfile.CheckQuotes(t, "../docs/compute-model.md", "fitsWho of the default example (zerosim run)",
 		"at "+fitsWho(&f)+" (calibrate to narrow it)")
 }

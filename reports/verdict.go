@@ -53,28 +53,43 @@ func fragmentationOOM(a *memory.AllocSim, peak, need, capacity int64) bool {
 	return a != nil && a.OOM != nil && peak <= capacity && need <= capacity
 }
 
-// String is the verdict in words: "yes: peak 49.31 GiB of 80.00 GiB
-// (61.6 %); with the CUDA context and NCCL's buffers 50.30 GiB (62.9 %)", "NO: peak 125.51 GiB on rank 0 exceeds the GPU's 80.00 GiB
-// by 45.51 GiB", or, when the peak fits and the device's need does not,
-// "NO: peak 79.20 GiB on rank 0, and with the CUDA context and NCCL's
-// buffers the device needs 80.22 GiB, 0.22 GiB over the GPU's 80.00 GiB".
+// String is the verdict in words, each figure named by what it counts
+// (qauser33 M4: the headline's "peak" was the allocated peak while the
+// device figure, 25–35 % above it under FSDP, was thirty lines below).
+// A step that fits with room leads with the device figure, what the GPU
+// holds as nvidia-smi shows it (zero.Result.DevicePeak: allocated bytes,
+// the caching allocator's reserve, the CUDA context and NCCL's buffers):
+// "yes: device 53.95 GiB of 79.11 GiB (68.2 %, as nvidia-smi shows it:
+// allocated, the caching allocator's reserve, the CUDA context and NCCL's
+// buffers); allocated peak 40.07 GiB (50.7 %)". Without a device figure,
+// or when the reserve does not fit (roomText), the allocated peak and
+// the need without the reserve: "yes: allocated peak 49.31 GiB of 80.00
+// GiB (61.6 %); with the CUDA context and NCCL's buffers 50.30 GiB
+// (62.9 %)". Otherwise "NO: allocated peak 125.51 GiB on rank 0 exceeds
+// the GPU's 80.00 GiB by 45.51 GiB", or, when the peak fits and the
+// device's need does not, "NO: allocated peak 79.20 GiB on rank 0, and
+// with the CUDA context and NCCL's buffers the device needs 80.22 GiB,
+// 0.22 GiB over the GPU's 80.00 GiB".
 func (v FitVerdict) String() string {
 	iec := v.Units.format
 	switch {
 	case !v.Known:
-		return fmt.Sprintf("unknown: peak %s, the scenario gives no GPU memory", iec(v.Peak))
+		return fmt.Sprintf("unknown: allocated peak %s, the scenario gives no GPU memory", iec(v.Peak))
+	case v.Fits && v.Room && v.Device > 0:
+		return fmt.Sprintf("yes: device %s of %s (%s %%, as %s shows it: allocated, the caching allocator's reserve, %s); allocated peak %s (%s %%)",
+			iec(v.Device), iec(v.Capacity), percent(v.Device, v.Capacity), v.Vendor.smi(), v.Vendor.extras(), iec(v.Peak), percent(v.Peak, v.Capacity))
 	case v.Fits:
-		return fmt.Sprintf("yes: peak %s of %s (%s %%); with %s %s (%s %%)",
+		return fmt.Sprintf("yes: allocated peak %s of %s (%s %%); with %s %s (%s %%)",
 			iec(v.Peak), iec(v.Capacity), percent(v.Peak, v.Capacity), v.Vendor.extras(), iec(v.Need), percent(v.Need, v.Capacity)) + v.roomText()
 	case fragmentationOOM(v.Alloc, v.Peak, v.Need, v.Capacity):
-		return fmt.Sprintf("NO: peak %s of %s, with %s %s, but %s",
+		return fmt.Sprintf("NO: allocated peak %s of %s, with %s %s, but %s",
 			iec(v.Peak), iec(v.Capacity), v.Vendor.extras(), iec(v.Need), v.Alloc.OOMReason())
 	}
 	if v.Peak <= v.Capacity {
-		return fmt.Sprintf("NO: peak %s on rank %d, and with %s the device needs %s, %s over the GPU's %s",
+		return fmt.Sprintf("NO: allocated peak %s on rank %d, and with %s the device needs %s, %s over the GPU's %s",
 			iec(v.Peak), v.Rank, v.Vendor.extras(), iec(v.Need), iec(v.Need-v.Capacity), iec(v.Capacity))
 	}
-	return fmt.Sprintf("NO: peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
+	return fmt.Sprintf("NO: allocated peak %s on rank %d exceeds the GPU's %s by %s", iec(v.Peak), v.Rank, iec(v.Capacity), iec(v.Peak-v.Capacity))
 }
 
 // Cell is the verdict as a table cell (fitCell): "no", "yes", or "yes†"

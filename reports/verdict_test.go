@@ -23,7 +23,7 @@ func TestFitVerdictBanner(t *testing.T) {
 		// (125.51 GiB at the optimizer step, over the 79.11 GiB CUDA
 		// exposes on the H100, scenarios.cudaCapacity),
 		// ZeRO-1 shards the optimizer.
-		{"0", false, 134768312320, "Does not fit in GPU memory: peak 125.51 GiB on rank 0 exceeds the GPU&#39;s 79.11 GiB by 46.40 GiB"},
+		{"0", false, 134768312320, "Does not fit in GPU memory: allocated peak 125.51 GiB on rank 0 exceeds the GPU&#39;s 79.11 GiB by 46.40 GiB"},
 		{"1", true, 58143247360, ""},
 	}
 	for _, c := range cases {
@@ -87,10 +87,10 @@ func TestFitCountsDeviceNeed(t *testing.T) {
 		// It fits, with no room for the allocator's reserve there: the
 		// verdict adds the device peak (zero.Result.DevicePeak), as fit's
 		// "leave room" judges (TestFitVerdictRoom).
-		{need, true, "yes: peak 54.15 GiB of 54.84 GiB (98.8 %); with the CUDA context and NCCL's buffers 54.84 GiB (100.0 %), but with the caching allocator's reserve the device needs "},
-		{need - 1, false, "NO: peak 54.15 GiB on rank 0, and with the CUDA context and NCCL's buffers the device needs 54.84 GiB, 1 B over the GPU's 54.84 GiB"},
-		{peak, false, "NO: peak 54.15 GiB on rank 0, and with the CUDA context and NCCL's buffers the device needs 54.84 GiB, 701.75 MiB over the GPU's 54.15 GiB"},
-		{peak - 1, false, "NO: peak 54.15 GiB on rank 0 exceeds the GPU's 54.15 GiB by 1 B"},
+		{need, true, "yes: allocated peak 54.15 GiB of 54.84 GiB (98.8 %); with the CUDA context and NCCL's buffers 54.84 GiB (100.0 %), but with the caching allocator's reserve the device needs "},
+		{need - 1, false, "NO: allocated peak 54.15 GiB on rank 0, and with the CUDA context and NCCL's buffers the device needs 54.84 GiB, 1 B over the GPU's 54.84 GiB"},
+		{peak, false, "NO: allocated peak 54.15 GiB on rank 0, and with the CUDA context and NCCL's buffers the device needs 54.84 GiB, 701.75 MiB over the GPU's 54.15 GiB"},
+		{peak - 1, false, "NO: allocated peak 54.15 GiB on rank 0 exceeds the GPU's 54.15 GiB by 1 B"},
 	} {
 		mem := fmt.Sprintf("cluster.gpu_memory=%dB", tc.capacity)
 		run := exampleRun(t, "default", "parallelism.zero_stage=1", mem)

@@ -278,6 +278,17 @@ func TestMemoryUnitWarning(t *testing.T) {
 		{"gpu: A100-40GB, gpu_memory: 40GiB", ""},
 		{"gpu: A100-40GB, gpu_memory: 41GB", ""},
 		{"gpu: A100-40GB", ""},
+		// Outside 0.5–1.5× the preset's total: a unit or digit wrong
+		// (qauser33 M3: 80TiB on an H100 made a 290 GiB step fit); the
+		// number in GiB is offered where it is plausible. 80 TiB over
+		// 81,559 MiB is 81,920 × 1024 / 81,559 = 1,028.5×; 30 GiB is
+		// 30,720 / 81,559 = 0.38×; 1 B under 1 %; 800 GiB 10.04×.
+		{"gpu: H100-80GB, gpu_memory: 80TiB", "w.yaml:2:55: gpu_memory 80TiB is 80.00 TiB, 1,029× the H100-80GB's 79.65 GiB (as its driver reports it), and the fit verdict follows it; did you mean 80GiB? Or leave gpu_memory out and zerosim takes the 79.11 GiB of it a process can allocate (PyTorch's total capacity) (or use the preset of your part)"},
+		{"gpu: H100-80GB, gpu_memory: 30GiB", "w.yaml:2:55: gpu_memory 30GiB is 30.00 GiB, 0.38× the H100-80GB's 79.65 GiB"},
+		{"gpu: H100-80GB, gpu_memory: 1B", "w.yaml:2:55: gpu_memory 1B is 1 B, under 1 % of the H100-80GB's 79.65 GiB"},
+		{"gpu: H100-80GB, gpu_memory: 800GiB", "w.yaml:2:55: gpu_memory 800GiB is 800.00 GiB, 10× the H100-80GB's 79.65 GiB (as its driver reports it), and the fit verdict follows it; leave gpu_memory out"},
+		{"gpu: H100-80GB, gpu_memory: 119GiB", ""}, // 1.49×
+		{"gpu: H100-80GB, gpu_memory: 40GiB", ""},  // 0.50×
 	} {
 		doc := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, " + c.gpu + "}\nmodel: {params: 7B}\nparallelism: {dp: 8, zero_stage: 1}\n"
 		s, err := Load("w.yaml", []byte(doc), nil)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ func (l *loader) warnMemoryUnit(s *Scenario) {
 		return
 	}
 	raw := strings.TrimSpace(e.val.Value)
-	if l.warnMemoryAbovePreset(s, raw) {
+	if l.warnMemoryImplausible(s, raw) || l.warnMemoryAbovePreset(s, raw) {
 		return
 	}
 	num, isGB := strings.CutSuffix(raw, "GB")
@@ -104,6 +105,56 @@ func (l *loader) warnMemoryAbovePreset(s *Scenario, raw string) bool {
 	}
 	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, more than the %s has (%s, %s, as its driver reports it)%s unless your part has more",
 		raw, s.Cluster.GPUMemory.IEC(), g.Name, g.Memory.IEC(), g.Memory.Exact(), memoryDefaultFix(g, true)))
+	return true
+}
+
+// Bounds of a plausible cluster.gpu_memory on a GPU preset, as multiples
+// of the preset's driver total: the parts sold on one preset's silicon
+// span less than this (the H100's 80 GB and Grand Teton's 96 GB, 1.2×;
+// the A100's 40 and 80 GB, 2× apart, are two presets), so a figure
+// outside them is a unit or a digit wrong ("80TiB" for 80GiB) more likely
+// than a part (qauser33 M3: 80TiB on an H100 turned a 290 GiB step into a
+// fit, silently).
+const (
+	memoryPlausibleLow  = 0.5
+	memoryPlausibleHigh = 1.5
+)
+
+// warnMemoryImplausible warns, and reports true, when cluster.gpu_memory
+// on a GPU preset is above memoryPlausibleHigh or below memoryPlausibleLow
+// times the preset's driver total (GPUPreset.Memory), as warnIntraLink
+// warns of another GPU's links: the figure is kept (a custom part is
+// legitimate) and the fit verdict follows it. The fix is the figure's
+// number in GiB when that is plausible ("did you mean 80GiB?"), else
+// leaving gpu_memory out.
+func (l *loader) warnMemoryImplausible(s *Scenario, raw string) bool {
+	if s.Cluster.GPU == "" {
+		return false
+	}
+	g, ok := findGPU(s.Cluster.GPU)
+	v := float64(s.Cluster.GPUMemory)
+	if !ok || g.Memory <= 0 || v <= 0 {
+		return false
+	}
+	r := v / float64(g.Memory)
+	if r >= memoryPlausibleLow && r <= memoryPlausibleHigh {
+		return false
+	}
+	times := fmt.Sprintf("%.2f×", r)
+	if r < 0.01 {
+		times = "under 1 % of"
+	} else if r >= 10 {
+		times = commas(int64(math.Round(r))) + "×"
+	}
+	fix := strings.TrimSuffix(memoryDefaultFix(g, true), ",")
+	num := strings.TrimRight(raw, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ")
+	if n, err := strconv.ParseFloat(num, 64); err == nil && n > 0 && num+"GiB" != raw {
+		if q := n * float64(units.GiB) / float64(g.Memory); q >= memoryPlausibleLow && q <= memoryPlausibleHigh {
+			fix = "; did you mean " + num + "GiB? Or" + strings.TrimPrefix(fix, ";")
+		}
+	}
+	l.warn(s, "cluster.gpu_memory", fmt.Sprintf("gpu_memory %s is %s, %s the %s's %s (as its driver reports it), and the fit verdict follows it%s (or use the preset of your part)",
+		raw, s.Cluster.GPUMemory.IEC(), times, g.Name, g.Memory.IEC(), fix))
 	return true
 }
 

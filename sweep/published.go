@@ -17,10 +17,12 @@ import (
 // measured 5,762).
 type PublishedFits struct {
 	// Runs is the number of published runs on GPU with the scenario's fp8
-	// setting (FP8).
-	Runs int
-	GPU  string
-	FP8  scenarios.FP8Recipe
+	// setting (FP8), or, when none ran on GPU (OnGPU false), on every
+	// GPU, each fit carried to GPU (zero.PublishedRange).
+	Runs  int
+	GPU   string
+	FP8   scenarios.FP8Recipe
+	OnGPU bool
 	// Default is the scenario's own efficiency, zerosim's default for the
 	// GPU, that the headline's figures are at.
 	Default float64
@@ -47,8 +49,12 @@ func UncalibratedDefault(s *scenarios.Scenario) bool {
 
 // AtPublishedFits replays s at the least and the greatest efficiency the
 // published runs on its GPU fitted, when s runs at zerosim's default
-// (UncalibratedDefault) and a published run is on that GPU; nil
-// otherwise (the headline then says, as before, that none is). res, if
+// (UncalibratedDefault); on a GPU preset none ran on, at every GPU's
+// fits carried to it (zero.PublishedRange, as README.md promises: qauser33
+// M2, B200 had a range on its efficiency line and none on its step). nil
+// otherwise: a calibrated or set efficiency, no published run of the
+// fp8 family, or an unnamed GPU (no preset), to which no fit is
+// carried (zero.OnOtherGPUs). res, if
 // not nil, is s's own replay, whose memory model the two replays take
 // (the efficiency changes no allocation). Two replays at most, at once.
 func AtPublishedFits(s *scenarios.Scenario, res *zero.Result) (*PublishedFits, error) {
@@ -57,10 +63,10 @@ func AtPublishedFits(s *scenarios.Scenario, res *zero.Result) (*PublishedFits, e
 	}
 	fp8 := s.Training.FP8
 	lo, hi, n, onGPU := zero.PublishedRange(s.Cluster.GPU, fp8)
-	if n == 0 || !onGPU {
+	if n == 0 || !onGPU && s.Cluster.GPU == "" {
 		return nil, nil
 	}
-	out := &PublishedFits{Runs: n, GPU: s.Cluster.GPU, FP8: fp8, Default: s.Training.ComputeEfficiency}
+	out := &PublishedFits{Runs: n, GPU: s.Cluster.GPU, FP8: fp8, OnGPU: onGPU, Default: s.Training.ComputeEfficiency}
 	effs := []float64{lo, hi}
 	if lo == hi {
 		effs = effs[:1]

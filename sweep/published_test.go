@@ -37,8 +37,8 @@ func replayed(t *testing.T, src Source, sets ...string) (*scenarios.Scenario, *z
 // runs there (0.3617, torchao float8nocompile's eager bf16 row, and
 // 0.6983, torchtitan's Qwen3-32B), each
 // the step a scenario setting that efficiency replays, slower than the
-// default 0.8's (QA34 M1); a set or MFU-fitted efficiency, or
-// a GPU without a published run, gets none.
+// default 0.8's (QA34 M1); a set or MFU-fitted efficiency gets none, and
+// a GPU preset without a published run gets every GPU's, carried.
 func TestAtPublishedFits(t *testing.T) {
 	src := defaultSource(t)
 	s, res := replayed(t, src)
@@ -62,10 +62,33 @@ func TestAtPublishedFits(t *testing.T) {
 				at.Efficiency, at, r.StepTime, r.TokensPerSecPerGPU(), r.Utilization.MFU, r.Utilization.HFU)
 		}
 	}
+	// A GPU preset none ran on is replayed at every GPU's fits carried to
+	// it, as README.md says run does (qauser33 M2: B200's efficiency line
+	// gave 0.35–0.82 and its step line no range).
+	for _, gpu := range []string{"L40S", "B200"} {
+		s, res := replayed(t, src, "cluster.gpu="+gpu)
+		f, err := AtPublishedFits(s, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi, n, onGPU := zero.PublishedRange(gpu, scenarios.FP8None)
+		if onGPU {
+			t.Fatalf("a published bf16 run on %s: pick a GPU none ran on", gpu)
+		}
+		if f == nil {
+			t.Errorf("%s: not replayed at the carried published fits", gpu)
+			continue
+		}
+		if f.OnGPU || f.Runs != n || n < 20 || f.GPU != gpu || f.Low.Efficiency != lo || f.High.Efficiency != hi {
+			t.Errorf("%s: %d runs (on the GPU: %v) at %v–%v, want every GPU's %d bf16 runs carried: %v–%v", gpu, f.Runs, f.OnGPU, f.Low.Efficiency, f.High.Efficiency, n, lo, hi)
+		}
+		if !(f.Low.StepTime > f.High.StepTime) {
+			t.Errorf("%s: %d ps at the least fit, %d at the greatest: want the least slower", gpu, f.Low.StepTime, f.High.StepTime)
+		}
+	}
 	for _, sets := range [][]string{
 		{"training.compute_efficiency=0.8"}, // set, even to the default's value
 		{"training.mfu=0.4"},
-		{"cluster.gpu=L40S"}, // no published run on it
 	} {
 		s, res := replayed(t, src, sets...)
 		if f, err := AtPublishedFits(s, res); err != nil || f != nil {

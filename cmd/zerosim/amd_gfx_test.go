@@ -37,7 +37,7 @@ func TestFiguresOnlyGPUGFX(t *testing.T) {
 		t.Fatalf("run with gfx: exit %d, stderr %q", code, errOut)
 	}
 	for _, w := range []string{"algorithm:           auto (RCCL's cost model, gfx950)\n", ", amd host CPU (the GPU's system)\n",
-		"; with the HIP context and RCCL's buffers ", "│ xgmi wire  │",
+		"as rocm-smi shows it: allocated, the caching allocator's reserve, the HIP context and RCCL's buffers); allocated peak ", "│ xgmi wire  │",
 		// The attention rate is the A100's, as on the MI350X and MI355X presets
 		// (final read LOW-5; the MI300X and MI325X now have FlashAttention-2's
 		// own MI300X rate, 0.1706).

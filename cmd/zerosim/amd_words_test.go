@@ -24,7 +24,7 @@ func TestAMDReportsSayAMDWords(t *testing.T) {
 		cmd  string
 		want []string
 	}{
-		{"run", []string{"; with the HIP context and RCCL's buffers ", "│ xgmi wire  │ network wire │",
+		{"run", []string{"as rocm-smi shows it: allocated, the caching allocator's reserve, the HIP context and RCCL's buffers); allocated peak ", "│ xgmi wire  │ network wire │",
 			"(under auto, RCCL's choice at each size)", "wire: xgmi ", " GiB (rocm-smi: + HIP context, RCCL buffers" + cudaContextForHIP + ")"}},
 		{"memory", []string{" GiB (+ HIP context, RCCL buffers" + cudaContextForHIP + ")", "│ rccl buffers "}},
 		{"fit", []string{"\n# fits and peaks are the replayed step's, as zerosim run --require-fit judges them (the peak with the HIP context and RCCL's buffers within the GPU); "}},

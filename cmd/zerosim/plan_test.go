@@ -23,7 +23,8 @@ import (
 
 // TestPlanOneScreen: on Llama-2-13B over 4 × 8 A100-40GB with one 100 GbE
 // NIC per node, plan answers on one screen (≤ 40 lines of ≤ 120 columns):
-// stage, K, micro-batch, checkpointing, tokens/s and whether it fits,
+// stage, K, micro-batch, checkpointing, tokens/s and how it fits (the
+// device figure "free" is taken from, then the allocated peak: qauser33 M4),
 // without raw picoseconds; -o writes the files, plan.csv holding every row
 // of plan.json. Llama-2-70B on 64 × 8 H100 and torchao's float8 Llama-3-8B
 // (a stack: line, a three-line why) keep to the screen too, with the pick
@@ -45,7 +46,7 @@ func TestPlanOneScreen(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	checkOneScreen(t, out)
-	for _, want := range []string{"run:   ZeRO stage 3", "micro-batch", "checkpointing", "tokens/s per GPU", "fits: yes", "GPU-hours", "front: "} {
+	for _, want := range []string{"run:   ZeRO stage 3", "micro-batch", "checkpointing", "tokens/s per GPU", "fits: device", "GPU-hours", "front: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -711,7 +712,7 @@ func TestPlanNodesToFitBatch(t *testing.T) {
 		t.Fatalf("exit %d, want 1 and %q in:\n%s", code, want, out)
 	}
 	args = append(args[:4:4], "--set", "cluster.nodes=3", "--set", "parallelism.dp=24", "--global-batch", "24", "--stages", "3", "--recompute", "full", "--prefetch", "1")
-	if out, errOut, code := sweepCLI(t, args...); code != 0 || !strings.Contains(out, "fits: yes") {
+	if out, errOut, code := sweepCLI(t, args...); code != 0 || !(strings.Contains(out, "fits: yes") || strings.Contains(out, "fits: device")) {
 		t.Errorf("%v: exit %d: %s%s", args, code, errOut, out)
 	}
 }

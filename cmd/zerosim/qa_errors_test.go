@@ -206,8 +206,8 @@ func TestFLOPsOverflowNamesKeys(t *testing.T) {
 		args    []string
 		mention string
 	}{
-		{[]string{"run", "--set", "training.micro_batch=1048576"}, "zerosim: default.yaml: --set training.micro_batch=1048576: micro_batch 1048576 × seq_len 4096: FLOPs per micro-step overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"},
-		{[]string{"run", "--set", "training.micro_batch=524288", "--set", "model.seq_len=1048576"}, "zerosim: default.yaml: --set training.micro_batch=524288: micro_batch 524288 × seq_len 1048576: block matmul FLOPs overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"},
+		{[]string{"run", "--set", "training.micro_batch=1048576"}, "zerosim: default.yaml: --set training.micro_batch=1048576: micro_batch 1048576 × seq_len 4096: FLOPs per micro-step overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len, or raise parallelism.cp)"},
+		{[]string{"run", "--set", "training.micro_batch=524288", "--set", "model.seq_len=1048576"}, "zerosim: default.yaml: --set training.micro_batch=524288: micro_batch 524288 × seq_len 1048576: block matmul FLOPs overflow: value does not fit in 64 bits (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len, or raise parallelism.cp)"},
 	} {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention)

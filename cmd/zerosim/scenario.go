@@ -112,7 +112,9 @@ func checkError(in scenarios.Input, sets []string, s *scenarios.Scenario, err er
 			msg = fmt.Sprintf("params %d × micro_batch %d × seq_len %d: %s (the step's FLOPs or bytes do not fit in int64 at this size: lower %s, training.micro_batch or model.seq_len)", s.Model.TotalParams(), s.Training.MicroBatch, s.Model.SeqLen, msg, at)
 			return in.Place(sets, &scenarios.Error{Path: at, Msg: msg})
 		}
-		msg = fmt.Sprintf("micro_batch %d × seq_len %d: %s (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)", s.Training.MicroBatch, s.Model.SeqLen, msg)
+		// qauser33 L5: context parallelism splits each sequence over cp
+		// ranks (a 1M-token step ran at cp 64), so it is a fix too.
+		msg = fmt.Sprintf("micro_batch %d × seq_len %d: %s (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len, or raise parallelism.cp)", s.Training.MicroBatch, s.Model.SeqLen, msg)
 		return in.Place(sets, &scenarios.Error{Path: key, Msg: msg})
 	case errors.As(err, new(*memory.TooManyBucketsError)):
 		// At the key's line, or the --set that gave it (final read R2:
@@ -120,7 +122,7 @@ func checkError(in scenarios.Input, sets []string, s *scenarios.Scenario, err er
 		return in.Place(sets, &scenarios.Error{Path: "communication.bucket_size", Msg: msg})
 	}
 	if errors.Is(err, units.ErrOverflow) && !strings.Contains(msg, "(") {
-		msg += " (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"
+		msg += " (the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len, or raise parallelism.cp)"
 	}
 	return fmt.Errorf("%s: %s", in.File, msg)
 }

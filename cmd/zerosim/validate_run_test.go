@@ -43,7 +43,7 @@ func TestValidateAgreesWithRun(t *testing.T) {
 	mb := file("mb.yaml", "  micro_batch: 1\n", "  micro_batch: 1000000\n")
 	bw := file("bw.yaml", "    preset: NVLink4\n", "    bandwidth: 1e9GB/s\n")
 	pk := file("pk.yaml", "  gpu: H100-80GB\n", "  gpu: H100-80GB\n  peak_bf16: 989\n")
-	overflow := "(the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len)"
+	overflow := "(the step's FLOPs or bytes do not fit in int64 at this size: lower training.micro_batch or model.seq_len, or raise parallelism.cp)"
 	for _, c := range []struct {
 		args []string
 		want string

@@ -224,7 +224,7 @@ func TestCountsReadRight(t *testing.T) {
 	// 337 = ⌈2P / 40 MB⌉ buckets of the bf16 gradients, 2P = 13.48 GB a
 	// rank; the peak by hand (byhand.DefaultPeak) of the 79.11 GiB = 84.94 GB
 	// CUDA exposes on the H100 (byhand.H100Memory, scenarios/presets.go).
-	if !strings.Contains(out, fmt.Sprintf("│ backward reduce-scatter   │ %11d │ ring      │ %9.2f GB │", (2*P+40_000_000-1)/40_000_000, 2*P/1e9)) || !strings.Contains(out, fmt.Sprintf("fits in GPU memory:  yes: peak %.2f GB of %.2f GB", float64(byhand.DefaultPeak())/1e9, float64(byhand.H100Memory)/1e9)) ||
+	if !strings.Contains(out, fmt.Sprintf("│ backward reduce-scatter   │ %11d │ ring      │ %9.2f GB │", (2*P+40_000_000-1)/40_000_000, 2*P/1e9)) || !strings.Contains(out, fmt.Sprintf("of %.2f GB (", float64(byhand.H100Memory)/1e9)) || !strings.Contains(out, fmt.Sprintf("; allocated peak %.2f GB (", float64(byhand.DefaultPeak())/1e9)) ||
 		strings.Contains(out, "GiB") {
 		t.Errorf("run --units gb does not print GB throughout")
 	}
