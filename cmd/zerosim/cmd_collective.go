@@ -441,6 +441,11 @@ func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin colle
 	if err != nil {
 		return nil, inputError{fmt.Errorf("%s: %s", src, plain(err))}
 	}
+	if e := zero.PresetInterEfficiency(s); cd == nil && m != nil && e != 1 {
+		// The preset's published efficiency (scenarios.LinkPreset
+		// Efficiency: EFA-p4d's 0.69) times the network, as run's.
+		o.calibrated = fmt.Sprintf(", network at %s's published efficiency %.2f", s.Cluster.Inter.Preset, e)
+	}
 	if cd != nil {
 		if cal, err := collectives.CalibrationOf(cd); err == nil && pin.ab == collectives.Auto {
 			o.calibrated = calibrationUse(a, src, cal, hw)
