@@ -509,7 +509,7 @@ func TestPublishedRange(t *testing.T) {
 		// default efficiencies (scenarios.CarryComputeEfficiency; as
 		// fitted, 0.2919–0.8845): bfB200Lo, bfB200Hi above, 0.3492 and
 		// 0.8539.
-		{"B200", scenarios.FP8None, bfB200Lo, bfB200Hi, 33, false},
+		{"B200", scenarios.FP8None, bfB200Lo, bfB200Hi, 34, false},
 		{"GB200", scenarios.FP8None, 0.6205, 0.6205, 1, true},
 		{"", scenarios.FP8TorchAO, 0.3072, 0.5979, 3, false},
 		{"H100-80GB", scenarios.FP8TorchAO, 0.3072, 0.5310, 2, true},
