@@ -97,7 +97,7 @@ func newCollectiveCmd(a *app) *cobra.Command {
   zerosim collective --set cluster.inter.preset=TCPXO --size 8B:8GiB --format nccl-tests
   zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json
   zerosim collective --size 1MiB:4GiB --calibration calibration.yaml --format nccl-tests`,
-		Args: noArgs,
+		Args: scenarioFlagArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = cmd.Flags().Changed
 			return runCollective(a, o, a.out)
