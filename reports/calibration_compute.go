@@ -3,6 +3,8 @@ package reports
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/zerosim/zerosim/scenarios"
@@ -19,6 +21,10 @@ type ComputeCalibration struct {
 	// compute kernel time per step.
 	Method   string
 	Measured units.Duration
+	// TokensPerSec, when not zero, is calibrate --tokens-per-sec's measured
+	// throughput (tokens/s per GPU), which gave Measured as TokensPerStep
+	// (the scenario's tokens per GPU per step) over it.
+	TokensPerSec, TokensPerStep float64
 	// Trace is the profiler trace read (method trace).
 	Trace       *TraceSummary
 	Before      ComputePoint
@@ -101,7 +107,11 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 		fmt.Fprintf(&b, "%-21s%s%s\n", label+":", sep, fmt.Sprintf(format, args...))
 	}
 	if !r.NoHeader {
-		fmt.Fprintf(&b, "# zerosim calibrate --%s: %s\n", r.Method, r.Scenario)
+		flag := r.Method
+		if r.TokensPerSec > 0 {
+			flag = "tokens-per-sec"
+		}
+		fmt.Fprintf(&b, "# zerosim calibrate --%s: %s\n", flag, r.Scenario)
 	}
 	metric := "step time"
 	if t := r.Trace; t != nil {
@@ -116,6 +126,8 @@ func WriteComputeCalibration(w io.Writer, r *ComputeCalibration) error {
 			passes = fmt.Sprintf(" (forward %v, backward %v, optimizer %v)", t.Forward, t.Backward, t.Optimizer)
 		}
 		row("measured", "compute kernels %v%s; NCCL kernels %v, not fitted", r.Measured, passes, t.NCCL)
+	} else if r.TokensPerSec > 0 {
+		row("measured", "%s tok/s per GPU: step %v, %s tokens per GPU per step over it", trimFloat(r.TokensPerSec), r.Measured, trimFloat(r.TokensPerStep))
 	} else {
 		row("measured", "step %v", r.Measured)
 	}
@@ -206,6 +218,17 @@ func writeLayers(row func(label, format string, args ...any), c *ClassCalibratio
 		row("  "+l.Name, "forward %v, backward %v", l.Forward, l.Backward)
 	}
 	row("  outside blocks", "forward %v, backward %v (embedding, head, loss; optimizer excluded)", c.UnattributedFwd, c.UnattributedBwd)
+}
+
+// trimFloat prints x with thousands separators and no trailing zeros
+// (3760 → 3,760; 1234.5 → 1,234.5).
+func trimFloat(x float64) string {
+	i, f := math.Modf(x)
+	s := commas(int64(i))
+	if f != 0 {
+		s += strings.TrimPrefix(strconv.FormatFloat(math.Abs(f), 'f', -1, 64), "0")
+	}
+	return s
 }
 
 // afterStep is the step after a step-time fit as the report prints it: the

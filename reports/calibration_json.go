@@ -96,11 +96,16 @@ type computePointJSON struct {
 }
 
 type computeJSON struct {
-	Scenario   string           `json:"scenario"`
-	Method     string           `json:"method"`
-	MeasuredPS int64            `json:"measured_ps"`
-	Before     computePointJSON `json:"before"`
-	After      computePointJSON `json:"after"`
+	Scenario   string `json:"scenario"`
+	Method     string `json:"method"`
+	MeasuredPS int64  `json:"measured_ps"`
+	// TokensPerSec and TokensPerStep: calibrate --tokens-per-sec's
+	// throughput and the scenario's tokens per GPU per step (absent
+	// otherwise).
+	TokensPerSec  float64          `json:"tokens_per_sec_per_gpu,omitempty"`
+	TokensPerStep float64          `json:"tokens_per_gpu_per_step,omitempty"`
+	Before        computePointJSON `json:"before"`
+	After         computePointJSON `json:"after"`
 	// AttentionEfficiency before and after a --trace fit (absent
 	// otherwise).
 	AttentionBefore *float64 `json:"attention_efficiency_before,omitempty"`
@@ -172,7 +177,8 @@ func WriteCalibrationJSON(w io.Writer, s *CalibrationSummary) error {
 		pt := func(p ComputePoint) computePointJSON {
 			return computePointJSON{Efficiency: p.Efficiency, StepPS: int64(p.Step), ComputePS: int64(p.Compute), MFU: p.Utilization.MFU}
 		}
-		cj := &computeJSON{Scenario: c.Scenario, Method: c.Method, MeasuredPS: int64(c.Measured), Before: pt(c.Before), After: pt(c.After)}
+		cj := &computeJSON{Scenario: c.Scenario, Method: c.Method, MeasuredPS: int64(c.Measured), TokensPerSec: c.TokensPerSec, TokensPerStep: c.TokensPerStep,
+			Before: pt(c.Before), After: pt(c.After)}
 		if cl := c.Classes; cl != nil {
 			cj.AttentionBefore, cj.AttentionAfter = finite(cl.AttentionBefore), finite(cl.AttentionAfter)
 		}

@@ -37,7 +37,32 @@ type LinkPreset struct {
 	// value"); zero on every other preset, whose NCCL network (InfiniBand
 	// or sockets) reports none.
 	PluginLatency units.Duration
-	Note          string
+	// Efficiency, when not zero, is the fraction of NCCL's nominal
+	// network bandwidth (the channel search's, on this preset's line
+	// rate) that published all_reduce_perf runs over the fabric reach at
+	// 1 GiB: the inter-node efficiency an uncalibrated scenario on this
+	// preset runs at (zero.ModelOn; a network calibration replaces it,
+	// and so does an explicit cluster.inter.bandwidth). Zero (nominal) on
+	// every preset but EFA-p4d: the InfiniBand and RoCE presets' logs
+	// meet the nominal model (collectives' TestUncalibratedAccuracy and
+	// TestPublishedAccuracy), and no published EFA-p5 run was found.
+	//
+	// EFA-p4d, 0.69: three published 1 GiB all-reduces over 8 × A100 per
+	// node and 4 × 100 Gb/s EFA, each against zerosim's nominal model of
+	// the same shape and algorithm (TestEFAP4dEfficiency): 32.71 GB/s
+	// busbw, ring forced, 2 nodes, NCCL 2.8.3 (aws-samples/aws-efa-eks
+	// README.md at 043dbe748fad5c4a6842cd2135c097fbaafe4a95, the log in
+	// collectives/testdata/nccl-tests/a100_2node_allreduce_aws_p4d_efa_ring.log;
+	// model 47.57: 0.688); 57.17 on 2 nodes and 31.77 on 3, NCCL 2.9.9
+	// on p4dn.24xlarge (NVIDIA/nccl issue #527, taruntandon88, 2022-07-25;
+	// model 81.14, tree, and 47.31, ring: 0.705 and 0.672). Their mean is
+	// 0.688. The same post's 4-node 29.61 GB/s (0.629) is left out: NCCL's
+	// maintainer (AddyLaddy, same thread) read its log's 6 channels as
+	// only 3 of the 4 NICs in use. Older runs say the same of EFA at
+	// scale: aws/aws-ofi-nccl issue #19 (2019, p3dn): "8 machines
+	// throughput is 70% of on-prem infiniband, 16 machines is 60%".
+	Efficiency float64
+	Note       string
 }
 
 // ModelPreset is one named model; Build returns its resolved dimensions.
@@ -408,13 +433,13 @@ const pcieHopLatency = units.Microsecond
 //     "[PATCH net v2] i40e: Enforce software interrupt during busy-poll
 //     exit", intel-wired-lan, 14 Mar 2024). 10 µs is below it: calibrate.
 var linkPresets = []LinkPreset{
-	{"NVLink2", 150e9, 500 * units.Nanosecond, 0, "V100 SXM2: 6 links × 25 GB/s per direction; latency just under NCCL's 0.6 µs per NVLink hop (see above)"},
-	{"NVSwitch", 150e9, 500 * units.Nanosecond, 0, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch; latency as NVLink2"},
-	{"NVLink3", 300e9, 500 * units.Nanosecond, 0, "A100: 12 links × 25 GB/s per direction; latency as NVLink2"},
-	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, 0, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction; latency as NVLink2"},
-	{"NVLink4", 450e9, 500 * units.Nanosecond, 0, "H100 SXM: 18 links × 25 GB/s per direction; latency as NVLink2"},
-	{"NVLink5", 900e9, 500 * units.Nanosecond, 0, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets); latency as NVLink2"},
-	{"xGMI", 448e9, 500 * units.Nanosecond, 0, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
+	{"NVLink2", 150e9, 500 * units.Nanosecond, 0, 0, "V100 SXM2: 6 links × 25 GB/s per direction; latency just under NCCL's 0.6 µs per NVLink hop (see above)"},
+	{"NVSwitch", 150e9, 500 * units.Nanosecond, 0, 0, "DGX-2 V100: 6 NVLink2 links per GPU into NVSwitch; latency as NVLink2"},
+	{"NVLink3", 300e9, 500 * units.Nanosecond, 0, 0, "A100: 12 links × 25 GB/s per direction; latency as NVLink2"},
+	{"NVLink3-A800", 200e9, 500 * units.Nanosecond, 0, 0, "A800 SXM4: NVLink cut to 400 GB/s bidirectional from the A100's 600 (Reuters, Nov 2022), 200 GB/s per direction; latency as NVLink2"},
+	{"NVLink4", 450e9, 500 * units.Nanosecond, 0, 0, "H100 SXM: 18 links × 25 GB/s per direction; latency as NVLink2"},
+	{"NVLink5", 900e9, 500 * units.Nanosecond, 0, 0, "B200/GB200: 18 links × 50 GB/s per direction (1.8 TB/s bidirectional, Blackwell datasheets); latency as NVLink2"},
+	{"xGMI", 448e9, 500 * units.Nanosecond, 0, 0, "AMD Infinity Fabric (xGMI) on MI300X/MI325X platforms: 7 links × 64 GB/s per direction to the 7 peers (128 GB/s bidirectional each, MI300X datasheet); latency as NVLink2, below RCCL's 0.8 µs per xGMI hop (see above)"},
 	// xGMI-CDNA4, the MI350X's and MI355X's: AMD's product pages list a
 	// "Peak Infinity Fabric Link Bandwidth" of 153.6 GB/s for the MI350X
 	// and MI355X against 128 GB/s for the MI300X and MI325X, 7 links to
@@ -437,22 +462,22 @@ var linkPresets = []LinkPreset{
 	// × 16 lanes (64 GB/s; ROCm/amdgpu drivers/gpu/drm/amd/amdgpu/amdgpu_xgmi.c
 	// at 011c9aff8ada0c246554644738117e5213af7bfd), a ceiling it reports,
 	// not AMD's published rate. Set intra.bandwidth for a measured figure.
-	{XGMICDNA4, 537_600e6, 500 * units.Nanosecond, 0, "AMD Infinity Fabric (xGMI) on MI350X/MI355X platforms: 7 links × 76.8 GB/s per direction (153.6 GB/s a link as AMD's MI350X/MI355X pages list it, read as bidirectional); latency as xGMI"},
-	{"PCIe3", 16e9, pcieHopLatency, 0, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"PCIe4", 32e9, pcieHopLatency, 0, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"PCIe5", 64e9, pcieHopLatency, 0, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
-	{"EDR", 100e9 / 8, 2 * units.Microsecond, 0, "InfiniBand EDR, 100 Gb/s; latency within ib_send_lat's 0.8–2.3 µs (32 B–4 KiB, ConnectX-4 100 Gb/s)"},
-	{"HDR", 200e9 / 8, 2 * units.Microsecond, 0, "InfiniBand HDR, 200 Gb/s; latency as EDR"},
-	{"NDR", 400e9 / 8, 2 * units.Microsecond, 0, "InfiniBand NDR, 400 Gb/s; latency as EDR"},
-	{"XDR", 800e9 / 8, 2 * units.Microsecond, 0, "InfiniBand XDR, 800 Gb/s (ConnectX-8 SuperNIC datasheet); latency as EDR"},
-	{"RoCE400", 400e9 / 8, 3 * units.Microsecond, 0, "RoCEv2, 400 Gb/s Ethernet (ConnectX-7 / Pollara-class NIC); latency between 1.1 µs (switched ConnectX-5) and 14.2 µs (ib_send_lat on GCP ConnectX-7) measured"},
-	{"RoCE200", 200e9 / 8, 3 * units.Microsecond, 0, "RoCEv2, 200 Gb/s Ethernet; latency as RoCE400"},
-	{"RoCE100", 100e9 / 8, 3 * units.Microsecond, 0, "RoCEv2, 100 Gb/s Ethernet; latency as RoCE400"},
-	{"EFA-p4d", 100e9 / 8, 18 * units.Microsecond, 75 * units.Microsecond, "AWS EFA on p4d.24xlarge: 4 × 100 Gb/s per instance of 8 GPUs (use nics: per_node, nics_per_node: 4); latency as EFA-p5 (no p4d figure found)"},
-	{"EFA-p5", 400e9 / 8, 18 * units.Microsecond, 75 * units.Microsecond, "AWS EFA on p5.48xlarge: 32 × 100 Gb/s per instance, 400 Gb/s per GPU; latency fi_pingpong's median 18.4 µs one way, 256 B–4 KiB, between AWS 8 × H100 instances"},
-	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, 0, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s); latency not sourced (consistent with the A3 Mega log's small all-reduce)"},
-	{"Eth40", 40e9 / 8, 10 * units.Microsecond, 0, "40 Gb/s Ethernet; latency not sourced (kernel TCP measured 12–27 µs, see above)"},
-	{"Eth100", 100e9 / 8, 10 * units.Microsecond, 0, "100 Gb/s Ethernet; latency not sourced, as Eth40"},
+	{XGMICDNA4, 537_600e6, 500 * units.Nanosecond, 0, 0, "AMD Infinity Fabric (xGMI) on MI350X/MI355X platforms: 7 links × 76.8 GB/s per direction (153.6 GB/s a link as AMD's MI350X/MI355X pages list it, read as bidirectional); latency as xGMI"},
+	{"PCIe3", 16e9, pcieHopLatency, 0, 0, "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s line rate per direction, 15.75 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe4", 32e9, pcieHopLatency, 0, 0, "PCIe 4.0 x16: 16 GT/s × 16 lanes = 32 GB/s line rate per direction, 31.5 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"PCIe5", 64e9, pcieHopLatency, 0, 0, "PCIe 5.0 x16: 32 GT/s × 16 lanes = 64 GB/s line rate per direction, 63 GB/s after 128b/130b encoding (packet headers and flow control not counted); latency NCCL's 1.0 µs per PCIe hop"},
+	{"EDR", 100e9 / 8, 2 * units.Microsecond, 0, 0, "InfiniBand EDR, 100 Gb/s; latency within ib_send_lat's 0.8–2.3 µs (32 B–4 KiB, ConnectX-4 100 Gb/s)"},
+	{"HDR", 200e9 / 8, 2 * units.Microsecond, 0, 0, "InfiniBand HDR, 200 Gb/s; latency as EDR"},
+	{"NDR", 400e9 / 8, 2 * units.Microsecond, 0, 0, "InfiniBand NDR, 400 Gb/s; latency as EDR"},
+	{"XDR", 800e9 / 8, 2 * units.Microsecond, 0, 0, "InfiniBand XDR, 800 Gb/s (ConnectX-8 SuperNIC datasheet); latency as EDR"},
+	{"RoCE400", 400e9 / 8, 3 * units.Microsecond, 0, 0, "RoCEv2, 400 Gb/s Ethernet (ConnectX-7 / Pollara-class NIC); latency between 1.1 µs (switched ConnectX-5) and 14.2 µs (ib_send_lat on GCP ConnectX-7) measured"},
+	{"RoCE200", 200e9 / 8, 3 * units.Microsecond, 0, 0, "RoCEv2, 200 Gb/s Ethernet; latency as RoCE400"},
+	{"RoCE100", 100e9 / 8, 3 * units.Microsecond, 0, 0, "RoCEv2, 100 Gb/s Ethernet; latency as RoCE400"},
+	{"EFA-p4d", 100e9 / 8, 18 * units.Microsecond, 75 * units.Microsecond, 0.69, "AWS EFA on p4d.24xlarge: 4 × 100 Gb/s per instance of 8 GPUs (use nics: per_node, nics_per_node: 4); latency as EFA-p5 (no p4d figure found); runs at 0.69 of NCCL's nominal network bandwidth, the mean of three published 1 GiB all-reduces (nccl-tests over EFA, NCCL 2.8.3 and 2.9.9)"},
+	{"EFA-p5", 400e9 / 8, 18 * units.Microsecond, 75 * units.Microsecond, 0, "AWS EFA on p5.48xlarge: 32 × 100 Gb/s per instance, 400 Gb/s per GPU; latency fi_pingpong's median 18.4 µs one way, 256 B–4 KiB, between AWS 8 × H100 instances"},
+	{"TCPXO", 200e9 / 8, 10 * units.Microsecond, 0, 0, "GCP A3 Mega GPUDirect-TCPXO: 8 × 200 Gb/s NICs per VM, one per GPU (1,600 Gb/s); latency not sourced (consistent with the A3 Mega log's small all-reduce)"},
+	{"Eth40", 40e9 / 8, 10 * units.Microsecond, 0, 0, "40 Gb/s Ethernet; latency not sourced (kernel TCP measured 12–27 µs, see above)"},
+	{"Eth100", 100e9 / 8, 10 * units.Microsecond, 0, 0, "100 Gb/s Ethernet; latency not sourced, as Eth40"},
 }
 
 // PayloadBandwidth is what a link of preset lp carries per direction:

@@ -1230,8 +1230,10 @@ var gaReserveSteps = map[string]string{
 	// one reshard after the embedding's backward (memory/rootflat.go);
 	// llm-foundry-mpt-a100-40gb and -seq, listed here before, no longer
 	// differ.
-	"llm-foundry-mpt-a100-80gb":     gaPendingFrees,
-	"fms-fsdp-llama2-a100":          gaPendingFrees,
+	"llm-foundry-mpt-a100-80gb": gaPendingFrees,
+	"fms-fsdp-llama2-a100":      gaPendingFrees,
+	// The same template (session 33: the first README table, 6327da6).
+	"fms-fsdp-llama2-a100-6327da6":  gaPendingFrees,
 	"fms-fsdp-llama2-a100-compile":  gaPendingFrees,
 	"fms-fsdp-llama2-h100":          gaPendingFrees,
 	"fms-fsdp-llama2-h100-compile":  gaPendingFrees,

@@ -7,8 +7,9 @@ package zero
 var publishedEfficiencies = []PublishedEfficiency{
 	{Source: "flagperf-llama2-7b-deepspeed-a800", GPU: "A100-80GB", FP8: "none", Compiled: false, Nodes: 1, Efficiency: 0.6342},
 	{Source: "flagperf-llama2-7b-deepspeed-h800", GPU: "H100-80GB", FP8: "none", Compiled: false, Nodes: 1, Efficiency: 0.4474},
-	{Source: "fms-fsdp-llama2-a100-compile", GPU: "A100-80GB", FP8: "none", Compiled: true, Nodes: 16, Efficiency: 0.8475},
-	{Source: "fms-fsdp-llama2-a100", GPU: "A100-80GB", FP8: "none", Compiled: false, Nodes: 16, Efficiency: 0.7061},
+	{Source: "fms-fsdp-llama2-a100-6327da6", GPU: "A100-80GB", FP8: "none", Compiled: false, Nodes: 16, Efficiency: 0.7495},
+	{Source: "fms-fsdp-llama2-a100-compile", GPU: "A100-80GB", FP8: "none", Compiled: true, Nodes: 16, Efficiency: 0.8845},
+	{Source: "fms-fsdp-llama2-a100", GPU: "A100-80GB", FP8: "none", Compiled: false, Nodes: 16, Efficiency: 0.7316},
 	{Source: "fms-fsdp-llama2-h100-compile", GPU: "H100-80GB", FP8: "none", Compiled: true, Nodes: 12, Efficiency: 0.6072},
 	{Source: "fms-fsdp-llama2-h100", GPU: "H100-80GB", FP8: "none", Compiled: false, Nodes: 12, Efficiency: 0.4834},
 	{Source: "kempnerforge-llama3-8b-h200-fsdp2", GPU: "H200", FP8: "none", Compiled: true, Nodes: 1, Efficiency: 0.7727},

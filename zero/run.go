@@ -412,13 +412,28 @@ func ModelOn(s *scenarios.Scenario, hw collectives.Hardware, cd *scenarios.Calib
 		if s.Cluster.GPU == "" && !s.Cluster.AMD() {
 			return nil, nil
 		}
-		return collectives.NewModel(hw), nil
+		m := collectives.NewModel(hw)
+		m.Params.InterEff = PresetInterEfficiency(s)
+		return m, nil
 	}
 	cal, err := collectives.CalibrationOf(cd)
 	if err != nil {
 		return nil, fmt.Errorf("zero: %w", err)
 	}
 	return cal.Model(hw), nil
+}
+
+// PresetInterEfficiency is the inter-node efficiency an uncalibrated
+// model of s runs at: its inter link preset's published Efficiency
+// (scenarios.LinkPreset: EFA-p4d's 0.69, cited there) when the scenario
+// takes the preset's bandwidth, 1 (nominal) otherwise: no preset, a
+// preset that carries none, or a cluster.inter.bandwidth of the user's.
+func PresetInterEfficiency(s *scenarios.Scenario) float64 {
+	in := s.Cluster.Inter
+	if p, ok := scenarios.FindLink(in.Preset); ok && p.Efficiency > 0 && in.Bandwidth == p.Bandwidth {
+		return p.Efficiency
+	}
+	return 1
 }
 
 // CalibrationWarnings says when s's network calibration is not used as

@@ -28,7 +28,11 @@ type calibrateOpts struct {
 	// stepTime and trace select the compute calibration
 	// (cmd_calibrate_compute.go), reserved and device the memory one
 	// (cmd_calibrate_memory.go).
-	stepTime, trace  string
+	stepTime, trace string
+	// tokensPerSec is --tokens-per-sec: a measured throughput, tokens/s
+	// per GPU, which the compute fit turns into --step-time's step
+	// (stepFromTokens).
+	tokensPerSec     string
 	reserved, device string
 	// trainLog selects both fits from a training run's log
 	// (cmd_calibrate_trainlog.go).
@@ -57,11 +61,16 @@ on one node) stays nominal, and it says which.
 Per log it prints the fitted model's error in-sample and leave-one-out per
 size band. With -o DIR it draws measured against modelled busbw per log.
 
-With --step-time (the measured time of one optimizer step) or --trace (a
-torch.profiler Chrome trace of one step, export_chrome_trace) the argument is
-the scenario of the measured run. --step-time fits its compute efficiency
-(training.compute_efficiency, the fraction of the dense peak large GEMMs
-reach) so that the simulated step equals the measured one. --trace classes
+With --step-time (the measured time of one optimizer step), --tokens-per-sec
+(the measured tokens/s per GPU, what published throughput tables give) or
+--trace (a torch.profiler Chrome trace of one step, export_chrome_trace) the
+argument is the scenario of the measured run. --step-time fits its compute
+efficiency (training.compute_efficiency, the fraction of the dense peak large
+GEMMs reach) so that the simulated step equals the measured one.
+--tokens-per-sec T fits it to the step of the scenario's tokens per GPU per
+step (micro_batch × grad_accum × seq_len / cp, the count zerosim run's
+tokens/s per GPU divides by the step) at T: 2 × 4096 tokens at 3760 tok/s is a
+2.178723s step; it prints that step. --trace classes
 the trace's compute kernels by name (GEMM, attention, other; NCCL kernels
 excluded, so exposed communication does not enter the fit) and fits the
 GEMM efficiency to the GEMM kernels and the attention efficiency
@@ -113,12 +122,13 @@ parameters under the file's keys), warnings still on stderr.`
 func newCalibrateCmd(a *app) *cobra.Command {
 	o := &calibrateOpts{}
 	cmd := &cobra.Command{
-		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO | calibrate --train-log FILE SCENARIO",
+		Use:   "calibrate LOG... | calibrate --step-time DURATION SCENARIO | calibrate --tokens-per-sec T SCENARIO | calibrate --trace FILE SCENARIO | calibrate --reserved SIZE SCENARIO | calibrate --device SIZE SCENARIO | calibrate --train-log FILE SCENARIO",
 		Short: "Fit NCCL's cost model to nccl-tests logs, the compute efficiency to a measured step, or the allocator overhead to a measured peak, and write a calibration file",
 		Long:  calibrateLong,
 		Example: `  zerosim calibrate ar_2node.log ar_4node.log --scenario my-cluster.yaml --file calibration.yaml
   zerosim calibrate run.log --nodes 2 --gpus-per-node 8 -o plots
   zerosim calibrate --step-time 2.84s scenario.yaml --file calibration.yaml
+  zerosim calibrate --tokens-per-sec 3760 scenario.yaml --file calibration.yaml
   zerosim calibrate --trace step.json scenario.yaml --file calibration.yaml
   zerosim calibrate --reserved 74.5GiB scenario.yaml --file calibration.yaml
   zerosim calibrate --train-log train.log scenario.yaml --file calibration.yaml`,
@@ -143,7 +153,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 			if o.reserved != "" || o.device != "" {
 				return runCalibrateMemory(a, o, cmd, args[0], a.out)
 			}
-			if o.stepTime != "" || o.trace != "" {
+			if o.stepTime != "" || o.tokensPerSec != "" || o.trace != "" {
 				return runCalibrateCompute(a, o, cmd, args[0], a.out)
 			}
 			return runCalibrate(a, o, args, a.out)
@@ -157,6 +167,7 @@ func newCalibrateCmd(a *app) *cobra.Command {
 	f.BoolVar(&o.otherGPU, "other-gpu", false, "fit nccl-tests logs that ran on another GPU than the scenario's cluster (refused without it)")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node of the logged runs (with --nodes, or alone; wins over the log's hosts)")
 	f.StringVar(&o.stepTime, "step-time", "", "measured `DURATION` of one optimizer step, e.g. 2.84s (rounded to the nearest picosecond): fit the compute efficiency of the scenario given as argument")
+	f.StringVar(&o.tokensPerSec, "tokens-per-sec", "", "measured throughput `T`, tokens/s per GPU (what published tables give), e.g. 3760: fit the compute efficiency, as --step-time does, to the step of the scenario's tokens per GPU per step (micro_batch × grad_accum × seq_len / cp) at T")
 	f.StringVar(&o.trace, "trace", "", "torch.profiler Chrome trace `FILE` of one step (JSON, or gzipped .json.gz): fit the GEMM and attention efficiencies to its kernels of each class")
 	f.StringVar(&o.reserved, "reserved", "", "measured reserved peak `SIZE` of one step (torch.cuda.max_memory_reserved), e.g. 82.4GiB: fit the allocator overhead of the scenario given as argument")
 	f.StringVar(&o.trainLog, "train-log", "", "training log `FILE` (torchtitan, Megatron-LM, Hugging Face Trainer, Composer, DeepSpeed or NeMo output; - for standard input): fit the compute efficiency to its steady-state step and the allocator overhead to its max reserved memory")

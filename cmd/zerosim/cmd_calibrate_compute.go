@@ -29,24 +29,28 @@ func calibrateArgs(o *calibrateOpts, args []string) error {
 	measured := len(given) > 0
 	switch {
 	case len(given) > 1:
-		return inputError{fmt.Errorf("--%s and --%s: give one measurement (the step time, a profiler trace of one step, the reserved or the device memory peak, a training log); each run writes its part into --file", given[0].flag, given[1].flag)}
+		return inputError{fmt.Errorf("--%s and --%s: give one measurement (the step time, a throughput, a profiler trace of one step, the reserved or the device memory peak, a training log); each run writes its part into --file", given[0].flag, given[1].flag)}
 	case measured && len(args) == 0:
 		return inputError{fmt.Errorf("--%s needs the scenario of the measured run: zerosim calibrate --%s %s scenario.yaml", computeFlag(o), computeFlag(o), computeValue(o))}
 	case measured && len(args) > 1:
 		return inputError{fmt.Errorf("--%s takes one scenario, got %d arguments: calibrate nccl-tests logs in a run of their own (zerosim calibrate LOG...; both write into --file)", computeFlag(o), len(args))}
+	case !measured && len(args) == 1 && (strings.HasSuffix(args[0], ".yaml") || strings.HasSuffix(args[0], ".yml")):
+		// A scenario without its measurement was read as an nccl-tests
+		// log ("no nccl-tests rows", qatput33 U1).
+		return inputError{fmt.Errorf("%s: a scenario needs its measurement: zerosim calibrate --tokens-per-sec 3760 %s (tokens/s per GPU), or --step-time 2.84s, --trace step.json, --reserved 82.4GiB, --device 83.5GiB, --train-log FILE; nccl-tests logs are calibrated alone (zerosim calibrate LOG... --scenario %s)", args[0], args[0], args[0])}
 	case !measured && len(args) == 0:
-		return inputError{errors.New("calibrate needs nccl-tests logs (zerosim calibrate LOG...) or a measurement of a scenario (zerosim calibrate --step-time 2.84s scenario.yaml, or --trace step.json, --reserved 82.4GiB, --device 83.5GiB)")}
+		return inputError{errors.New("calibrate needs nccl-tests logs (zerosim calibrate LOG...) or a measurement of a scenario (zerosim calibrate --step-time 2.84s scenario.yaml, or --tokens-per-sec 3760, --trace step.json, --reserved 82.4GiB, --device 83.5GiB)")}
 	}
 	return nil
 }
 
-// measurement flags given, in the order --step-time, --trace, --reserved,
-// --device, --train-log.
+// measurement flags given, in the order --step-time, --tokens-per-sec,
+// --trace, --reserved, --device, --train-log.
 type measurementFlag struct{ flag, value string }
 
 func measurements(o *calibrateOpts) []measurementFlag {
 	var m []measurementFlag
-	for _, f := range []measurementFlag{{"step-time", o.stepTime}, {"trace", o.trace}, {"reserved", o.reserved}, {"device", o.device}, {"train-log", o.trainLog}} {
+	for _, f := range []measurementFlag{{"step-time", o.stepTime}, {"tokens-per-sec", o.tokensPerSec}, {"trace", o.trace}, {"reserved", o.reserved}, {"device", o.device}, {"train-log", o.trainLog}} {
 		if f.value != "" {
 			m = append(m, f)
 		}
@@ -172,6 +176,73 @@ func parseStepTime(v string) (units.Duration, error) {
 	return d, nil
 }
 
+// parseTokensPerSec reads --tokens-per-sec: a measured throughput in
+// tokens/s per GPU, a finite number > 0 (a thousands separator is not
+// taken: 3,760 is refused with the number to write).
+func parseTokensPerSec(v string) (float64, error) {
+	t := strings.TrimSpace(v)
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		if c := strings.ReplaceAll(t, ",", ""); c != t {
+			if _, e := strconv.ParseFloat(c, 64); e == nil {
+				return 0, inputError{fmt.Errorf("--tokens-per-sec %q: write the number without separators: --tokens-per-sec %s", v, c)}
+			}
+		}
+		return 0, inputError{fmt.Errorf("--tokens-per-sec %q: want the measured tokens/s per GPU, a number, e.g. --tokens-per-sec 3760", v)}
+	}
+	if x <= 0 {
+		return 0, inputError{fmt.Errorf("--tokens-per-sec %q: want a throughput > 0, e.g. --tokens-per-sec 3760", v)}
+	}
+	return x, nil
+}
+
+// tokensPerSec is --tokens-per-sec's throughput (0 when not given; it
+// was checked by measurement); tokensPerStep the scenario's tokens per GPU
+// per step it divided (0 then too).
+func tokensPerSec(o *calibrateOpts) float64 {
+	if o.tokensPerSec == "" {
+		return 0
+	}
+	x, _ := parseTokensPerSec(o.tokensPerSec)
+	return x
+}
+
+func tokensPerStep(o *calibrateOpts, s *scenarios.Scenario) float64 {
+	if o.tokensPerSec == "" {
+		return 0
+	}
+	return trainLogWork(s).Tokens
+}
+
+// tokensStep is the measured step: --tokens-per-sec's on s when given
+// (stepFromTokens), measured (--step-time's, --trace's) otherwise.
+func tokensStep(o *calibrateOpts, s *scenarios.Scenario, measured units.Duration) (units.Duration, error) {
+	if o.tokensPerSec == "" {
+		return measured, nil
+	}
+	return stepFromTokens(o.tokensPerSec, s)
+}
+
+// stepFromTokens is the step --tokens-per-sec v gives on s: s's tokens per
+// GPU per step (trainLogWork: micro_batch × grad_accum × seq_len / cp, the
+// count zerosim run's tokens/s per GPU divides its step into) over v,
+// rounded to the picosecond.
+func stepFromTokens(v string, s *scenarios.Scenario) (units.Duration, error) {
+	tps, err := parseTokensPerSec(v)
+	if err != nil {
+		return 0, err
+	}
+	tokens := trainLogWork(s).Tokens
+	if tokens <= 0 {
+		return 0, inputError{fmt.Errorf("--tokens-per-sec %s: scenario %s trains no tokens per step (a model without seq_len): use --step-time", v, s.Name)}
+	}
+	ps := math.Round(tokens / tps * float64(units.Second))
+	if ps < 1 || ps >= math.MaxInt64 {
+		return 0, inputError{fmt.Errorf("--tokens-per-sec %s: %g tokens per GPU per step at that rate is a step of %g s, outside 1 ps to %d s: check the throughput's unit (tokens/s per GPU)", v, tokens, ps/float64(units.Second), int64(math.MaxInt64)/int64(units.Second))}
+	}
+	return units.Duration(ps), nil
+}
+
 // runCalibrateCompute fits the compute efficiency of the scenario arg to
 // --step-time, or the GEMM and attention efficiencies to --trace's kernels
 // of each class, and writes the calibration file's compute part.
@@ -185,6 +256,9 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	}
 	old, s, withNetwork, err := calibrationInputs(a, o, arg)
 	if err != nil {
+		return err
+	}
+	if measured, err = tokensStep(o, s, measured); err != nil {
 		return err
 	}
 	method := scenarios.CalMethodStepTime
@@ -221,7 +295,7 @@ func runCalibrateCompute(a *app, o *calibrateOpts, cmd *cobra.Command, arg strin
 	for _, w := range fitWarnings(s, cc) {
 		a.warnf("%s: %s", measuredFlag(o, trace != nil, measured), w)
 	}
-	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Setup: s, Method: method, Measured: measured, Before: before, After: after,
+	rep := &reports.ComputeCalibration{File: o.file, Scenario: s.Name, Setup: s, Method: method, Measured: measured, Before: before, After: after, TokensPerSec: tokensPerSec(o), TokensPerStep: tokensPerStep(o, s),
 		KeptNetwork: old != nil && old.HasNetwork(), WithNetwork: withNetwork, KeptMemory: old != nil && old.Memory != nil, Classes: classes, Carried: carry.notes}
 	if trace != nil {
 		rep.Trace = &reports.TraceSummary{File: o.trace, Step: trace.Step, Steps: trace.Steps, Kernels: trace.Kernels, Passes: trace.Passes,
@@ -382,6 +456,11 @@ func fitTrace(o *calibrateOpts, s *scenarios.Scenario, tk *scenarios.TraceKernel
 // measurement is --step-time, or --trace's compute kernel time and the
 // trace.
 func measurement(o *calibrateOpts) (units.Duration, *scenarios.TraceKernels, error) {
+	if o.tokensPerSec != "" {
+		// Checked now, converted once the scenario is read.
+		_, err := parseTokensPerSec(o.tokensPerSec)
+		return 0, nil, err
+	}
 	if o.stepTime != "" {
 		d, err := parseStepTime(o.stepTime)
 		return d, nil, err
@@ -495,6 +574,9 @@ func minutesAsSeconds(v string) (string, bool) {
 func measuredFlag(o *calibrateOpts, trace bool, measured units.Duration) string {
 	if trace {
 		return "--trace " + o.trace
+	}
+	if o.tokensPerSec != "" {
+		return fmt.Sprintf("--tokens-per-sec %s (a %v step)", o.tokensPerSec, measured)
 	}
 	return fmt.Sprintf("--step-time %v", measured)
 }

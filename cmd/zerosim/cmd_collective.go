@@ -97,7 +97,7 @@ func newCollectiveCmd(a *app) *cobra.Command {
   zerosim collective --set cluster.inter.preset=TCPXO --size 8B:8GiB --format nccl-tests
   zerosim collective --scenario seed000-k4.yaml --group inter --size 32MiB --format json
   zerosim collective --size 1MiB:4GiB --calibration calibration.yaml --format nccl-tests`,
-		Args: noArgs,
+		Args: scenarioFlagArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = cmd.Flags().Changed
 			return runCollective(a, o, a.out)
@@ -440,6 +440,11 @@ func collectiveModel(a *app, o *collectiveOpts, s *scenarios.Scenario, pin colle
 	m, err := zero.ModelOn(s, hw, cd)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("%s: %s", src, plain(err))}
+	}
+	if e := zero.PresetInterEfficiency(s); cd == nil && m != nil && e != 1 {
+		// The preset's published efficiency (scenarios.LinkPreset
+		// Efficiency: EFA-p4d's 0.69) times the network, as run's.
+		o.calibrated = fmt.Sprintf(", network at %s's published efficiency %.2f", s.Cluster.Inter.Preset, e)
 	}
 	if cd != nil {
 		if cal, err := collectives.CalibrationOf(cd); err == nil && pin.ab == collectives.Auto {

@@ -27,9 +27,13 @@ var p4dArgs = []string{"--set", "cluster.gpu=A100-40GB", "--set", "cluster.intra
 // NCCL's tuner, so the published log taken with NCCL_ALGO=RING is
 // reproduced as well as the model reproduces it (TestPublishedAccuracy's
 // known miss of that log: median 50.6 %, max 70.3 %, 1 MiB–1 GiB, on its
-// own description of the cluster; on these flags 50.56 % and 69.86 % at
-// lead 4d5a9bff, held at 50.6 % and 69.9 %, rounded up to the next 0.1
-// point, where the bounds were 51.1 % and 70.8 %). The
+// own description of the cluster, the nominal model). On these flags the
+// EFA-p4d preset runs at its published efficiency, 0.69 (scenarios.
+// LinkPreset Efficiency, of which this log is one of three sources): median
+// 29.94 %, max 63.91 % (the small sizes' fixed cost, 167 µs for 8 B, is what
+// is left), where the nominal model gave 50.56 % and 69.86 % (lead
+// 4d5a9bff); held at 30.0 % and 64.0 %, rounded up to the next 0.1 point.
+// The
 // alpha–beta ring that --algo ring ran before is 2.6× the log at 1 GiB
 // (161.6 ms against 61.6 ms), auto picks the tree (−71 % at 1 MiB).
 func TestCollectiveAlgoRingIsNCCLs(t *testing.T) {
@@ -66,11 +70,11 @@ func TestCollectiveAlgoRingIsNCCLs(t *testing.T) {
 		t.Fatalf("%d rows, want 11 (1 MiB–1 GiB)", len(errs))
 	}
 	md, mx := collectives.Summary(errs)
-	t.Logf("--algo ring against the NCCL_ALGO=RING log: median %.1f %%, max %.1f %%", 100*md, 100*mx)
-	if md > 0.506 || mx > 0.699 {
-		t.Errorf("median %.1f %%, max %.1f %%; want ≤ 50.6 %% and ≤ 69.9 %% (the model's known miss of this log)", 100*md, 100*mx)
+	t.Logf("--algo ring against the NCCL_ALGO=RING log: median %.3f %%, max %.3f %%", 100*md, 100*mx)
+	if md > 0.300 || mx > 0.640 {
+		t.Errorf("median %.1f %%, max %.1f %%; want ≤ 30.0 %% and ≤ 64.0 %% (the model's miss of this log at EFA-p4d's efficiency)", 100*md, 100*mx)
 	}
-	if !strings.Contains(out, "(ring: NCCL's cost model, NCCL_ALGO=Ring)") {
+	if !strings.Contains(out, "(ring: NCCL's cost model, NCCL_ALGO=Ring, network at EFA-p4d's published efficiency 0.69)") {
 		t.Errorf("header does not say NCCL_ALGO=Ring:\n%s", out)
 	}
 	// Every row runs NCCL's ring: the JSON's algo column.

@@ -12,6 +12,9 @@ func TestNoArgsCommands(t *testing.T) {
 	}{
 		{[]string{"version", "extra"}, `zerosim: version takes no arguments (got "extra"; usage: zerosim version [flags])`},
 		{[]string{"collective", "extra", "more"}, `zerosim: collective takes no arguments (got "extra"; usage: zerosim collective [flags])`},
+		// A scenario file: the flag that takes it (qatput33 U2).
+		{[]string{"collective", "base.yaml"}, `zerosim: collective takes no arguments (got "base.yaml"): give the scenario as --scenario base.yaml`},
+		{[]string{"collective", "noargs_test.go"}, `give the scenario as --scenario noargs_test.go`},
 		{[]string{"completion", "bash", "extra"}, `zerosim: completion bash takes no arguments (got "extra"; usage: zerosim completion bash)`},
 		{[]string{"completion", "fish", "extra"}, `zerosim: completion fish takes no arguments (got "extra"`},
 	} {
