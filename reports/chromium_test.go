@@ -338,7 +338,7 @@ func TestRunHTMLChromium(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("chromium, not-fit page: %s", p)
 	}
-	if !v.Banner.Visible || !strings.Contains(v.Banner.Text, "Does not fit in GPU memory: peak 125.51 GiB") || v.Banner.Top >= v.HeadlineTop {
+	if !v.Banner.Visible || !strings.Contains(v.Banner.Text, "Does not fit in GPU memory: allocated peak 125.51 GiB") || v.Banner.Top >= v.HeadlineTop {
 		t.Errorf("not-fit banner: %+v (headline at %.0f px); want it visible above the headline", v.Banner, v.HeadlineTop)
 	}
 	var mem bool

@@ -860,7 +860,8 @@ func TestCPText(t *testing.T) {
 // TestCPRunsPublished: the published rows with context parallelism that
 // zerosim run quotes are docs/validation.md's (generated from
 // testdata/validation/ by TestValidation): torchtitan's Table 2, cp 2, 4
-// and 8, the last two more than 10 % predicted over measured.
+// and 8, the last two more than 10 % predicted over measured, and NeMo
+// 24.07's LLAMA3-8B at cp 2 in each of the table's three snapshots.
 func TestCPRunsPublished(t *testing.T) {
 	runs := zero.PublishedCPRuns()
 	var cps []int
@@ -869,8 +870,9 @@ func TestCPRunsPublished(t *testing.T) {
 		doc := fmt.Sprintf("| %+.1f %% |", 100*r.Error)
 		goldenfile.CheckQuotes(t, "../docs/validation.md", fmt.Sprintf("published cp %d row", r.CP), doc)
 	}
-	if !slices.Equal(cps, []int{2, 4, 8}) {
-		t.Fatalf("published cp rows %v, want torchtitan Table 2's 2, 4, 8", cps)
+	slices.Sort(cps)
+	if !slices.Equal(cps, []int{2, 2, 2, 2, 4, 8}) {
+		t.Fatalf("published cp rows %v, want torchtitan Table 2's 2, 4, 8 and NeMo 24.07's three cp 2 rows", cps)
 	}
 	if !strings.Contains(cpText(4), "expect a slower step") || strings.Contains(cpText(2), "expect a slower step") {
 		t.Errorf("cp 4 (+50.1 %% in docs/validation.md) must say to expect a slower step and cp 2 (+3.2 %%) not: %q, %q", cpText(4), cpText(2))
