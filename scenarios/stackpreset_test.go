@@ -151,6 +151,35 @@ func TestStackKeepLogits(t *testing.T) {
 	}
 }
 
+// TestStackTrainMetrics: stack llm-foundry counts the two train metrics
+// ComposerMPTCausalLM updates every micro-batch, LanguageCrossEntropy and
+// LanguagePerplexity (llmfoundry/models/mpt/modeling_mpt.py lines 697-699
+// at 061f2c7c; Composer's _train_microbatch -> _eval_train_metrics), and a
+// file's own value wins; other stacks leave the default 0. (Every
+// validation template that runs Composer also sets the key itself, so
+// without this the preset's value could change unseen.)
+func TestStackTrainMetrics(t *testing.T) {
+	for _, c := range []struct {
+		stack string
+		sets  []string
+		want  int64
+	}{
+		{"llm-foundry", nil, 2},
+		{"llm-foundry", []string{"training.train_metrics=0"}, 0},
+		{"torchtitan", nil, 0},
+		{"fms-fsdp", nil, 0},
+		{"deepspeed", nil, 0},
+	} {
+		s, err := Load("s.yaml", []byte(stackYAML+"stack: "+c.stack+"\n"), c.sets)
+		if err != nil {
+			t.Fatalf("stack %s %v: %v", c.stack, c.sets, err)
+		}
+		if s.Training.TrainMetrics != c.want {
+			t.Errorf("stack %s %v: train_metrics %d, want %d", c.stack, c.sets, s.Training.TrainMetrics, c.want)
+		}
+	}
+}
+
 // TestStackErrors: an unknown stack names the file position and the
 // stacks; an error about a key the preset filled in names the preset.
 func TestStackErrors(t *testing.T) {
