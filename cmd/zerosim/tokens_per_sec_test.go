@@ -21,9 +21,10 @@ func TestCalibrateTokensPerSec(t *testing.T) {
 	for _, tc := range []struct {
 		tps, step string
 		ps        int64
+		perSec    float64 // tps, as the JSON gives it back
 	}{
-		{"2048", "2s", 2_000_000_000_000},
-		{"3000", "1365.333333333ms", 1_365_333_333_333},
+		{"2048", "2s", 2_000_000_000_000, 2048},
+		{"3000", "1365.333333333ms", 1_365_333_333_333, 3000},
 	} {
 		byTokens, byStep := filepath.Join(dir, "t"+tc.tps+".yaml"), filepath.Join(dir, "s"+tc.tps+".yaml")
 		out, errOut, code := runCLI("calibrate", "--tokens-per-sec", tc.tps, "default", "--file", byTokens)
@@ -56,8 +57,8 @@ func TestCalibrateTokensPerSec(t *testing.T) {
 		if err := json.Unmarshal([]byte(js), &got); err != nil {
 			t.Fatal(err)
 		}
-		if c := got.Compute; c.MeasuredPS != tc.ps || c.TokensPerStep != 4096 || c.TokensPerSec == 0 {
-			t.Errorf("--tokens-per-sec %s: JSON %+v; want measured_ps %d, 4096 tokens per GPU per step", tc.tps, c, tc.ps)
+		if c := got.Compute; c.MeasuredPS != tc.ps || c.TokensPerStep != 4096 || c.TokensPerSec != tc.perSec {
+			t.Errorf("--tokens-per-sec %s: JSON %+v; want measured_ps %d, 4096 tokens per GPU per step, %g tok/s per GPU", tc.tps, c, tc.ps, tc.perSec)
 		}
 	}
 }
