@@ -712,7 +712,7 @@ func TestPlanNodesToFitBatch(t *testing.T) {
 		t.Fatalf("exit %d, want 1 and %q in:\n%s", code, want, out)
 	}
 	args = append(args[:4:4], "--set", "cluster.nodes=3", "--set", "parallelism.dp=24", "--global-batch", "24", "--stages", "3", "--recompute", "full", "--prefetch", "1")
-	if out, errOut, code := sweepCLI(t, args...); code != 0 || !(strings.Contains(out, "fits: yes") || strings.Contains(out, "fits: device")) {
+	if out, errOut, code := sweepCLI(t, args...); code != 0 || !strings.Contains(out, "fits: device ") { // 62.2 of 79.1 GiB: the device peak fits (884f0f88)
 		t.Errorf("%v: exit %d: %s%s", args, code, errOut, out)
 	}
 }

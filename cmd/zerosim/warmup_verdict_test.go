@@ -72,8 +72,12 @@ func TestWarmupRetriesOneVerdict(t *testing.T) {
 		if i := strings.Index(gives, "gives: "); i >= 0 {
 			gives = gives[i:]
 		}
-		if code != 0 || !(strings.Contains(gives, "fits: yes") || strings.Contains(gives, "fits: device")) || strings.Contains(gives, "but the simulated caching allocator releases its cache") == tc.room {
-			t.Errorf("plan at %s: exit %d; want fits: yes, retries named %v in:\n%s%s", tc.gpu, code, !tc.room, out, errOut)
+		// The device peak is within the GPU in both regimes (run's
+		// verdict above), so the gives line states it: "fits: device X
+		// of Y GiB" (884f0f88, qauser33 M4), not "fits: yes, allocated
+		// peak", which is for a device peak over the GPU.
+		if code != 0 || !strings.Contains(gives, "fits: device ") || strings.Contains(gives, "but the simulated caching allocator releases its cache") == tc.room {
+			t.Errorf("plan at %s: exit %d; want fits: device, retries named %v in:\n%s%s", tc.gpu, code, !tc.room, out, errOut)
 		}
 		if _, errOut, code = sweepCLI(t, append(search, "--require-device-fit")...); (code == 0) != tc.room {
 			t.Errorf("plan --require-device-fit at %s: exit %d, want 0 %v%s", tc.gpu, code, tc.room, errOut)
