@@ -223,10 +223,20 @@ func writeLayers(row func(label, format string, args ...any), c *ClassCalibratio
 // trimFloat prints x with thousands separators and no trailing zeros
 // (3760 → 3,760; 1234.5 → 1,234.5).
 func trimFloat(x float64) string {
-	i, f := math.Modf(x)
-	s := commas(int64(i))
-	if f != 0 {
-		s += strings.TrimPrefix(strconv.FormatFloat(math.Abs(f), 'f', -1, 64), "0")
+	// Format x whole (shortest round-trip digits) and split at the point:
+	// formatting math.Modf's fraction alone prints its binary error
+	// (3760.1 → .09999999999990905).
+	i, frac, _ := strings.Cut(strconv.FormatFloat(math.Abs(x), 'f', -1, 64), ".")
+	n, err := strconv.ParseInt(i, 10, 64)
+	if err != nil {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	s := commas(n)
+	if math.Signbit(x) && x != 0 {
+		s = "-" + s
+	}
+	if frac != "" {
+		s += "." + frac
 	}
 	return s
 }
