@@ -6,6 +6,7 @@ import (
 
 	"github.com/zerosim/zerosim/memory"
 	"github.com/zerosim/zerosim/scenarios"
+	"github.com/zerosim/zerosim/units"
 )
 
 // flopDims returns the FLOP dimensions of a transformer scenario (ok false
@@ -335,10 +336,13 @@ func planCompute(s *scenarios.Scenario, net *RingNet, opt Options) ([]unitPlan, 
 				// its 16-bit gradient (lines 596-621), 4 B.
 				perLogit, perLogitBwd = 4, 4
 			}
-			logits := base.Seq * base.Batch * base.Vocab
+			logits, err := headLogitBytes(base.Seq*base.Batch, base.Vocab, perLogit, perLogitBwd, trainMetricPerLogit(s))
+			if err != nil {
+				return nil, fmt.Errorf("the loss's traffic over %d tokens × %d vocabulary: %w", base.Seq*base.Batch, base.Vocab, err)
+			}
 			spec := ComputeSpec{Dims: base, GPU: gpu, Eff: eff, Blocks: []bool{false}, Head: 0,
-				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: perLogit * logits,
-				HeadElementwiseBwd: perLogitBwd * logits, HeadMetrics: trainMetricBytes(s, logits)}
+				HeadPasses: 1 + s.Model.MTPModules(), HeadChunks: s.Training.LossChunks, HeadElementwise: logits[0],
+				HeadElementwiseBwd: logits[1], HeadMetrics: logits[2]}
 			if s.Training.Liger {
 				ligerHead(&spec)
 			}
@@ -1051,7 +1055,7 @@ func ligerHead(spec *ComputeSpec) {
 	spec.HeadLigerBwd = 4 * (t*spec.Dims.Hidden + spec.Dims.Vocab*spec.Dims.Hidden)
 }
 
-// trainMetricBytes is the HBM traffic of the train metrics' cross-entropies
+// trainMetricPerLogit is the HBM bytes per logit of all the train metrics' cross-entropies
 // over one micro-step's logits (scenarios/trainmetrics.go cites
 // Composer's loop and metrics): each runs F.cross_entropy on the 16-bit
 // logits inside the trainer's torch.autocast, the loss
@@ -1062,10 +1066,27 @@ func ligerHead(spec *ComputeSpec) {
 // logits (param_dtype fp32 without autocast: Composer's precision fp32)
 // log_softmax reads and writes 4 B each and nll_loss reads one logit a
 // token: 8 B. Under torch.no_grad() nothing is saved and no backward runs.
-func trainMetricBytes(s *scenarios.Scenario, logits int64) int64 {
+func trainMetricPerLogit(s *scenarios.Scenario) int64 {
 	perLogit := int64(10)
 	if s.Training.ParamDType == scenarios.FP32 && !s.Training.Autocasts() {
 		perLogit = 8
 	}
-	return perLogit * s.Training.TrainMetrics * logits
+	return perLogit * s.Training.TrainMetrics
+}
+
+// headLogitBytes is the loss's forward, backward and train-metric bytes
+// over tokens × vocab logits at the given bytes per logit, each product
+// checked for int64 overflow.
+func headLogitBytes(tokens, vocab int64, perLogit ...int64) ([3]int64, error) {
+	var out [3]int64
+	logits, err := units.Mul(tokens, vocab)
+	if err != nil {
+		return out, err
+	}
+	for i, b := range perLogit {
+		if out[i], err = units.Mul(b, logits); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
