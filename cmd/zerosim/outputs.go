@@ -233,7 +233,7 @@ func (a *app) tableOnly(key string, changed func(string) bool) error {
 
 // checkOutputDir reports whether files can be written into dir, or into the
 // directory that would be created at dir, by creating and removing a probe
-// file in it (or in its nearest existing ancestor). It leaves nothing behind.
+// file in it (or in its parent, which must exist). It leaves nothing behind.
 func checkOutputDir(dir string) error {
 	if dir == "" {
 		return errors.New("give a directory")
@@ -260,6 +260,13 @@ func checkOutputDir(dir string) error {
 				return fmt.Errorf("%s is not a directory", p)
 			}
 			return probe(p)
+		}
+		if p != filepath.Clean(dir) {
+			// The output directory itself is created, not a missing
+			// parent: as --trace and --out refuse a file in a missing
+			// directory, so a typo in a path (-o /tmp/rnu/out) does not
+			// create a tree of directories (qauser33 L2).
+			return fmt.Errorf("directory %s does not exist (create it first, or name an output directory in an existing one)", p)
 		}
 		parent := filepath.Dir(p)
 		if parent == p {

@@ -45,6 +45,11 @@ func TestUnreadableFileOneLine(t *testing.T) {
 		{[]string{"calibrate", "--step-time", "1s", "seed002-tiny", "--file", dir}, []string{"--file " + dir + ": is a directory (name a file, not a directory)"}},
 		// "-o DIR/afile: exists and is not a directory".
 		{[]string{"run", "seed002-tiny", "-o", afile}, []string{"-o " + afile + ": exists and is not a directory (name a directory"}},
+		// "-o DIR/missing/out": the output directory is created, a
+		// missing parent is refused as --trace refuses it (it created
+		// DIR/missing and DIR/missing/out, QA33 L2).
+		{[]string{"run", "seed002-tiny", "-o", filepath.Join(missing, "out")}, []string{"directory " + missing + " does not exist (create it first"}},
+		{[]string{"plan", "seed002-tiny", "-o", filepath.Join(missing, "out")}, []string{"directory " + missing + " does not exist (create it first"}},
 	} {
 		code, out, errOut := runMain(t, "", tc.args...)
 		oneLine(t, tc.args, code, out, errOut, tc.mention...)
