@@ -92,17 +92,14 @@ func fsdp1RootFlat(s *scenarios.Scenario, r *Report) ([]bool, int) {
 
 // rootCatBytes is the bytes of FSDP1's root cat (fsdp1RootFlat): the sum
 // of the root units' gradients, the flat parameter's unpadded size in its
-// gradient's dtype.
-func rootCatBytes(r *Report, in []bool) int64 {
-	var c calc
+// gradient's dtype, added with c (an overflow is c's error, as every sum of
+// the timeline's).
+func rootCatBytes(c *calc, r *Report, in []bool) int64 {
 	var n int64
 	for u, ok := range in {
 		if ok {
 			n = c.Add(n, r.Units[u].Grad)
 		}
-	}
-	if c.Err != nil {
-		return 0
 	}
 	return n
 }

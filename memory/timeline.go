@@ -1137,7 +1137,7 @@ func (m *model) buildEvents() {
 	// backward's cat at the last root unit) reshards it: every root unit's
 	// unsharded parameters stay to that unit's backward end.
 	flatRoot, flatLast := fsdp1RootFlat(m.s, r)
-	flatCat := rootCatBytes(r, flatRoot)
+	flatCat := rootCatBytes(c, r, flatRoot)
 	inFlatRoot := func(u int) bool { return u >= 0 && u < len(flatRoot) && flatRoot[u] }
 	// The whole KV cache (training.hf_use_cache), freed as the head's
 	// forward returns (the last unit's where no unit derives the head).

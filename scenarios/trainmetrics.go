@@ -2,7 +2,10 @@ package scenarios
 
 import "fmt"
 
-// maxTrainMetrics bounds training.train_metrics.
+// maxTrainMetrics bounds training.train_metrics: an input guard, not a
+// published figure (the Composer models cited below have one or two train
+// metrics; 16 leaves room for a model with more and catches a typed byte
+// count or token count).
 const maxTrainMetrics = 16
 
 // Train metrics: Composer's Trainer updates the model's train metrics on
@@ -13,7 +16,7 @@ const maxTrainMetrics = 16
 // (composer/trainer/trainer.py lines 2046-2067 and 2309-2312 at
 // mosaicml/composer v0.12.1, f15b07775729919b56baf092b6a7fcb90f48b246;
 // lines 2071-2095 and 2340-2343 at v0.13.2, f25078aa3edc; lines
-// 2472-2475 at v0.16.3). A language model's metrics are
+// 2472-2475 at v0.16.3, c82da77f). A language model's metrics are
 // LanguageCrossEntropy and Perplexity (ComposerMosaicGPT.train_metrics,
 // examples/llm/src/mosaic_gpt.py lines 513-516 at mosaicml/examples
 // d14a7c94a0f805f56a7c865802082bf6d8ac8903) or LanguagePerplexity
